@@ -1,0 +1,1 @@
+"""Table side: cards, zones, rules engine, presence tracking, daemon and CLI."""

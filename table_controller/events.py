@@ -1,0 +1,72 @@
+"""Zone events: what the table physically did, as the rules engine consumes it.
+
+Presence tracking (from RFID readers) and table scripts (CONFORMANCE.md) both
+produce these; the journal stores them; the engine applies them. ``at`` is a
+timestamp in seconds supplied by the edge that saw the event: the engine never
+reads a clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from table_controller.cards import Card
+from table_controller.zones import Zone
+
+
+@dataclass(frozen=True, slots=True)
+class CardPlaced:
+    """A registered card arrived in ``zone``.
+
+    ``deck`` names the deck file the tag belongs to, so two physical copies of
+    one card (two decks on the table) stay distinguishable without a tag UID.
+    """
+
+    zone: Zone
+    card: Card
+    at: float = 0.0
+    deck: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CardRemoved:
+    """A registered card left ``zone``."""
+
+    zone: Zone
+    card: Card
+    at: float = 0.0
+    deck: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownTag:
+    """A tag that maps to no registered card arrived in ``zone``.
+
+    ``uid`` is kept for the journal and the secure side only; it must never be
+    published or logged at info level.
+    """
+
+    zone: Zone
+    uid: str
+    at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class HandStarted:
+    """A new hand: ``players`` are the seats that anted in, in seat order.
+
+    ``stacks`` (optional) are the chips behind each seat after the ante.
+    """
+
+    players: tuple[int, ...]
+    stacks: Mapping[int, int] | None = None
+    at: float = 0.0
+    hand_id: int | None = field(default=None)
+
+
+ZoneEvent = CardPlaced | CardRemoved | UnknownTag
+"""What presence tracking produces from reader reports."""
+
+TableEvent = ZoneEvent | HandStarted
+"""Everything the engine consumes in this layer (console actions come later)."""
