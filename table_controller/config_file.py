@@ -1,0 +1,97 @@
+"""Reading hardware configuration files (layouts, decks) and reporting their errors.
+
+Every problem in a configuration file surfaces as one :class:`ConfigError` whose
+message is a single line naming the file, the key and the problem, e.g.
+``hardware/layouts/table-8.toml: readers[2].antennas.17: port 17 is outside 0..15``.
+An operator fixing a table at the venue should never need a traceback.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+
+class ConfigError(ValueError):
+    """A configuration file is missing, unreadable or invalid.
+
+    ``path`` is the file, ``key`` the dotted key concerned ("" for the whole
+    file) and ``problem`` what is wrong; ``str()`` joins the three on one line.
+    """
+
+    def __init__(self, path: Path | str, key: str, problem: str) -> None:
+        self.path = str(path)
+        self.key = key
+        self.problem = problem
+        where = f"{self.path}: {key}" if key else self.path
+        super().__init__(f"{where}: {problem}")
+
+
+class KeyedValueError(ValueError):
+    """Raised inside model validators for a problem at ``key`` (relative to the model).
+
+    Cross-field checks run in pydantic ``model_validator``s, whose errors pydantic
+    locates at the model itself; carrying the key lets :func:`error_from_validation`
+    still name the exact key in the file.
+    """
+
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__(problem)
+        self.key = key
+
+
+def read_toml(path: Path | str) -> dict[str, Any]:
+    """Parse the TOML file at ``path``; raises :class:`ConfigError` on any failure."""
+    file = Path(path)
+    try:
+        with file.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(file, "", "file not found") from None
+    except OSError as err:
+        raise ConfigError(file, "", f"cannot read file: {err.strerror or err}") from None
+    except tomllib.TOMLDecodeError as err:
+        # tomllib's message already carries "(at line N, column M)"; duplicate
+        # keys (the same port or card twice in one table) are reported here.
+        raise ConfigError(file, "", f"not valid TOML: {err}") from None
+
+
+def key_path(location: tuple[int | str, ...]) -> str:
+    """Render a pydantic error location as a key path: ``readers[2].antennas.17``."""
+    text = ""
+    for part in location:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif part == "[key]":
+            # pydantic marks "the dict key itself was invalid"; the key is
+            # already the previous part of the path.
+            continue
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+def error_from_validation(path: Path | str, err: ValidationError) -> ConfigError:
+    """Turn the first pydantic error into a one-line :class:`ConfigError`.
+
+    Only the first error is kept: the operator fixes one line and reloads, and a
+    single line stays readable in a log.
+    """
+    first = err.errors(include_url=False)[0]
+    key = key_path(tuple(first["loc"]))
+    message = str(first["msg"])
+    # Our own validators raise ValueError; pydantic prefixes their text.
+    message = message.removeprefix("Value error, ")
+    cause = first.get("ctx", {}).get("error")
+    if isinstance(cause, KeyedValueError):
+        message = str(cause)
+        if cause.key:
+            key = f"{key}.{cause.key}" if key and not cause.key.startswith("[") else key + cause.key
+    elif first["type"] == "extra_forbidden":
+        message = "unknown key"
+    elif first["type"] == "missing":
+        message = "required key is missing"
+    return ConfigError(path, key, message)
