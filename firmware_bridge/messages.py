@@ -1,0 +1,391 @@
+"""Message types of the reader link and their payload encodings (docs/protocol.md).
+
+Each message is a frozen dataclass that validates its fields on construction, so a
+:class:`Message` in hand is always encodable and always within the physical limits
+(antenna 0..15, UID 4..10 bytes as uppercase hex, reader id u16).
+:func:`encode_payload` and :func:`decode_payload` are the only places that know the
+byte layout; frames around them live in :mod:`firmware_bridge.frames`.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from enum import Enum, IntEnum
+from typing import Final
+
+from firmware_bridge.frames import PROTOCOL_VERSION
+
+MAX_ANTENNAS: Final = 16
+"""A reader's RF multiplexer has at most 16 ports, numbered 0..15."""
+
+ALL_ANTENNAS: Final = 0xFF
+"""Antenna byte meaning "every antenna" (REQUEST_INVENTORY) or "no antenna" (READER_FAULT)."""
+
+MIN_UID_BYTES: Final = 4
+MAX_UID_BYTES: Final = 10
+"""ISO 14443A UIDs are 4, 7 or 10 bytes; ISO 15693 UIDs are 8 bytes."""
+
+MAX_INVENTORY_TAGS: Final = 64
+"""Most tags one INVENTORY may list: a full deck on one antenna, with room to spare."""
+
+MAX_FAULT_TEXT_BYTES: Final = 64
+"""Longest READER_FAULT text, in UTF-8 bytes: a short human hint, not a log."""
+
+U16_MAX: Final = 0xFFFF
+U32_MAX: Final = 0xFFFF_FFFF
+
+
+class MessageType(IntEnum):
+    """Message type byte. Reader-to-host types are below 0x80, host-to-reader above."""
+
+    HELLO = 0x01
+    TAG_ARRIVED = 0x02
+    TAG_LEFT = 0x03
+    INVENTORY = 0x04
+    HEARTBEAT = 0x05
+    READER_FAULT = 0x06
+    IDENTIFY = 0x81
+    REQUEST_INVENTORY = 0x82
+
+
+class Direction(Enum):
+    """Which way a message travels; a decoder accepts one direction only."""
+
+    READER_TO_HOST = "reader_to_host"
+    HOST_TO_READER = "host_to_reader"
+
+    def accepts(self, msg_type: int) -> bool:
+        """True if ``msg_type`` travels in this direction."""
+        return (msg_type < 0x80) == (self is Direction.READER_TO_HOST)
+
+
+class FaultCode(IntEnum):
+    """Known READER_FAULT codes. Unknown codes still decode (as plain ``int``)."""
+
+    ANTENNA_OPEN = 0x01
+    """Antenna port open circuit (cable off, antenna broken)."""
+    ANTENNA_SHORT = 0x02
+    """Antenna port short circuit or badly detuned (metal near the antenna)."""
+    RF_FRONTEND = 0x03
+    """The HF front end (PN5180 / ST25R3911B) stopped answering or reported an error."""
+    EVENT_OVERFLOW = 0x04
+    """The firmware's event queue overflowed: events were lost, reconcile by inventory."""
+    OVER_TEMPERATURE = 0x05
+    """RF power stage too hot; the reader throttles scanning."""
+    WATCHDOG_RESET = 0x06
+    """The reader rebooted after a watchdog reset (sent after HELLO)."""
+
+
+class MessageError(ValueError):
+    """A message field is out of range (raised on construction and by the encoder)."""
+
+
+class PayloadError(ValueError):
+    """A payload does not decode. ``truncated`` says it ended early (else: malformed)."""
+
+    def __init__(self, message: str, *, truncated: bool) -> None:
+        super().__init__(message)
+        self.truncated = truncated
+
+
+# ---------------------------------------------------------------------------
+# Field validation
+
+
+def normalize_uid(uid: str | bytes) -> str:
+    """Return ``uid`` as uppercase hex; raises :class:`MessageError` if not 4..10 bytes."""
+    if isinstance(uid, bytes):
+        raw = uid
+    else:
+        try:
+            raw = bytes.fromhex(uid)
+        except ValueError as exc:
+            raise MessageError(f"tag UID {uid!r} is not hex") from exc
+    if not MIN_UID_BYTES <= len(raw) <= MAX_UID_BYTES:
+        raise MessageError(
+            f"tag UID of {len(raw)} bytes; expected {MIN_UID_BYTES}..{MAX_UID_BYTES}"
+        )
+    return raw.hex().upper()
+
+
+def _check_antenna(antenna: int) -> None:
+    if not 0 <= antenna < MAX_ANTENNAS:
+        raise MessageError(f"antenna {antenna} outside 0..{MAX_ANTENNAS - 1}")
+
+
+def _check_uint(name: str, value: int, maximum: int) -> None:
+    if not 0 <= value <= maximum:
+        raise MessageError(f"{name} {value} outside 0..{maximum}")
+
+
+def _check_uid(uid: str) -> None:
+    if normalize_uid(uid) != uid:
+        raise MessageError(f"tag UID {uid!r} must be uppercase hex of 4..10 bytes")
+
+
+# ---------------------------------------------------------------------------
+# Messages
+
+
+@dataclass(frozen=True, slots=True)
+class Hello:
+    """Reader identity, sent at boot, on replug and in answer to IDENTIFY."""
+
+    reader_id: int
+    firmware_version: tuple[int, int, int]
+    antenna_count: int
+    protocol_version: int = PROTOCOL_VERSION
+
+    def __post_init__(self) -> None:
+        _check_uint("reader id", self.reader_id, U16_MAX)
+        _check_uint("protocol version", self.protocol_version, 0xFF)
+        if not 1 <= self.antenna_count <= MAX_ANTENNAS:
+            raise MessageError(f"antenna count {self.antenna_count} outside 1..{MAX_ANTENNAS}")
+        if len(self.firmware_version) != 3:
+            raise MessageError("firmware version is (major, minor, patch)")
+        for part in self.firmware_version:
+            _check_uint("firmware version part", part, 0xFF)
+
+
+@dataclass(frozen=True, slots=True)
+class TagArrived:
+    """A tag appeared on ``antenna`` (after the firmware's own debounce, if any)."""
+
+    antenna: int
+    uid: str
+
+    def __post_init__(self) -> None:
+        _check_antenna(self.antenna)
+        _check_uid(self.uid)
+
+
+@dataclass(frozen=True, slots=True)
+class TagLeft:
+    """A tag is no longer seen on ``antenna``."""
+
+    antenna: int
+    uid: str
+
+    def __post_init__(self) -> None:
+        _check_antenna(self.antenna)
+        _check_uid(self.uid)
+
+
+@dataclass(frozen=True, slots=True)
+class Inventory:
+    """The complete list of tags the reader currently reports on one antenna.
+
+    ``scan_cycle`` is the reader's scan-cycle counter when the list was taken.
+    """
+
+    antenna: int
+    scan_cycle: int
+    uids: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        _check_antenna(self.antenna)
+        _check_uint("scan cycle", self.scan_cycle, U32_MAX)
+        if len(self.uids) > MAX_INVENTORY_TAGS:
+            raise MessageError(f"{len(self.uids)} tags exceed {MAX_INVENTORY_TAGS} per inventory")
+        for uid in self.uids:
+            _check_uid(uid)
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    """Periodic liveness: milliseconds since boot (wraps after 49.7 days) and scan cycles."""
+
+    uptime_ms: int
+    scan_cycles: int
+
+    def __post_init__(self) -> None:
+        _check_uint("uptime", self.uptime_ms, U32_MAX)
+        _check_uint("scan cycles", self.scan_cycles, U32_MAX)
+
+
+@dataclass(frozen=True, slots=True)
+class ReaderFault:
+    """A reader-side fault: ``code`` (see :class:`FaultCode`), antenna or ``None``, short text."""
+
+    code: int
+    antenna: int | None
+    text: str
+
+    def __post_init__(self) -> None:
+        _check_uint("fault code", self.code, 0xFF)
+        if self.antenna is not None:
+            _check_antenna(self.antenna)
+        if len(self.text.encode("utf-8")) > MAX_FAULT_TEXT_BYTES:
+            raise MessageError(f"fault text longer than {MAX_FAULT_TEXT_BYTES} UTF-8 bytes")
+
+
+@dataclass(frozen=True, slots=True)
+class Identify:
+    """Host to reader: "who are you?". The reader answers with :class:`Hello`."""
+
+    protocol_version: int = PROTOCOL_VERSION
+
+    def __post_init__(self) -> None:
+        _check_uint("protocol version", self.protocol_version, 0xFF)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestInventory:
+    """Host to reader: send INVENTORY for ``antenna``, or for every antenna if ``None``."""
+
+    antenna: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.antenna is not None:
+            _check_antenna(self.antenna)
+
+
+ReaderMessage = Hello | TagArrived | TagLeft | Inventory | Heartbeat | ReaderFault
+"""Messages a reader sends."""
+
+HostMessage = Identify | RequestInventory
+"""Messages the host sends."""
+
+Message = ReaderMessage | HostMessage
+"""Any message of the protocol."""
+
+
+# ---------------------------------------------------------------------------
+# Payload layouts (big-endian)
+
+_HELLO: Final = struct.Struct(">HBBBBB")  # reader id, protocol, antennas, fw major/minor/patch
+_HEARTBEAT: Final = struct.Struct(">II")  # uptime ms, scan cycles
+_INVENTORY_HEAD: Final = struct.Struct(">BIB")  # antenna, scan cycle, tag count
+_FAULT_HEAD: Final = struct.Struct(">BBB")  # code, antenna (0xFF none), text length
+
+
+def _uid_field(uid: str) -> bytes:
+    raw = bytes.fromhex(uid)
+    return bytes((len(raw),)) + raw
+
+
+def message_type(message: Message) -> MessageType:
+    """The type byte of ``message``."""
+    return _TYPE_OF[type(message)]
+
+
+def encode_payload(message: Message) -> bytes:
+    """The payload bytes of ``message`` (fields were validated when it was built)."""
+    match message:
+        case Hello():
+            major, minor, patch = message.firmware_version
+            return _HELLO.pack(
+                message.reader_id,
+                message.protocol_version,
+                message.antenna_count,
+                major,
+                minor,
+                patch,
+            )
+        case TagArrived() | TagLeft():
+            return bytes((message.antenna,)) + _uid_field(message.uid)
+        case Inventory():
+            head = _INVENTORY_HEAD.pack(message.antenna, message.scan_cycle, len(message.uids))
+            return head + b"".join(_uid_field(uid) for uid in message.uids)
+        case Heartbeat():
+            return _HEARTBEAT.pack(message.uptime_ms, message.scan_cycles)
+        case ReaderFault():
+            text = message.text.encode("utf-8")
+            antenna = ALL_ANTENNAS if message.antenna is None else message.antenna
+            return _FAULT_HEAD.pack(message.code, antenna, len(text)) + text
+        case Identify():
+            return bytes((message.protocol_version,))
+        case RequestInventory():
+            return bytes((ALL_ANTENNAS if message.antenna is None else message.antenna,))
+
+
+class _Reader:
+    """A cursor over a payload that raises :class:`PayloadError` instead of IndexError."""
+
+    __slots__ = ("data", "offset")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.offset = 0
+
+    def take(self, count: int) -> bytes:
+        end = self.offset + count
+        if end > len(self.data):
+            raise PayloadError(
+                f"payload ends at {len(self.data)} bytes, needs {end}", truncated=True
+            )
+        chunk = self.data[self.offset : end]
+        self.offset = end
+        return chunk
+
+    def unpack(self, layout: struct.Struct) -> tuple[int, ...]:
+        return layout.unpack(self.take(layout.size))
+
+    def byte(self) -> int:
+        return self.take(1)[0]
+
+    def uid(self) -> str:
+        length = self.byte()
+        if not MIN_UID_BYTES <= length <= MAX_UID_BYTES:
+            raise PayloadError(f"UID length {length} outside 4..10", truncated=False)
+        return self.take(length).hex().upper()
+
+    def antenna(self) -> int:
+        value = self.byte()
+        if value >= MAX_ANTENNAS:
+            raise PayloadError(f"antenna {value} outside 0..15", truncated=False)
+        return value
+
+    def finish(self) -> None:
+        extra = len(self.data) - self.offset
+        if extra:
+            raise PayloadError(f"{extra} unexpected bytes after the payload", truncated=False)
+
+
+def decode_payload(msg_type: MessageType, payload: bytes) -> Message:
+    """Decode ``payload`` of a known type; raises :class:`PayloadError` (truncated/malformed)."""
+    reader = _Reader(payload)
+    message: Message
+    try:
+        match msg_type:
+            case MessageType.HELLO:
+                reader_id, protocol, antennas, major, minor, patch = reader.unpack(_HELLO)
+                message = Hello(reader_id, (major, minor, patch), antennas, protocol)
+            case MessageType.TAG_ARRIVED:
+                message = TagArrived(reader.antenna(), reader.uid())
+            case MessageType.TAG_LEFT:
+                message = TagLeft(reader.antenna(), reader.uid())
+            case MessageType.INVENTORY:
+                antenna, cycle, count = reader.unpack(_INVENTORY_HEAD)
+                if antenna >= MAX_ANTENNAS or count > MAX_INVENTORY_TAGS:
+                    raise PayloadError("inventory antenna or count out of range", truncated=False)
+                message = Inventory(antenna, cycle, tuple(reader.uid() for _ in range(count)))
+            case MessageType.HEARTBEAT:
+                uptime, cycles = reader.unpack(_HEARTBEAT)
+                message = Heartbeat(uptime, cycles)
+            case MessageType.READER_FAULT:
+                code, antenna, length = reader.unpack(_FAULT_HEAD)
+                text = reader.take(length).decode("utf-8")
+                message = ReaderFault(code, None if antenna == ALL_ANTENNAS else antenna, text)
+            case MessageType.IDENTIFY:
+                message = Identify(reader.byte())
+            case MessageType.REQUEST_INVENTORY:
+                antenna = reader.byte()
+                message = RequestInventory(None if antenna == ALL_ANTENNAS else antenna)
+        reader.finish()
+    except (MessageError, UnicodeDecodeError) as exc:
+        raise PayloadError(str(exc), truncated=False) from exc
+    return message
+
+
+_TYPE_OF: Final[dict[type, MessageType]] = {
+    Hello: MessageType.HELLO,
+    TagArrived: MessageType.TAG_ARRIVED,
+    TagLeft: MessageType.TAG_LEFT,
+    Inventory: MessageType.INVENTORY,
+    Heartbeat: MessageType.HEARTBEAT,
+    ReaderFault: MessageType.READER_FAULT,
+    Identify: MessageType.IDENTIFY,
+    RequestInventory: MessageType.REQUEST_INVENTORY,
+}
