@@ -1,0 +1,357 @@
+"""Poker hands: showdown values, the hand showing on board, bring-in and first to act.
+
+Showdown (RULES.md: best five of seven, ties split):
+:func:`evaluate` gives a :class:`HandValue` for 5, 6 or 7 cards; bigger is better and
+equal values split the pot. :func:`best_five` names the five cards that play and
+:func:`describe` says the hand the way a dealer would ("kings full of fours").
+
+Board (who acts first on 4th-7th street): :func:`showing_value` ranks the face-up
+cards only, as poker hands without straights or flushes while four or fewer cards
+show (the ranking PokerKit uses for Seven Card Stud, checked by a differential test);
+:func:`first_to_act` picks the high hand, ties by position. :func:`bring_in_seat`
+picks the low card on 3rd street.
+
+Speed seam: :func:`batch_evaluate` evaluates many hands given as card indices
+(``Card.index``, 0..51) and returns the same strength ints as
+:attr:`HandValue.strength`. Anything matching :class:`BatchEvaluator` (a numpy table
+lookup, a C extension) can replace it for live equity, provided it returns the same
+ints; docs/evaluator.md describes the encoding and the contract.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Literal, Protocol
+
+from table_controller import _hand_tables as _t
+from table_controller.cards import RANK_NAMES, Card, Suit
+
+__all__ = [
+    "BatchEvaluator",
+    "HandCategory",
+    "HandValue",
+    "ShowingValue",
+    "batch_evaluate",
+    "best_five",
+    "bring_in_seat",
+    "describe",
+    "describe_showing",
+    "evaluate",
+    "first_to_act",
+    "showing_value",
+]
+
+
+class HandCategory(IntEnum):
+    """Poker hand categories, low to high. A royal flush is an ace-high straight flush."""
+
+    HIGH_CARD = _t.HIGH_CARD
+    PAIR = _t.PAIR
+    TWO_PAIR = _t.TWO_PAIR
+    THREE_OF_A_KIND = _t.THREE_OF_A_KIND
+    STRAIGHT = _t.STRAIGHT
+    FLUSH = _t.FLUSH
+    FULL_HOUSE = _t.FULL_HOUSE
+    FOUR_OF_A_KIND = _t.FOUR_OF_A_KIND
+    STRAIGHT_FLUSH = _t.STRAIGHT_FLUSH
+
+    @property
+    def label(self) -> str:
+        """Lower-case English name, e.g. ``full house``."""
+        return self.name.lower().replace("_", " ")
+
+
+def _tie_ranks(strength: int) -> tuple[int, ...]:
+    """The tie-break ranks stored in a strength int, most significant first."""
+    slots = (strength >> shift & 0xF for shift in (16, 12, 8, 4, 0))
+    return tuple(rank for rank in slots if rank)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class HandValue:
+    """The showdown value of a hand: compare with ``<``/``==``; equal values split.
+
+    ``strength`` is the packed int described in docs/evaluator.md (category in the
+    high bits, then up to five tie-break ranks); it is also what
+    :func:`batch_evaluate` returns.
+    """
+
+    strength: int
+
+    @property
+    def category(self) -> HandCategory:
+        """Which kind of hand this is."""
+        return HandCategory(self.strength >> _t.CATEGORY_SHIFT)
+
+    @property
+    def ranks(self) -> tuple[int, ...]:
+        """Ranks that break ties, most significant first (e.g. trips rank, then pair)."""
+        return _tie_ranks(self.strength)
+
+    def __str__(self) -> str:
+        return describe(self)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class ShowingValue:
+    """The rank of the face-up cards alone, for choosing who acts first.
+
+    Compare with ``<``/``==``; suits never enter it, so equal values are ties that
+    position breaks (RULES.md). ``strength`` uses the same packing as
+    :class:`HandValue`, with only the ranks actually showing.
+    """
+
+    strength: int
+
+    @property
+    def category(self) -> HandCategory:
+        """High card, pair, two pair, trips or quads (straights/flushes only with 5+ up)."""
+        return HandCategory(self.strength >> _t.CATEGORY_SHIFT)
+
+    @property
+    def ranks(self) -> tuple[int, ...]:
+        """Ranks showing, grouped: the pair (or set) first, then the rest high to low."""
+        return _tie_ranks(self.strength)
+
+
+class BatchEvaluator(Protocol):
+    """A backend that values many 5-7 card hands given as ``Card.index`` lists.
+
+    It must return, per hand, the same int as ``evaluate(cards).strength``, so a
+    fast backend is a drop-in replacement for :func:`batch_evaluate`.
+    """
+
+    def __call__(self, hands: Sequence[Sequence[int]], /) -> list[int]:
+        """Return one strength int per hand, in order."""
+        ...
+
+
+def _strength(indices: Sequence[int]) -> int:
+    """Strength of 5-7 distinct card indices (see ``_hand_tables`` for how)."""
+    rank_values, flush_values = _t.tables()
+    total = sum(map(_t.CARD_CODES.__getitem__, indices))
+    lanes = ((total >> _t.SUIT_SHIFT) + _t.FLUSH_PROBE) & _t.FLUSH_LANES
+    if not lanes:
+        return rank_values[total & _t.RANK_KEY_MASK]
+    suit = (lanes.bit_length() >> 2) - 1
+    bits = sum(map(_t.SUIT_RANK_BITS.__getitem__, indices))
+    return flush_values[bits >> (16 * suit) & 0x1FFF]
+
+
+def batch_evaluate(hands: Sequence[Sequence[int]]) -> list[int]:
+    """Strength ints (see :attr:`HandValue.strength`) of many hands of card indices.
+
+    The pure-Python :class:`BatchEvaluator`. For speed it does not validate: each
+    hand must hold 5 to 7 *distinct* indices in 0..51 (use :func:`evaluate` for
+    checked input).
+    """
+    rank_values, flush_values = _t.tables()
+    codes = _t.CARD_CODES.__getitem__
+    suit_bits = _t.SUIT_RANK_BITS.__getitem__
+    shift, probe, lanes_mask, key_mask = (
+        _t.SUIT_SHIFT,
+        _t.FLUSH_PROBE,
+        _t.FLUSH_LANES,
+        _t.RANK_KEY_MASK,
+    )
+    out: list[int] = []
+    append = out.append
+    for hand in hands:
+        total = sum(map(codes, hand))
+        lanes = ((total >> shift) + probe) & lanes_mask
+        if lanes:
+            suit = (lanes.bit_length() >> 2) - 1
+            append(flush_values[sum(map(suit_bits, hand)) >> (16 * suit) & 0x1FFF])
+        else:
+            append(rank_values[total & key_mask])
+    return out
+
+
+def _checked_indices(cards: Sequence[Card], low: int, high: int, what: str) -> list[int]:
+    if not low <= len(cards) <= high:
+        raise ValueError(f"{what} takes {low} to {high} cards, got {len(cards)}")
+    indices = [card.index for card in cards]
+    if len(set(indices)) != len(indices):
+        codes = " ".join(card.code for card in cards)
+        raise ValueError(f"{what}: the same card appears twice in {codes}")
+    return indices
+
+
+def evaluate(cards: Sequence[Card]) -> HandValue:
+    """Value of the best five-card hand among 5, 6 or 7 distinct cards.
+
+    Raises ``ValueError`` for another number of cards or a repeated card.
+    """
+    return HandValue(_strength(_checked_indices(cards, 5, 7, "evaluate")))
+
+
+def _cards_for(value: int, cards: Sequence[Card]) -> tuple[Card, ...]:
+    """Pick the five cards that make ``value`` out of ``cards``."""
+    category = value >> _t.CATEGORY_SHIFT
+    ranks = _tie_ranks(value)
+    if category in (HandCategory.STRAIGHT, HandCategory.STRAIGHT_FLUSH):
+        top = ranks[0]
+        wanted = [(rank, 1) for rank in range(top, top - 5, -1)]
+        if top == 5:  # the wheel: the ace plays low
+            wanted[-1] = (_t.ACE, 1)
+    elif category == HandCategory.FULL_HOUSE:
+        wanted = [(ranks[0], 3), (ranks[1], 2)]
+    elif category == HandCategory.FOUR_OF_A_KIND:
+        wanted = [(ranks[0], 4), (ranks[1], 1)]
+    elif category == HandCategory.THREE_OF_A_KIND:
+        wanted = [(ranks[0], 3), *((rank, 1) for rank in ranks[1:])]
+    elif category == HandCategory.TWO_PAIR:
+        wanted = [(ranks[0], 2), (ranks[1], 2), (ranks[2], 1)]
+    elif category == HandCategory.PAIR:
+        wanted = [(ranks[0], 2), *((rank, 1) for rank in ranks[1:])]
+    else:  # high card, flush
+        wanted = [(rank, 1) for rank in ranks]
+    pool = list(cards)
+    if category in (HandCategory.FLUSH, HandCategory.STRAIGHT_FLUSH):
+        suit_counts = {suit: sum(card.suit == suit for card in pool) for suit in Suit}
+        flush_suit = max(suit_counts, key=suit_counts.__getitem__)
+        pool = [card for card in pool if card.suit == flush_suit]
+    # Highest suit first only so the choice among equal ranks is deterministic.
+    pool.sort(reverse=True)
+    chosen: list[Card] = []
+    for rank, count in wanted:
+        chosen.extend([card for card in pool if card.rank == rank][:count])
+    return tuple(chosen)
+
+
+def best_five(cards: Sequence[Card]) -> tuple[Card, ...]:
+    """The five cards that play, strongest group first (the trips before the pair).
+
+    Among equal-ranked cards the higher suit is chosen; any choice has the same value.
+    """
+    return _cards_for(evaluate(cards).strength, cards)
+
+
+def _singular(rank: int) -> str:
+    return RANK_NAMES[rank][0]
+
+
+def _plural(rank: int) -> str:
+    return RANK_NAMES[rank][1]
+
+
+def _describe_strength(strength: int) -> str:
+    category = HandCategory(strength >> _t.CATEGORY_SHIFT)
+    ranks = _tie_ranks(strength)
+    match category:
+        case HandCategory.STRAIGHT_FLUSH if ranks[0] == _t.ACE:
+            return "royal flush"
+        case HandCategory.STRAIGHT_FLUSH:
+            return f"straight flush, {_singular(ranks[0])} high"
+        case HandCategory.FOUR_OF_A_KIND:
+            return f"four of a kind, {_plural(ranks[0])}"
+        case HandCategory.FULL_HOUSE:
+            return f"{_plural(ranks[0])} full of {_plural(ranks[1])}"
+        case HandCategory.FLUSH:
+            return f"flush, {_singular(ranks[0])} high"
+        case HandCategory.STRAIGHT:
+            return f"straight, {_singular(ranks[0])} high"
+        case HandCategory.THREE_OF_A_KIND:
+            return f"three of a kind, {_plural(ranks[0])}"
+        case HandCategory.TWO_PAIR:
+            return f"two pair, {_plural(ranks[0])} and {_plural(ranks[1])}"
+        case HandCategory.PAIR:
+            return f"pair of {_plural(ranks[0])}"
+        case _:
+            return f"{_singular(ranks[0])} high"
+
+
+def describe(value: HandValue) -> str:
+    """What a dealer says at showdown: ``kings full of fours``, ``straight, five high``.
+
+    An ace-high straight flush is called ``royal flush``.
+    """
+    return _describe_strength(value.strength)
+
+
+def showing_value(up_cards: Sequence[Card]) -> ShowingValue:
+    """Rank the face-up cards alone (1 to 7 cards) to find the high hand on board.
+
+    With four or fewer cards only pairs, two pair, trips and quads count, then the
+    remaining ranks high to low: pair of aces > pair of kings > A-K > A-Q. Suits
+    never count. This is exactly PokerKit's Seven Card Stud opener ranking for hands
+    with the same number of up cards. With five or more cards showing (a community
+    card, rule 15, or a last card dealt up, rule 17) the cards form a real poker
+    hand, so it is their best five-card value, straights and flushes included.
+
+    Hands showing different numbers of cards compare on one scale: category first,
+    then ranks, a missing rank counting below a deuce (A alone beats 5-4-3-2).
+    """
+    indices = _checked_indices(up_cards, 1, 7, "showing_value")
+    if len(indices) >= 5:
+        return ShowingValue(_strength(indices))
+    counts: dict[int, int] = {}
+    for card in up_cards:
+        counts[card.rank] = counts.get(card.rank, 0) + 1
+    groups = sorted(((n, rank) for rank, n in counts.items()), reverse=True)
+    shape = tuple(n for n, _ in groups if n > 1)
+    category = {
+        (): HandCategory.HIGH_CARD,
+        (2,): HandCategory.PAIR,
+        (2, 2): HandCategory.TWO_PAIR,
+        (3,): HandCategory.THREE_OF_A_KIND,
+        (4,): HandCategory.FOUR_OF_A_KIND,
+    }[shape]
+    return ShowingValue(_t.pack(category, [rank for _, rank in groups]))
+
+
+def describe_showing(up_cards: Sequence[Card]) -> str:
+    """What the dealer announces for a board (rule 12): ``pair of nines``, ``ace-king high``.
+
+    High cards name the top two ranks. Possible straights or flushes are never named;
+    with five or more cards up, a made straight or flush is.
+    """
+    value = showing_value(up_cards)
+    if value.category != HandCategory.HIGH_CARD:
+        return _describe_strength(value.strength)
+    return "-".join(_singular(rank) for rank in value.ranks[:2]) + " high"
+
+
+def _positions(seat_order: Sequence[int], seats: Mapping[int, object]) -> dict[int, int]:
+    """Position of every seat in ``seat_order``; every seat of ``seats`` must be there."""
+    position = {seat: i for i, seat in enumerate(seat_order)}
+    missing = sorted(set(seats) - set(position))
+    if missing:
+        raise ValueError(f"seats {missing} are not in the seat order {list(seat_order)}")
+    if not seats:
+        raise ValueError("no seats to choose from")
+    return position
+
+
+def bring_in_seat(
+    up_cards_by_seat: Mapping[int, Card],
+    seat_order: Sequence[int],
+    tiebreak: Literal["suit", "position"],
+) -> int:
+    """The seat that must bring it in: the lowest upcard, deuce low and ace high.
+
+    Equal ranks go to the lowest suit (clubs, diamonds, hearts, spades) with
+    ``tiebreak="suit"``, or to the seat first in ``seat_order`` (nearest the dealer's
+    left) with ``tiebreak="position"`` — the rule profile's ``bring_in_tiebreak``.
+    """
+    position = _positions(seat_order, up_cards_by_seat)
+
+    def low_key(seat: int) -> tuple[int, int]:
+        card = up_cards_by_seat[seat]
+        return card.rank, int(card.suit) if tiebreak == "suit" else position[seat]
+
+    return min(up_cards_by_seat, key=low_key)
+
+
+def first_to_act(up_by_seat: Mapping[int, Sequence[Card]], seat_order: Sequence[int]) -> int:
+    """The seat that acts first on 4th-7th street: the highest hand showing.
+
+    ``up_by_seat`` holds the face-up cards (plus any community card) of the seats
+    still in the hand; ties go to the seat first in ``seat_order`` — suits never
+    break a high-hand tie.
+    """
+    position = _positions(seat_order, up_by_seat)
+    values = {seat: showing_value(cards) for seat, cards in up_by_seat.items()}
+    return min(values, key=lambda seat: (-values[seat].strength, position[seat]))
