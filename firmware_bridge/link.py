@@ -1,0 +1,432 @@
+"""The serial link to one reader: the only module that touches pyserial.
+
+Theory of operation
+-------------------
+A :class:`ReaderLink` owns one thread that loops: open the port (any pyserial URL),
+send IDENTIFY, wait for HELLO, and then pump bytes from the port through a
+:class:`~firmware_bridge.decoder.FrameDecoder`. Lifecycle (``on_state`` is called on
+every change)::
+
+    CONNECTING --open ok--> HANDSHAKE --HELLO, right id--> ONLINE <--any frame-- STALE
+        ^  |                    |  \\--HELLO, wrong id--> WRONG_READER       ^
+        |  open failed          |   \\--only other-version frames--> INCOMPATIBLE
+        |  v                    |                                         |
+    DISCONNECTED <-- port error (unplug: SerialException / OSError) ------+
+                                         ONLINE --silence > 1.5 heartbeats--> STALE
+
+* Only ONLINE and STALE deliver messages, so a reader plugged into the wrong USB
+  port (WRONG_READER) never delivers a card. IDENTIFY is re-sent periodically in
+  HANDSHAKE, WRONG_READER, INCOMPATIBLE and STALE, so the link recovers by itself.
+* On entering ONLINE (handshake, HELLO after a reader reboot, or leaving STALE) the
+  link requests a full inventory: the host reconciles whatever it missed.
+* Reconnect attempts back off exponentially from :data:`RECONNECT_BACKOFF_INITIAL`
+  to :data:`RECONNECT_BACKOFF_MAX`; the backoff resets once ONLINE.
+
+Every callback gets the ``time.monotonic()`` taken right after the read that
+returned the frame's last byte. Callbacks run on the link's thread: keep them short
+(put things on a queue); an exception in one is logged and does not stop the link.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from enum import Enum
+from typing import Final
+
+import serial
+import structlog
+
+from firmware_bridge.decoder import FrameDecoder, Received
+from firmware_bridge.encoder import FrameEncoder
+from firmware_bridge.messages import (
+    Direction,
+    Heartbeat,
+    Hello,
+    HostMessage,
+    Identify,
+    Inventory,
+    ReaderFault,
+    ReaderMessage,
+    RequestInventory,
+    TagArrived,
+    TagLeft,
+)
+
+log = structlog.get_logger(__name__)
+
+BAUDRATE: Final = 115200
+"""Line speed asked for; USB CDC-ACM ignores it, a real UART bridge needs it."""
+
+READ_TIMEOUT: Final = 0.05
+"""Seconds a read may block: bounds the latency of stop(), supervision and writes."""
+
+WRITE_TIMEOUT: Final = 1.0
+"""Seconds a write may block; a reader that stops taking bytes counts as gone."""
+
+RECONNECT_BACKOFF_INITIAL: Final = 0.1
+RECONNECT_BACKOFF_FACTOR: Final = 2.0
+RECONNECT_BACKOFF_MAX: Final = 2.0
+"""Cap on the wait between reconnect attempts: a replugged reader is back within
+this plus one handshake (well under the 5 s the table needs)."""
+
+HANDSHAKE_RETRY_PERIOD: Final = 0.5
+"""Seconds between IDENTIFY requests while waiting for a HELLO."""
+
+WRONG_READER_RETRY_PERIOD: Final = 2.0
+"""Seconds between IDENTIFY requests to a reader that answered with the wrong id."""
+
+STALE_AFTER_PERIODS: Final = 1.5
+"""Heartbeat periods of silence before ONLINE becomes STALE. With the read timeout
+added this stays under the required two periods."""
+
+DEFAULT_HEARTBEAT_PERIOD: Final = 1.0
+
+
+class ConnectionState(Enum):
+    """Where a reader link is in its lifecycle (published by higher layers)."""
+
+    DISCONNECTED = "disconnected"
+    """Port not open (unplugged, missing, or lost); retrying with backoff."""
+    CONNECTING = "connecting"
+    """Opening the port."""
+    HANDSHAKE = "handshake"
+    """Port open, IDENTIFY sent, waiting for HELLO."""
+    ONLINE = "online"
+    """The expected reader answered; messages are delivered."""
+    STALE = "stale"
+    """Port open but the reader has been silent too long; probing it."""
+    WRONG_READER = "wrong_reader"
+    """A reader with another id is on this port; nothing is delivered."""
+    INCOMPATIBLE = "incompatible"
+    """The reader only sends frames of another protocol version."""
+    STOPPED = "stopped"
+    """stop() was called."""
+
+
+@dataclass(frozen=True, slots=True)
+class LinkStats:
+    """Counters of one link since it was created (decoder counters summed over
+    connections) plus the link's own."""
+
+    frames_ok: int = 0
+    crc_errors: int = 0
+    framing_errors: int = 0
+    oversized: int = 0
+    truncated: int = 0
+    unknown_type: int = 0
+    unsupported_version: int = 0
+    malformed: int = 0
+    frames_missed: int = 0
+    sequence_resets: int = 0
+    bytes_received: int = 0
+    frames_discarded: int = 0
+    """Good frames not delivered: before the handshake or from a wrong reader."""
+    bad_antenna: int = 0
+    """Tag messages for an antenna beyond the count the reader announced."""
+    connects: int = 0
+    """Times the port was opened."""
+    disconnects: int = 0
+    """Times an open port failed (unplug, I/O error)."""
+    reconnects: int = 0
+    """Times the link came ONLINE again after having been ONLINE before."""
+    last_heartbeat: float | None = None
+    """``time.monotonic()`` of the last HEARTBEAT, or ``None``."""
+    last_frame: float | None = None
+    """``time.monotonic()`` of the last good frame, or ``None``."""
+    hello: Hello | None = None
+    """The last HELLO from the expected reader."""
+    state_since: float | None = None
+    """``time.monotonic()`` when the current state was entered."""
+
+
+MessageCallback = Callable[[int, ReaderMessage, float], None]
+"""``on_message(reader_id, message, monotonic_time)``."""
+
+StateCallback = Callable[[int, ConnectionState, LinkStats], None]
+"""``on_state(reader_id, new_state, stats)``; ``stats.state_since`` is the monotonic
+time of the change."""
+
+_DELIVERING: Final = (ConnectionState.ONLINE, ConnectionState.STALE)
+
+
+class _PortGoneError(Exception):
+    """The port failed mid-session (wraps SerialException / OSError)."""
+
+
+class ReaderLink:
+    """The supervised serial connection to the reader ``expected_reader_id`` at ``url``.
+
+    ``url`` is anything ``serial.serial_for_url`` takes: a device path (best a
+    ``/dev/serial/by-id/...`` link, which names the USB port), ``/dev/pts/N``,
+    ``socket://host:port`` or ``loop://``.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        expected_reader_id: int,
+        on_message: MessageCallback,
+        on_state: StateCallback,
+        heartbeat_period: float = DEFAULT_HEARTBEAT_PERIOD,
+    ) -> None:
+        self.url = url
+        self.reader_id = expected_reader_id
+        self.heartbeat_period = heartbeat_period
+        self._on_message = on_message
+        self._on_state = on_state
+        self._decoder = FrameDecoder(Direction.READER_TO_HOST)
+        self._encoder = FrameEncoder()
+        self._outgoing: deque[HostMessage] = deque()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._state = ConnectionState.DISCONNECTED
+        self._state_since: float | None = None
+        self._counts = {
+            "frames_discarded": 0,
+            "bad_antenna": 0,
+            "connects": 0,
+            "disconnects": 0,
+            "reconnects": 0,
+        }
+        self._last_heartbeat: float | None = None
+        self._last_frame: float | None = None
+        self._hello: Hello | None = None
+        self._been_online = False
+        self._log = log.bind(reader_id=expected_reader_id, url=url)
+
+    # -- public API --------------------------------------------------------------
+
+    @property
+    def state(self) -> ConnectionState:
+        """The current lifecycle state."""
+        return self._state
+
+    @property
+    def stats(self) -> LinkStats:
+        """A consistent snapshot of the counters."""
+        with self._lock:
+            return LinkStats(
+                **asdict(self._decoder.stats),
+                **self._counts,
+                last_heartbeat=self._last_heartbeat,
+                last_frame=self._last_frame,
+                hello=self._hello,
+                state_since=self._state_since,
+            )
+
+    def start(self) -> None:
+        """Start the link's I/O thread."""
+        if self._thread is not None:
+            raise RuntimeError("link already started")
+        self._thread = threading.Thread(
+            target=self._run, name=f"reader-link-{self.reader_id}", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the thread and close the port (state becomes STOPPED)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def request_inventory(self, antenna: int | None = None) -> None:
+        """Ask the reader for INVENTORY of ``antenna`` (or all); sent if connected."""
+        with self._lock:
+            self._outgoing.append(RequestInventory(antenna))
+
+    # -- the thread ------------------------------------------------------------------
+
+    def _run(self) -> None:
+        backoff = RECONNECT_BACKOFF_INITIAL
+        while not self._stop.is_set():
+            self._set_state(ConnectionState.CONNECTING, time.monotonic())
+            port = self._open()
+            if port is not None:
+                with self._lock:
+                    self._counts["connects"] += 1
+                went_online = False
+                try:
+                    went_online = self._session(port)
+                except _PortGoneError as exc:
+                    self._log.info("reader_port_lost", error=str(exc.__cause__))
+                    with self._lock:
+                        self._counts["disconnects"] += 1
+                finally:
+                    _close_quietly(port)
+                if went_online:
+                    backoff = RECONNECT_BACKOFF_INITIAL
+            if self._stop.is_set():
+                break
+            self._set_state(ConnectionState.DISCONNECTED, time.monotonic())
+            self._stop.wait(backoff)
+            backoff = min(backoff * RECONNECT_BACKOFF_FACTOR, RECONNECT_BACKOFF_MAX)
+        self._set_state(ConnectionState.STOPPED, time.monotonic())
+
+    def _open(self) -> serial.SerialBase | None:
+        try:
+            port = serial.serial_for_url(
+                self.url,
+                do_not_open=True,
+                baudrate=BAUDRATE,
+                timeout=READ_TIMEOUT,
+                write_timeout=WRITE_TIMEOUT,
+                # flock() on POSIX device ports: a second process (a stray
+                # minicom, a second daemon) cannot read half our frames.
+                exclusive=True,
+            )
+            port.open()
+        except (serial.SerialException, OSError, ValueError) as exc:
+            self._log.debug("reader_open_failed", error=str(exc))
+            return None
+        return port
+
+    def _session(self, port: serial.SerialBase) -> bool:
+        """Talk to an open port until it fails or stop(); True if it reached ONLINE."""
+        with self._lock:
+            self._decoder.reset_stream()
+            self._outgoing.clear()  # requests made while disconnected are moot
+        versions_before = self._decoder.stats.unsupported_version
+        now = time.monotonic()
+        self._set_state(ConnectionState.HANDSHAKE, now)
+        self._send(port, Identify())
+        last_probe = now
+        last_frame = now
+        went_online = False
+        while not self._stop.is_set():
+            if self._state in _DELIVERING:
+                self._flush_outgoing(port)
+            try:
+                # Block up to READ_TIMEOUT for one byte, then take whatever else is there.
+                data = port.read(1)
+                if data:
+                    data += port.read_all() or b""
+            except (serial.SerialException, OSError) as exc:
+                raise _PortGoneError from exc
+            now = time.monotonic()  # the edge: right after the frame's last byte arrived
+            if data:
+                with self._lock:
+                    received = self._decoder.feed(data)
+                for item in received:
+                    last_frame = now
+                    self._on_frame(port, item, now)
+                    went_online = went_online or self._state is ConnectionState.ONLINE
+            # Supervision: probe a silent or not-yet-identified reader periodically.
+            state = self._state
+            if state is ConnectionState.ONLINE:
+                if now - last_frame > STALE_AFTER_PERIODS * self.heartbeat_period:
+                    self._set_state(ConnectionState.STALE, now)
+                    self._send(port, Identify())
+                    last_probe = now
+                continue
+            if (
+                state is ConnectionState.HANDSHAKE
+                and self._decoder.stats.unsupported_version > versions_before
+            ):
+                self._set_state(ConnectionState.INCOMPATIBLE, now)
+            probe_period = {
+                ConnectionState.WRONG_READER: WRONG_READER_RETRY_PERIOD,
+                ConnectionState.STALE: self.heartbeat_period,
+            }.get(self._state, HANDSHAKE_RETRY_PERIOD)
+            if now - last_probe >= probe_period:
+                self._send(port, Identify())
+                last_probe = now
+        return went_online
+
+    def _on_frame(self, port: serial.SerialBase, item: Received, now: float) -> None:
+        message = item.message
+        with self._lock:
+            self._last_frame = now
+            if isinstance(message, Heartbeat):
+                self._last_heartbeat = now
+        if isinstance(message, Hello):
+            if message.reader_id != self.reader_id:
+                self._log.warning("wrong_reader_on_port", announced=message.reader_id)
+                self._count("frames_discarded")
+                self._set_state(ConnectionState.WRONG_READER, now)
+                return
+            with self._lock:
+                self._hello = message
+            if self._state is not ConnectionState.ONLINE or item.seq == 0:
+                # Entering ONLINE, or the reader rebooted (it numbers from 0 at boot);
+                # a HELLO answering our own IDENTIFY probe needs no new inventory.
+                self._go_online(port, now)
+            self._deliver(message, now)
+            return
+        state = self._state
+        if state is ConnectionState.STALE:
+            self._go_online(port, now)
+        elif state is not ConnectionState.ONLINE:
+            self._count("frames_discarded")
+            return
+        if isinstance(message, TagArrived | TagLeft | Inventory) or (
+            isinstance(message, ReaderFault) and message.antenna is not None
+        ):
+            antenna = message.antenna
+            hello = self._hello
+            if antenna is not None and hello is not None and antenna >= hello.antenna_count:
+                self._count("bad_antenna")
+                return
+        if isinstance(message, Hello | TagArrived | TagLeft | Inventory | Heartbeat | ReaderFault):
+            self._deliver(message, now)
+
+    def _go_online(self, port: serial.SerialBase, now: float) -> None:
+        """Enter ONLINE (again) and ask for a full inventory to reconcile."""
+        with self._lock:
+            self._outgoing.clear()
+        self._send(port, RequestInventory(None))
+        if self._state is not ConnectionState.ONLINE:
+            if self._state is not ConnectionState.STALE and self._been_online:
+                self._count("reconnects")
+            self._been_online = True
+            self._set_state(ConnectionState.ONLINE, now)
+
+    def _deliver(self, message: ReaderMessage, now: float) -> None:
+        try:
+            self._on_message(self.reader_id, message, now)
+        except Exception:
+            self._log.exception("on_message_callback_failed")
+
+    def _flush_outgoing(self, port: serial.SerialBase) -> None:
+        while True:
+            with self._lock:
+                if not self._outgoing:
+                    return
+                message = self._outgoing.popleft()
+            self._send(port, message)
+
+    def _send(self, port: serial.SerialBase, message: HostMessage) -> None:
+        with self._lock:
+            data = self._encoder.encode(message)
+        try:
+            port.write(data)
+        except (serial.SerialException, OSError) as exc:
+            raise _PortGoneError from exc
+
+    def _count(self, name: str) -> None:
+        with self._lock:
+            self._counts[name] += 1
+
+    def _set_state(self, state: ConnectionState, now: float) -> None:
+        if state is self._state:
+            return
+        with self._lock:
+            self._state = state
+            self._state_since = now
+        self._log.info("reader_state", state=state.value)
+        stats = self.stats
+        try:
+            self._on_state(self.reader_id, state, stats)
+        except Exception:
+            self._log.exception("on_state_callback_failed")
+
+
+def _close_quietly(port: serial.SerialBase) -> None:
+    # The device may already be gone; there is nothing left to release then.
+    with contextlib.suppress(serial.SerialException, OSError):
+        port.close()
