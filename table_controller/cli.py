@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+
+from table_controller.replay import replay_file
+from table_controller.script import ScriptError
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+"""Malformed script or invalid configuration: one line on stderr says what and where."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -12,12 +21,58 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="stud-table", description="RFID Seven Card Stud table controller"
     )
-    parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True)
+    replay = commands.add_parser(
+        "replay",
+        help="replay a table script or journal through the rules engine",
+        description="Replay a table script (CONFORMANCE.md) or a journal and report the hands.",
+    )
+    replay.add_argument("script", type=Path, help="table script (JSON Lines) or journal")
+    replay.add_argument(
+        "--json", action="store_true", help="print the CONFORMANCE.md JSON report on stdout"
+    )
     return parser
+
+
+def _replay(args: argparse.Namespace) -> int:
+    try:
+        report = replay_file(args.script)
+    except OSError as exc:
+        print(f"stud-table replay: cannot read {args.script}: {exc.strerror}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ScriptError as exc:
+        print(f"stud-table replay: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(_text_report(report))
+    return EXIT_OK
+
+
+def _text_report(report: dict[str, object]) -> str:
+    lines: list[str] = []
+    hands = report["hands"]
+    assert isinstance(hands, list)
+    for number, hand in enumerate(hands, start=1):
+        lines.append(f"hand {number}: winners {hand['winners'] or '-'}, "
+                     f"bring-in seat {hand['bring_in']}")
+        for seat, info in hand["players"].items():
+            lines.append(
+                f"  seat {seat:>2} {info['status']:<7} down {' '.join(info['down']) or '-':<12}"
+                f" up {' '.join(info['up']) or '-'}"
+            )
+        for alert in hand["alerts"]:
+            seat = f"seat {alert['seat']}" if alert["seat"] is not None else "table"
+            lines.append(f"  ! {alert['code']} ({seat}, street {alert['street']}): "
+                         f"{alert['message']}")
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``stud-table`` console script."""
     args = build_parser().parse_args(argv)
-    print(f"unknown command {args.command}", file=sys.stderr)
-    return 2
+    if args.command == "replay":
+        return _replay(args)
+    return EXIT_BAD_INPUT  # pragma: no cover - argparse rejects unknown commands

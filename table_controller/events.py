@@ -65,8 +65,35 @@ class HandStarted:
     hand_id: int | None = field(default=None)
 
 
-ZoneEvent = CardPlaced | CardRemoved | UnknownTag
+@dataclass(frozen=True, slots=True)
+class UnknownTagRemoved:
+    """A tag that maps to no registered card left ``zone`` (the engine ignores it)."""
+
+    zone: Zone
+    uid: str
+    at: float = 0.0
+
+
+CONSOLE_ACTIONS = ("bring_in", "complete", "bet", "raise", "call", "check", "fold", "allin")
+"""Betting actions a dealer's console can enter (CONFORMANCE.md ``act`` lines)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConsoleAction:
+    """A betting action entered at the dealer's console for ``seat``.
+
+    ``amount`` is the total the player has put in this round after the action,
+    when given; otherwise the fixed-limit size applies.
+    """
+
+    seat: int
+    action: str
+    amount: int | None = None
+    at: float = 0.0
+
+
+ZoneEvent = CardPlaced | CardRemoved | UnknownTag | UnknownTagRemoved
 """What presence tracking produces from reader reports."""
 
-TableEvent = ZoneEvent | HandStarted
-"""Everything the engine consumes in this layer (console actions come later)."""
+TableEvent = ZoneEvent | HandStarted | ConsoleAction
+"""Everything the engine consumes."""

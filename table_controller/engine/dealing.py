@@ -1,0 +1,917 @@
+"""The dealing tracker: what a dealer and a floor supervisor know, from cards alone.
+
+Theory of operation
+-------------------
+The engine consumes :mod:`table_controller.events` one at a time
+(:meth:`DealingEngine.apply`) and returns what they caused: :class:`Alert`
+records and :class:`GameEvent` records. It never raises on table reality: a
+physical mistake is flagged and the best reconstruction of the truth is kept.
+
+Deal order is tracked by *cards received* per seat. Card ``k`` of a seat
+(1..7) belongs to round ``k``: rounds 1-3 make 3rd street (down, down, up),
+rounds 4-6 are 4th-6th street (up) and round 7 is the river (down). The seat
+due next is the live seat, in position order (seat 1 is at the dealer's left),
+with the fewest cards; a card anywhere else is ``out_of_order``. Burns are
+counted per street; the first card of a street checks that its burn happened.
+
+Ownership and location are separate: a card dealt to a seat belongs to that
+seat until it lands somewhere else (the muck: a fold; another seat or the burn
+pile: a correction). A tag that merely leaves its antenna (a player lifting a
+hole card to look at it) is still that seat's card.
+
+Seed rules implemented here (RULES.md): 5, 7 (card-only reading), 8 (when
+stacks are known), 11 (a card off the table shows up as an exposed card),
+12 (announcements), 13, 15, 16/17 (the face of the last card), 18.
+Rules that need betting knowledge (6, 9, 10, 14, 19 and the betting parts of
+7, 16 and 17) belong to the console layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from table_controller.cards import Card
+from table_controller.engine.alerts import RULE_OF, Alert, AlertCode
+from table_controller.engine.outputs import EngineOutput, GameEvent, GameEventKind, ShownHand
+from table_controller.engine.settings import TableSettings
+from table_controller.events import (
+    CardPlaced,
+    CardRemoved,
+    HandStarted,
+    TableEvent,
+    UnknownTag,
+)
+from table_controller.hands import (
+    bring_in_seat,
+    describe,
+    describe_showing,
+    evaluate,
+    first_to_act,
+)
+from table_controller.zones import Zone, ZoneKind
+
+CARDS_PER_HAND = 7
+"""A stud hand is seven cards (rule 18)."""
+
+DOWN = ZoneKind.DOWN
+UP = ZoneKind.UP
+
+
+def street_of_card(number: int) -> int:
+    """The street on which a seat's ``number``-th card (1-based) is dealt."""
+    return 3 if number <= 3 else number
+
+
+def expected_face(number: int) -> ZoneKind:
+    """The face a seat's ``number``-th card is dealt with when nothing went wrong."""
+    return UP if 3 <= number <= 6 else DOWN
+
+
+class SeatStatus(StrEnum):
+    """Status of a seat in the hand (CONFORMANCE.md report values)."""
+
+    ACTIVE = "active"
+    FOLDED = "folded"
+    DEAD = "dead"
+
+
+@dataclass(slots=True)
+class HeldCard:
+    """A card a seat owns: its face, its deal number, and whether its tag is seen."""
+
+    card: Card
+    face: ZoneKind
+    number: int
+    present: bool = True
+    exposed_hole: bool = False
+
+
+@dataclass(slots=True)
+class SeatState:
+    """One seat dealt into the hand."""
+
+    seat: int
+    status: SeatStatus = SeatStatus.ACTIVE
+    cards: list[HeldCard] = field(default_factory=list)
+    received: int = 0
+    exposed_holes: int = 0
+    stack: int | None = None
+    dead_reason: str | None = None
+    last_card_exposed: bool = False
+
+    @property
+    def down(self) -> list[Card]:
+        """Cards held face down, in the order received."""
+        return [held.card for held in self.cards if held.face is DOWN]
+
+    @property
+    def up(self) -> list[Card]:
+        """Cards held face up, in the order received."""
+        return [held.card for held in self.cards if held.face is UP]
+
+    @property
+    def all_cards(self) -> list[Card]:
+        """Every card the seat holds, in the order received."""
+        return [held.card for held in self.cards]
+
+    def held(self, card: Card) -> HeldCard | None:
+        """The seat's record of ``card``, if the seat owns it."""
+        for held in self.cards:
+            if held.card == card:
+                return held
+        return None
+
+
+@dataclass(slots=True)
+class HandState:
+    """Everything known about the current hand."""
+
+    number: int
+    players: tuple[int, ...]
+    seats: dict[int, SeatState]
+    burns: dict[int, int] = field(default_factory=dict)
+    started_streets: set[int] = field(default_factory=set)
+    completed_streets: list[int] = field(default_factory=list)
+    community: Card | None = None
+    bring_in: int | None = None
+    first_to_act: dict[int, int] = field(default_factory=dict)
+    winners: list[int] = field(default_factory=list)
+    finished: bool = False
+    reshuffled: bool = False
+    alerts: list[Alert] = field(default_factory=list)
+    where: dict[Card, list[Zone]] = field(default_factory=dict)
+    owner: dict[Card, int] = field(default_factory=dict)
+    last_zone: dict[Card, Zone] = field(default_factory=dict)
+    mucked_by: dict[Card, int] = field(default_factory=dict)
+    burned_for: dict[Card, int] = field(default_factory=dict)
+
+    @property
+    def live_seats(self) -> list[int]:
+        """Seats still contesting the pot, in position order."""
+        return [s for s in self.players if self.seats[s].status is SeatStatus.ACTIVE]
+
+    @property
+    def street(self) -> int | None:
+        """The street being dealt or bet (3..7), or ``None`` before any card."""
+        if not self.started_streets:
+            return None
+        return max(self.started_streets)
+
+    def next_due(self) -> tuple[int, ZoneKind] | None:
+        """The seat whose card is due next and the face it should land with."""
+        live = self.live_seats
+        if len(live) < 2 or self.finished:
+            return None
+        fewest = min(self.seats[s].received for s in live)
+        if fewest >= CARDS_PER_HAND or (self.community is not None and fewest >= 6):
+            return None
+        seat = next(s for s in live if self.seats[s].received == fewest)
+        return seat, self.face_due(self.seats[seat], fewest + 1)
+
+    def face_due(self, seat: SeatState, number: int) -> ZoneKind:
+        """The face ``seat``'s ``number``-th card should land with (rules 5 and 17b)."""
+        if number == 3 and seat.exposed_holes == 1:
+            return DOWN  # rule 5: the 3rd card replaces the exposed hole card
+        if number == CARDS_PER_HAND and self._second_of_two_after_exposed_last(seat.seat):
+            return UP  # rule 17(b)
+        return expected_face(number)
+
+    def _second_of_two_after_exposed_last(self, seat: int) -> bool:
+        live = self.live_seats
+        return len(live) == 2 and live[1] == seat and self.seats[live[0]].last_card_exposed
+
+
+class DealingEngine:
+    """Applies zone events to the table, one hand at a time.
+
+    Create one per table; feed every event through :meth:`apply`; call
+    :meth:`finish_hand` when the hand is over (a new ``hand`` does it too).
+    """
+
+    def __init__(self, settings: TableSettings | None = None) -> None:
+        self.settings = settings or TableSettings()
+        self.hand: HandState | None = None
+        self.hands_played = 0
+        self._out: list[EngineOutput] = []
+        self._at = 0.0
+
+    # ----------------------------------------------------------------- public
+
+    def apply(self, event: TableEvent) -> list[EngineOutput]:
+        """Apply one event; return the alerts and game events it caused."""
+        self._out = []
+        self._at = event.at
+        if isinstance(event, HandStarted):
+            self._start_hand(event)
+        elif self.hand is not None:
+            if isinstance(event, CardPlaced):
+                self._place(event.card, event.zone)
+            elif isinstance(event, CardRemoved):
+                self._remove(event.card, event.zone)
+            elif isinstance(event, UnknownTag):
+                self._unknown(event.zone)
+        return self._out
+
+    def finish_hand(self) -> list[EngineOutput]:
+        """Close the current hand: showdown checks (rule 18) and the winners."""
+        self._out = []
+        hand = self.hand
+        if hand is None or hand.finished:
+            return self._out
+        live = hand.live_seats
+        reached_seventh = hand.community is not None or any(
+            hand.seats[s].received >= CARDS_PER_HAND for s in live
+        )
+        if len(live) >= 2 and reached_seventh:
+            for seat_no in live:
+                seat = hand.seats[seat_no]
+                count = len(seat.cards) + (1 if hand.community is not None else 0)
+                if count < CARDS_PER_HAND:
+                    self._alert(
+                        AlertCode.SHORT_HAND,
+                        seat_no,
+                        7,
+                        f"Seat {seat_no} reached showdown with {count} cards instead of seven:"
+                        " the hand is dead unless the floor rules it live.",
+                    )
+                    self._kill(seat_no, "short hand at showdown")
+            self._showdown()
+        hand.finished = True
+        return self._out
+
+    # ------------------------------------------------------------ hand start
+
+    def _start_hand(self, event: HandStarted) -> None:
+        if self.hand is not None and not self.hand.finished:
+            self._out.extend(self.finish_hand())
+        self.hands_played += 1
+        number = event.hand_id if event.hand_id is not None else self.hands_played
+        players = tuple(sorted(set(event.players)))
+        stacks = event.stacks or {}
+        seats = {s: SeatState(seat=s, stack=stacks.get(s)) for s in players}
+        self.hand = HandState(number=number, players=players, seats=seats)
+        self._emit(GameEvent(GameEventKind.HAND_STARTED, text=f"hand {number}"))
+
+    # --------------------------------------------------------------- routing
+
+    def _unknown(self, zone: Zone) -> None:
+        hand = self._hand()
+        self._alert(
+            AlertCode.UNKNOWN_CARD,
+            zone.seat,
+            hand.street,
+            f"A card that is not in the registered deck appeared at {_where(zone)}:"
+            " remove it from the table.",
+        )
+
+    def _place(self, card: Card, zone: Zone) -> None:
+        hand = self._hand()
+        present = hand.where.setdefault(card, [])
+        if zone in present:
+            return  # already seen there: nothing new
+        owner = hand.owner.get(card)
+        from_muck = hand.last_zone.get(card) == _MUCK or _MUCK in present
+        if present:
+            if zone.kind is ZoneKind.MUCK or all(z.kind in _DEALER_PILES for z in present):
+                # A card dropped on the muck, or taken from the muck or burn pile, is
+                # moving (the remove was not seen): a second copy would need a second
+                # deck, and presence tells decks apart before the engine.
+                for old in list(present):
+                    self._leave(card, old)
+            else:
+                self._alert(
+                    AlertCode.DUPLICATE_CARD,
+                    zone.seat,
+                    hand.street,
+                    f"The {card.name} appeared at {_where(zone)} while it is already at "
+                    f"{_where(present[0])}: two copies of one card are on the table.",
+                )
+                owner = None  # the new copy belongs to nobody yet
+        present.append(zone)
+        hand.last_zone[card] = zone
+        if owner is not None and zone.seat != owner:
+            self._detach(card, owner, zone)
+        if zone.kind is ZoneKind.MUCK:
+            return
+        if zone.kind is ZoneKind.BURN:
+            self._burn(card)
+        elif zone.kind is ZoneKind.BOARD:
+            self._board(card)
+        else:
+            assert zone.seat is not None
+            if owner == zone.seat:
+                self._return_to_seat(card, zone)
+                return
+            burned_for = hand.burned_for.pop(card, None)
+            if burned_for is not None:
+                # Rule 13/15: a burn card dealt after all (a correction, or the
+                # reshuffled burn cards of a short deck) is no longer a burn.
+                hand.burns[burned_for] -= 1
+            if from_muck:
+                mucker = hand.mucked_by.get(card)
+                self._alert(
+                    AlertCode.CARD_FROM_MUCK,
+                    zone.seat,
+                    hand.street,
+                    f"The {card.name} came back from the muck to seat {zone.seat}:"
+                    " a mucked card is dead and cannot be played.",
+                )
+                if mucker == zone.seat:
+                    # A player taking back their own folded cards: still folded.
+                    self._hold(hand.seats[zone.seat], card, zone.kind, number=0)
+                    hand.owner[card] = zone.seat
+                    return
+            self._deal(card, zone.seat, zone.kind)
+
+    def _remove(self, card: Card, zone: Zone) -> None:
+        hand = self._hand()
+        present = hand.where.get(card)
+        if not present or zone not in present:
+            return
+        self._leave(card, zone)
+        if zone.kind is ZoneKind.BURN and 7 in hand.started_streets:
+            # Rule 15: burn cards picked up to be scrambled with the last card.
+            hand.reshuffled = True
+
+    def _leave(self, card: Card, zone: Zone) -> None:
+        hand = self._hand()
+        hand.where[card].remove(zone)
+        hand.last_zone[card] = zone
+        owner = hand.owner.get(card)
+        if owner is not None and zone.seat == owner:
+            held = hand.seats[owner].held(card)
+            if held is not None:
+                held.present = False
+
+    # ------------------------------------------------------------ ownership
+
+    def _detach(self, card: Card, seat_no: int, to: Zone) -> None:
+        """``card`` left seat ``seat_no`` for ``to``: a fold, or a correction."""
+        hand = self._hand()
+        seat = hand.seats[seat_no]
+        held = seat.held(card)
+        del hand.owner[card]
+        if held is None:
+            return
+        seat.cards.remove(held)
+        if to.kind is ZoneKind.MUCK:
+            hand.mucked_by[card] = seat_no
+            self._fold(seat_no)
+        elif held.number > 0:
+            # Rule 13: a card moved to its proper place no longer counts here.
+            seat.received -= 1
+
+    def _fold(self, seat_no: int) -> None:
+        hand = self._hand()
+        seat = hand.seats[seat_no]
+        if seat.status is not SeatStatus.ACTIVE:
+            return
+        if hand.live_seats == [seat_no]:
+            return  # the last hand standing being gathered up is not a fold
+        seat.status = SeatStatus.FOLDED
+        self._emit(GameEvent(GameEventKind.FOLD, seat=seat_no, street=hand.street))
+        self._after_change()
+
+    def _return_to_seat(self, card: Card, zone: Zone) -> None:
+        """A card the seat already owns shows up in one of its zones again."""
+        hand = self._hand()
+        assert zone.seat is not None
+        seat = hand.seats[zone.seat]
+        held = seat.held(card)
+        if held is None:
+            return
+        held.present = True
+        if held.face is zone.kind:
+            return
+        held.face = zone.kind
+        if (
+            zone.kind is UP
+            and held.number in (1, 2)
+            and 3 not in hand.completed_streets
+            and not held.exposed_hole
+        ):
+            self._expose_hole(seat, held)
+
+    # ----------------------------------------------------------------- deal
+
+    def _deal(self, card: Card, seat_no: int, face: ZoneKind) -> None:
+        hand = self._hand()
+        seat = hand.seats.get(seat_no)
+        if seat is None:
+            self._alert(
+                AlertCode.CARD_TO_INACTIVE_SEAT,
+                seat_no,
+                hand.street,
+                f"The {_face_word(face)} card went to seat {seat_no}, which is not in this hand.",
+            )
+            return
+        if seat.status is SeatStatus.DEAD:
+            self._alert(
+                AlertCode.CARD_TO_INACTIVE_SEAT,
+                seat_no,
+                hand.street,
+                f"A card went to seat {seat_no}, whose hand is dead"
+                f" ({seat.dead_reason}).",
+            )
+            self._hold(seat, card, face, number=0)
+            return
+        if seat.status is SeatStatus.FOLDED:
+            if self._folded_seat_due(seat):
+                # Rule 7: a hand folded with no bet keeps receiving cards. Without
+                # betting input the engine cannot tell, so a card in turn is fine.
+                seat.received += 1
+                self._hold(seat, card, face, number=seat.received)
+                self._emit_dealt(seat_no, card, face, seat.received)
+                return
+            self._alert(
+                AlertCode.CARD_TO_INACTIVE_SEAT,
+                seat_no,
+                hand.street,
+                f"A card went to seat {seat_no}, which has folded.",
+            )
+            self._hold(seat, card, face, number=0)
+            return
+
+        due = hand.next_due()
+        number = seat.received + 1
+        street = street_of_card(number)
+        if due is not None and due[0] != seat_no:
+            self._alert(
+                AlertCode.OUT_OF_ORDER,
+                seat_no,
+                street,
+                f"Seat {seat_no} got a card but seat {due[0]} was next:"
+                " deal one card at a time, clockwise from the dealer's left.",
+            )
+        self._check_burn_before(street, number)
+        face_due = hand.face_due(seat, number)
+        seat.received = number
+        total = number + (1 if hand.community is not None else 0)
+        held = self._hold(seat, card, face, number=number)
+        self._emit_dealt(seat_no, card, face, number)
+        if total > CARDS_PER_HAND:
+            self._alert(
+                AlertCode.TOO_MANY_CARDS,
+                seat_no,
+                min(street, 7),
+                f"Seat {seat_no} now has {total} cards: a hand with more than seven cards"
+                " is dead.",
+            )
+            self._kill(seat_no, "more than seven cards")
+            return
+        self._check_face(seat, held, face_due)
+        self._after_change()
+
+    def _folded_seat_due(self, seat: SeatState) -> bool:
+        hand = self._hand()
+        live = hand.live_seats
+        if not live:
+            return False
+        fewest = min(hand.seats[s].received for s in live)
+        if seat.received != fewest:
+            return False
+        first_live = next(s for s in live if hand.seats[s].received == fewest)
+        return seat.seat < first_live
+
+    def _check_face(self, seat: SeatState, held: HeldCard, face_due: ZoneKind) -> None:
+        hand = self._hand()
+        number = held.number
+        street = street_of_card(number)
+        if held.face is face_due:
+            if number == CARDS_PER_HAND and held.face is UP:
+                seat.last_card_exposed = True  # rule 17(b): dealt up on purpose
+            return
+        if number in (1, 2):
+            self._expose_hole(seat, held)
+        elif held.face is DOWN:
+            self._alert(
+                AlertCode.UPCARD_DEALT_DOWN,
+                seat.seat,
+                street,
+                f"Seat {seat.seat}'s {_ordinal(number)} card should be face up but was dealt"
+                " face down: turn it face up.",
+            )
+        elif number == 3:
+            self._alert(
+                AlertCode.HOLE_CARD_EXPOSED,
+                seat.seat,
+                3,
+                f"Seat {seat.seat}'s third card should have been dealt face down to replace"
+                " the exposed hole card (rule 5), but it landed face up.",
+            )
+        elif number == CARDS_PER_HAND:
+            seat.last_card_exposed = True
+            all_in = seat.stack == 0
+            live = hand.live_seats
+            if all_in:
+                detail = "the player is all-in and keeps it (rule 16)."
+            elif len(live) > 2:
+                detail = (
+                    "everyone else gets their last card face down; the player may declare"
+                    " all-in, and the high hand on board using all face-up cards starts the"
+                    " action (rule 17a)."
+                )
+            elif live and live[0] == seat.seat:
+                detail = "the other player's last card is dealt face up too (rule 17b)."
+            else:
+                detail = "the player may declare all-in (rule 17b)."
+            self._alert(
+                AlertCode.LAST_CARD_EXPOSED,
+                seat.seat,
+                7,
+                f"Seat {seat.seat}'s last card was dealt face up: {detail}",
+                rule=16 if all_in else 17,
+            )
+
+    def _expose_hole(self, seat: SeatState, held: HeldCard) -> None:
+        held.exposed_hole = True
+        seat.exposed_holes += 1
+        if self.settings.rules.tournament:
+            self._alert(
+                AlertCode.MISDEAL,
+                seat.seat,
+                3,
+                f"Seat {seat.seat}'s hole card was dealt face up: in a tournament this is a"
+                " misdeal (rule 5).",
+            )
+        if seat.exposed_holes == 1:
+            self._alert(
+                AlertCode.HOLE_CARD_EXPOSED,
+                seat.seat,
+                3,
+                f"Seat {seat.seat}'s {_ordinal(held.number)} card (a hole card) was exposed:"
+                " deal the third card face down (rule 5).",
+            )
+        else:
+            self._alert(
+                AlertCode.BOTH_HOLE_CARDS_EXPOSED,
+                seat.seat,
+                3,
+                f"Both of seat {seat.seat}'s hole cards were exposed: the hand is dead and"
+                " the ante is returned (rule 5).",
+            )
+            self._kill(seat.seat, "both hole cards exposed")
+
+    def _hold(self, seat: SeatState, card: Card, face: ZoneKind, number: int) -> HeldCard:
+        held = HeldCard(card=card, face=face, number=number)
+        seat.cards.append(held)
+        self._hand().owner[card] = seat.seat
+        return held
+
+    def _emit_dealt(self, seat_no: int, card: Card, face: ZoneKind, number: int) -> None:
+        kind = GameEventKind.CARD_DEALT_UP if face is UP else GameEventKind.CARD_DEALT_DOWN
+        self._emit(GameEvent(kind, seat=seat_no, street=street_of_card(number), card=card))
+
+    def _kill(self, seat_no: int, reason: str) -> None:
+        hand = self._hand()
+        seat = hand.seats[seat_no]
+        if seat.status is SeatStatus.DEAD:
+            return
+        seat.status = SeatStatus.DEAD
+        seat.dead_reason = reason
+        self._emit(GameEvent(GameEventKind.HAND_DEAD, seat=seat_no, street=hand.street,
+                             text=reason))
+        self._after_change()
+
+    # ------------------------------------------------------- burns and board
+
+    def _allowed_burns(self, street: int) -> int:
+        hand = self._hand()
+        if street == 3:
+            return 1 if self.settings.rules.burn_before_third else 0
+        return 2 if street == 7 and hand.reshuffled else 1
+
+    def _check_burn_before(self, street: int, number: int) -> None:
+        """Rule 13: the first card of a street needs its burn."""
+        hand = self._hand()
+        if street in hand.started_streets:
+            return
+        hand.started_streets.add(street)
+        if street == 3 and number != 1:
+            return
+        if hand.burns.get(street, 0) < min(1, self._allowed_burns(street)):
+            self._alert(
+                AlertCode.MISSING_BURN,
+                None,
+                street,
+                f"{_street_name(street)} was dealt without burning a card first (rule 13):"
+                " correct the cards to their proper position if possible.",
+            )
+
+    def _burn_street(self) -> int:
+        """The street a burn happening now belongs to."""
+        hand = self._hand()
+        live = hand.live_seats or list(hand.players)
+        counts = [hand.seats[s].received for s in live]
+        if not counts:
+            return 3
+        most, fewest = max(counts), min(counts)
+        if hand.community is not None:
+            return 7
+        if most == fewest:
+            return street_of_card(min(most + 1, CARDS_PER_HAND))
+        return street_of_card(most)
+
+    def _burn(self, card: Card) -> None:
+        hand = self._hand()
+        street = self._burn_street()
+        count = hand.burns.get(street, 0) + 1
+        hand.burns[street] = count
+        hand.burned_for[card] = street
+        self._emit(GameEvent(GameEventKind.CARD_BURNED, street=street, card=card))
+        allowed = self._allowed_burns(street)
+        if count > allowed:
+            if allowed == 0:
+                why = "this table does not burn before 3rd street"
+            else:
+                why = "only one card is burned per street"
+            self._alert(
+                AlertCode.EXTRA_BURN,
+                None,
+                street,
+                f"An extra card was burned for {_street_name(street)} ({why}, rule 13):"
+                " correct the cards to their proper position if possible.",
+            )
+
+    def _board(self, card: Card) -> None:
+        hand = self._hand()
+        live = hand.live_seats
+        sixth_done = bool(live) and all(hand.seats[s].received >= 6 for s in live)
+        if hand.community is not None or not sixth_done:
+            why = (
+                "there is already a community card"
+                if hand.community is not None
+                else "a community card is only used on 7th street when the deck runs short"
+            )
+            self._alert(
+                AlertCode.UNEXPECTED_BOARD_CARD,
+                None,
+                hand.street,
+                f"The {card.name} was put in the centre of the table, but {why} (rule 15).",
+            )
+            return
+        self._check_burn_before(7, CARDS_PER_HAND)
+        hand.community = card
+        self._alert(
+            AlertCode.COMMUNITY_CARD,
+            None,
+            7,
+            f"The deck is short: the {card.name} is a community card that every player"
+            " uses; the highest hand using it starts the last betting round (rule 15).",
+        )
+        self._emit(GameEvent(GameEventKind.COMMUNITY_CARD, street=7, card=card))
+        for seat_no in live:
+            if hand.seats[seat_no].received + 1 > CARDS_PER_HAND:
+                self._alert(
+                    AlertCode.TOO_MANY_CARDS,
+                    seat_no,
+                    7,
+                    f"Seat {seat_no} already had seven cards before the community card:"
+                    " a hand with more than seven cards is dead.",
+                )
+                self._kill(seat_no, "more than seven cards")
+        self._after_change()
+
+    # ------------------------------------------------- streets and showdown
+
+    def _after_change(self) -> None:
+        """Close every street whose deal is now complete; end a hand won by folds."""
+        hand = self._hand()
+        if hand.finished:
+            return
+        live = hand.live_seats
+        if len(live) == 1 and len(hand.players) > 1:
+            self._award([live[0]], showdown=False)
+            return
+        if len(live) < 2:
+            return
+        while True:
+            street = hand.completed_streets[-1] + 1 if hand.completed_streets else 3
+            if street > 7:
+                return
+            needed = 3 if street == 3 else street
+            have = 1 if hand.community is not None and street == 7 else 0
+            if any(hand.seats[s].received + have < needed for s in live):
+                return
+            hand.completed_streets.append(street)
+            self._emit(GameEvent(GameEventKind.STREET_COMPLETE, street=street))
+            if street == 3:
+                self._settle_bring_in()
+            else:
+                self._settle_first_to_act(street)
+
+    def _settle_bring_in(self) -> None:
+        hand = self._hand()
+        candidates: dict[int, Card] = {}
+        for seat_no in hand.live_seats:
+            up = hand.seats[seat_no].up
+            if up:
+                candidates[seat_no] = min(up)
+        if not candidates:
+            return
+        order = [s for s in hand.players if s in candidates]
+        low = bring_in_seat(candidates, order, self.settings.rules.bring_in_tiebreak)
+        low_card = candidates[low]
+        seat = hand.seats[low]
+        held = seat.held(low_card)
+        announce = f"Low card: seat {low}, {low_card.name}"
+        bringer = low
+        if held is not None and held.exposed_hole:
+            bringer = self._left_of(low)
+            announce += (
+                f" (an exposed hole card, rule 5): seat {bringer} acts first and may fold,"
+                " bring it in or complete."
+            )
+        elif seat.stack == 0:
+            bringer = self._left_of(low)
+            announce += (
+                f" is all-in for the ante (rule 8): seat {bringer} acts first and may fold,"
+                " bring it in or complete."
+            )
+        else:
+            announce += ", brings it in."
+        hand.bring_in = bringer
+        self._emit(GameEvent(GameEventKind.ANNOUNCEMENT, seat=bringer, street=3, text=announce))
+
+    def _settle_first_to_act(self, street: int) -> None:
+        hand = self._hand()
+        showing: dict[int, list[Card]] = {}
+        for seat_no in hand.live_seats:
+            up = list(hand.seats[seat_no].up)
+            if street == 7 and hand.community is not None:
+                up.append(hand.community)
+            showing[seat_no] = up
+        if not any(showing.values()):
+            return
+        order = [s for s in hand.players if showing.get(s)]
+        first = first_to_act({s: showing[s] for s in order}, order)
+        hand.first_to_act[street] = first
+        # Rule 12: announce the high hand and every pair showing, never straights
+        # or flushes (describe_showing does not name them).
+        self._emit(
+            GameEvent(
+                GameEventKind.ANNOUNCEMENT,
+                seat=first,
+                street=street,
+                text=f"Seat {first} is high with {describe_showing(showing[first])}.",
+            )
+        )
+        for seat_no in order:
+            if seat_no == first:
+                continue
+            text = describe_showing(showing[seat_no])
+            if _names_a_pair(text):
+                self._emit(
+                    GameEvent(
+                        GameEventKind.ANNOUNCEMENT,
+                        seat=seat_no,
+                        street=street,
+                        text=f"Seat {seat_no} shows {text}.",
+                    )
+                )
+
+    def _showdown(self) -> None:
+        hand = self._hand()
+        live = hand.live_seats
+        if not live:
+            self._award([], showdown=True)
+            return
+        values = {}
+        for seat_no in live:
+            cards = hand.seats[seat_no].all_cards
+            if hand.community is not None:
+                cards = [*cards, hand.community]
+            values[seat_no] = evaluate(cards)
+        best = max(values.values())
+        self._award([s for s in live if values[s] == best], showdown=True, values=values)
+
+    def _award(
+        self,
+        winners: list[int],
+        showdown: bool,
+        values: Mapping[int, object] | None = None,
+    ) -> None:
+        hand = self._hand()
+        hand.winners = winners
+        hand.finished = True
+        shown: list[ShownHand] = []
+        if showdown and values is not None:
+            for seat_no in winners:
+                cards = hand.seats[seat_no].all_cards
+                if hand.community is not None:
+                    cards = [*cards, hand.community]
+                shown.append(ShownHand(seat_no, tuple(cards), describe(evaluate(cards))))
+        text = (
+            "no winner"
+            if not winners
+            else ("split pot: seats " if len(winners) > 1 else "seat ")
+            + ", ".join(str(s) for s in winners)
+            + (" wins" if len(winners) == 1 else "")
+        )
+        if shown and len(shown) == 1:
+            text += f" with {shown[0].description}"
+        self._emit(
+            GameEvent(
+                GameEventKind.HAND_RESULT,
+                street=hand.street,
+                winners=tuple(winners),
+                shown=tuple(shown),
+                text=text,
+            )
+        )
+
+    def _left_of(self, seat_no: int) -> int:
+        """The next live seat clockwise (to the player's left) of ``seat_no``."""
+        hand = self._hand()
+        live = hand.live_seats
+        later = [s for s in live if s > seat_no]
+        return later[0] if later else live[0]
+
+    # --------------------------------------------------------------- helpers
+
+    def _hand(self) -> HandState:
+        assert self.hand is not None
+        return self.hand
+
+    def _emit(self, event: GameEvent) -> None:
+        self._out.append(
+            GameEvent(
+                event.kind,
+                seat=event.seat,
+                street=event.street,
+                card=event.card,
+                text=event.text,
+                winners=event.winners,
+                shown=event.shown,
+                at=self._at,
+            )
+        )
+
+    def _alert(
+        self,
+        code: AlertCode,
+        seat: int | None,
+        street: int | None,
+        message: str,
+        rule: int | None = -1,
+    ) -> None:
+        alert = Alert(
+            code=code,
+            seat=seat,
+            street=street,
+            rule=RULE_OF[code] if rule == -1 else rule,
+            message=message,
+            at=self._at,
+        )
+        if self.hand is not None:
+            self.hand.alerts.append(alert)
+        self._out.append(alert)
+
+
+def replay_events(
+    events: Iterable[TableEvent], settings: TableSettings | None = None
+) -> list[HandState]:
+    """Run ``events`` through a fresh engine; return every hand, finished."""
+    engine = DealingEngine(settings)
+    hands: list[HandState] = []
+    for event in events:
+        if isinstance(event, HandStarted) and engine.hand is not None:
+            engine.finish_hand()
+            hands.append(engine.hand)
+        engine.apply(event)
+    if engine.hand is not None:
+        engine.finish_hand()
+        hands.append(engine.hand)
+    return hands
+
+
+_MUCK = Zone(ZoneKind.MUCK)
+_DEALER_PILES = (ZoneKind.MUCK, ZoneKind.BURN)
+
+
+def _where(zone: Zone) -> str:
+    if zone.seat is None:
+        return {"burn": "the burn pile", "muck": "the muck", "board": "the centre"}[
+            zone.kind.value
+        ]
+    return f"seat {zone.seat} ({'face up' if zone.kind is UP else 'face down'})"
+
+
+def _face_word(face: ZoneKind) -> str:
+    return "face-up" if face is UP else "face-down"
+
+
+def _ordinal(number: int) -> str:
+    return ("first", "second", "third", "fourth", "fifth", "sixth", "seventh")[number - 1]
+
+
+def _street_name(street: int) -> str:
+    return {3: "3rd street", 4: "4th street", 5: "5th street", 6: "6th street"}.get(
+        street, "7th street"
+    )
+
+
+def _names_a_pair(text: str) -> bool:
+    return any(word in text for word in ("pair", "three of a kind", "four of a kind", "full"))

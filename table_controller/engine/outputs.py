@@ -1,0 +1,60 @@
+"""What the engine emits besides alerts: game events for the public/secure streams."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from table_controller.cards import Card
+from table_controller.engine.alerts import Alert
+
+
+class GameEventKind(StrEnum):
+    """Kinds of game events; values are the wire names."""
+
+    HAND_STARTED = "hand_started"
+    CARD_DEALT_UP = "card_dealt_up"
+    CARD_DEALT_DOWN = "card_dealt_down"
+    CARD_BURNED = "card_burned"
+    COMMUNITY_CARD = "community_card"
+    STREET_COMPLETE = "street_complete"
+    ANNOUNCEMENT = "announcement"
+    FOLD = "fold"
+    HAND_DEAD = "hand_dead"
+    HAND_RESULT = "hand_result"
+
+
+@dataclass(frozen=True, slots=True)
+class ShownHand:
+    """A seat's cards at showdown with the hand's readable name."""
+
+    seat: int
+    cards: tuple[Card, ...]
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class GameEvent:
+    """A game event. ``card`` of a ``card_dealt_down`` is secret: public consumers
+    must get the event without it (see :meth:`public_card`)."""
+
+    kind: GameEventKind
+    seat: int | None = None
+    street: int | None = None
+    card: Card | None = None
+    text: str | None = None
+    winners: tuple[int, ...] = ()
+    shown: tuple[ShownHand, ...] = ()
+    at: float = 0.0
+
+    @property
+    def public_card(self) -> Card | None:
+        """The card as a public topic may show it: never a down card's identity,
+        never a burned card (the burn pile is as secret as the deck)."""
+        if self.kind in (GameEventKind.CARD_DEALT_DOWN, GameEventKind.CARD_BURNED):
+            return None
+        return self.card
+
+
+EngineOutput = Alert | GameEvent
+"""Everything :meth:`DealingEngine.apply` returns."""

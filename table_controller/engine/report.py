@@ -1,0 +1,32 @@
+"""The hand report of ``stud-table replay --json`` (CONFORMANCE.md "Report")."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from table_controller.engine.dealing import HandState
+
+
+def hand_report(hand: HandState) -> dict[str, Any]:
+    """One hand as the contract's report object."""
+    return {
+        "players": {
+            str(seat_no): {
+                "down": [card.code for card in seat.down],
+                "up": [card.code for card in seat.up],
+                "status": seat.status.value,
+            }
+            for seat_no, seat in sorted(hand.seats.items())
+        },
+        "community": hand.community.code if hand.community is not None else None,
+        "bring_in": hand.bring_in,
+        "first_to_act": {str(street): seat for street, seat in sorted(hand.first_to_act.items())},
+        "winners": list(hand.winners),
+        "alerts": [alert.as_dict() for alert in hand.alerts],
+    }
+
+
+def replay_report(hands: Sequence[HandState]) -> dict[str, Any]:
+    """The whole report: every hand in script order."""
+    return {"hands": [hand_report(hand) for hand in hands]}
