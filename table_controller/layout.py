@@ -25,6 +25,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PlainSerializer,
     PlainValidator,
     PrivateAttr,
     ValidationError,
@@ -92,7 +93,8 @@ def _port_from_key(value: object) -> int:
     return value
 
 
-ZoneName = Annotated[Zone, PlainValidator(_zone_from_name)]
+# Serialized back to its name, so a layout dumps to the same shape it was read from.
+ZoneName = Annotated[Zone, PlainValidator(_zone_from_name), PlainSerializer(lambda z: z.name)]
 AntennaPort = Annotated[int, BeforeValidator(_port_from_key)]
 ReaderId = Annotated[int, Field(strict=True, ge=0, le=MAX_READER_ID)]
 
@@ -120,7 +122,10 @@ class ReaderConfig(BaseModel):
         if isinstance(value, Mapping):
             seen: dict[int, str] = {}
             for key in value:
-                port = _port_from_key(key)
+                try:
+                    port = _port_from_key(key)
+                except ValueError:
+                    continue  # reported against its own key by the key validator
                 if port in seen:
                     raise KeyedValueError(
                         str(key), f"antenna port {port} is mapped twice (also as {seen[port]!r})"
