@@ -24,8 +24,9 @@ class ConfigError(ValueError):
 
     def __init__(self, path: Path | str, key: str, problem: str) -> None:
         self.path = str(path)
+        self.file = self.path  # the daemon config's ConfigError calls it ``file``
         self.key = key
-        self.problem = problem
+        self.problem = " ".join(problem.split())  # one line, whatever the parser said
         where = f"{self.path}: {key}" if key else self.path
         super().__init__(f"{where}: {problem}")
 
