@@ -1,0 +1,333 @@
+"""Pydantic models of every MQTT payload, and their JSON Schema export.
+
+Every payload carries the same envelope (:class:`Envelope`):
+
+* ``table``: the table id;
+* ``hand``: the hand number, or ``null`` between hands / before the first;
+* ``seq``: per-table sequence number, stamped by the publisher in publication
+  order across *all* topics of the table, persisted so it never goes backwards
+  across restarts (a restart may skip numbers: a gap means "resynchronise from
+  the retained topics", see docs/mqtt.md);
+* ``ts``: publication time as Unix epoch seconds (UTC), a JSON number with
+  sub-millisecond precision. Chosen over ISO-8601 strings because consumers
+  compare and subtract timestamps, and a number needs no parsing or zone rules.
+
+Public and secure models are *separate* classes (siblings, never subclasses),
+every model forbids extra keys, and no public model has a field that could hold
+a down card's identity: putting a secure seat or event into a public payload is
+a validation error, not a convention. Tag UIDs appear in no model at all.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter
+
+from table_controller.zones import MAX_SEATS
+
+CardCode = Annotated[str, StringConstraints(pattern=r"^[2-9TJQKA][cdhs]$")]
+"""A card as its two-character code (CONFORMANCE.md), e.g. ``Kd``."""
+
+Seat = Annotated[int, Field(ge=1, le=MAX_SEATS)]
+"""A seat number, 1..8."""
+
+Street = Annotated[int, Field(ge=3, le=7)]
+"""A street number, 3..7."""
+
+ZoneName = Annotated[
+    str, StringConstraints(pattern=r"^(seat[1-8]\.(down|up)|burn|muck|board)$")
+]
+"""A zone name from CONFORMANCE.md."""
+
+SeatStatus = Literal["active", "folded", "dead", "empty"]
+"""``empty``: nobody dealt in at that seat this hand."""
+
+
+class _Model(BaseModel):
+    # Frozen so a payload held for republishing cannot be changed under the
+    # publisher; extra="forbid" so nothing sneaks in (above all, no down cards).
+    # revalidate_instances="always" so a model instance of the wrong class (a
+    # secure seat in a public state) is rejected instead of passed through.
+    model_config = ConfigDict(extra="forbid", frozen=True, revalidate_instances="always")
+
+
+class Envelope(_Model):
+    """Fields common to every payload (see the module docstring)."""
+
+    table: str = Field(description="Table id.")
+    hand: int | None = Field(description="Hand number, or null outside a hand.")
+    seq: int = Field(ge=0, description="Per-table sequence number; stamped by the publisher.")
+    ts: float = Field(description="Publication time, Unix epoch seconds (UTC).")
+
+
+# --------------------------------------------------------------------------- status
+
+
+class StatusPayload(Envelope):
+    """``status`` topic: whether the daemon is connected.
+
+    ``lost`` is the MQTT will, registered when the connection is made, so its
+    ``seq``/``ts`` are those of that moment, not of the loss.
+    """
+
+    status: Literal["online", "offline", "lost"]
+
+
+# --------------------------------------------------------------------------- alerts
+
+
+class AlertFields(_Model):
+    """One dealing error (CONFORMANCE.md alert codes)."""
+
+    code: str = Field(description="Stable alert code, e.g. missing_burn.")
+    seat: Seat | None = None
+    street: Street | None = None
+    rule: int | None = Field(default=None, description="Rule number in RULES.md, or null.")
+    message: str = Field(description="Readable text for the floor.")
+
+
+class OpenAlert(AlertFields):
+    """An alert still open in the current hand, as listed inside a state snapshot."""
+
+
+class AlertPayload(AlertFields, Envelope):
+    """``alerts`` topic: one alert as it happens."""
+
+
+# --------------------------------------------------------------------------- state
+
+
+class _SeatBase(_Model):
+    seat: Seat
+    status: SeatStatus
+    up: list[CardCode] = Field(description="Face-up cards in the order received.")
+    down_count: int = Field(ge=0, description="Number of face-down cards held.")
+    stack: int | None = Field(default=None, description="Chips behind, when known.")
+
+
+class PublicSeat(_SeatBase):
+    """A seat as the public sees it: up cards and only the *number* of down cards."""
+
+
+class SecureSeat(_SeatBase):
+    """A seat for the production room: also the down cards, in the order received."""
+
+    down: list[CardCode] = Field(description="Face-down cards in the order received.")
+
+
+class _StateBase(Envelope):
+    street: Street | None = Field(description="Street being dealt or bet, or null.")
+    bring_in: Seat | None = Field(description="Seat that must bring it in, once known.")
+    to_act: Seat | None = Field(description="Seat due to act, when known (needs a console).")
+    community: CardCode | None = Field(description="Community card of rule 15, or null.")
+    alerts: list[OpenAlert] = Field(description="Alerts open in this hand, oldest first.")
+    pot: int | None = Field(default=None, description="Pot size, when known.")
+
+
+class PublicState(_StateBase):
+    """``state`` topic: retained public snapshot. Never a live down card's identity."""
+
+    seats: list[PublicSeat]
+
+
+class SecureState(_StateBase):
+    """``secure/state`` topic: the same snapshot with every seat's down cards."""
+
+    seats: list[SecureSeat]
+
+
+# --------------------------------------------------------------------------- events
+
+
+class HandStartedEvent(Envelope):
+    """A new hand: the seats that anted in."""
+
+    kind: Literal["hand_started"] = "hand_started"
+    players: list[Seat]
+
+
+class CardDealtUpEvent(Envelope):
+    """A card landed face up at a seat."""
+
+    kind: Literal["card_dealt_up"] = "card_dealt_up"
+    seat: Seat
+    card: CardCode
+
+
+class PublicCardDealtDownEvent(Envelope):
+    """A card landed face down at a seat; the public learns only that it did."""
+
+    kind: Literal["card_dealt_down"] = "card_dealt_down"
+    seat: Seat
+
+
+class SecureCardDealtDownEvent(Envelope):
+    """A card landed face down at a seat, with its identity (secure stream only)."""
+
+    kind: Literal["card_dealt_down"] = "card_dealt_down"
+    seat: Seat
+    card: CardCode
+
+
+class PublicCardBurnedEvent(Envelope):
+    """The dealer burned a card; its identity stays hidden."""
+
+    kind: Literal["card_burned"] = "card_burned"
+
+
+class SecureCardBurnedEvent(Envelope):
+    """The dealer burned a card, with its identity (secure stream only)."""
+
+    kind: Literal["card_burned"] = "card_burned"
+    card: CardCode
+
+
+class CommunityCardEvent(Envelope):
+    """The community card of rule 15 was turned up in the centre."""
+
+    kind: Literal["community_card"] = "community_card"
+    card: CardCode
+
+
+class StreetStartedEvent(Envelope):
+    """Dealing of a street began."""
+
+    kind: Literal["street_started"] = "street_started"
+    street: Street
+
+
+class AnnouncementEvent(Envelope):
+    """What the dealer announces under rule 12 (low card, high hand, pairs, raises)."""
+
+    kind: Literal["announcement"] = "announcement"
+    text: str
+    seat: Seat | None = None
+
+
+class ActionEvent(Envelope):
+    """A betting action entered at the dealer's console."""
+
+    kind: Literal["action"] = "action"
+    seat: Seat
+    action: Literal["bring_in", "complete", "bet", "raise", "call", "check", "fold", "allin"]
+    amount: int | None = None
+
+
+class FoldEvent(Envelope):
+    """A seat folded (from the console or its cards reaching the muck)."""
+
+    kind: Literal["fold"] = "fold"
+    seat: Seat
+
+
+class ShownHand(_Model):
+    """A hand shown at showdown: its seven (or fewer) cards and their description."""
+
+    seat: Seat
+    cards: list[CardCode]
+    description: str = Field(description="e.g. 'two pair, kings and nines'.")
+
+
+class HandResultEvent(Envelope):
+    """The hand ended: winners, and the hands shown at showdown (public by then)."""
+
+    kind: Literal["hand_result"] = "hand_result"
+    winners: list[Seat]
+    shown: list[ShownHand]
+
+
+PublicEvent = Annotated[
+    HandStartedEvent
+    | CardDealtUpEvent
+    | PublicCardDealtDownEvent
+    | PublicCardBurnedEvent
+    | CommunityCardEvent
+    | StreetStartedEvent
+    | AnnouncementEvent
+    | ActionEvent
+    | FoldEvent
+    | HandResultEvent,
+    Field(discriminator="kind"),
+]
+"""One message of the ``events`` topic, told apart by ``kind``."""
+
+SecureEvent = Annotated[
+    HandStartedEvent
+    | CardDealtUpEvent
+    | SecureCardDealtDownEvent
+    | SecureCardBurnedEvent
+    | CommunityCardEvent
+    | StreetStartedEvent
+    | AnnouncementEvent
+    | ActionEvent
+    | FoldEvent
+    | HandResultEvent,
+    Field(discriminator="kind"),
+]
+"""One message of the ``secure/events`` topic, told apart by ``kind``."""
+
+PUBLIC_EVENT_ADAPTER: Final[TypeAdapter[PublicEvent]] = TypeAdapter(PublicEvent)
+"""Validates/parses a public event payload (``PUBLIC_EVENT_ADAPTER.validate_json(b)``)."""
+
+SECURE_EVENT_ADAPTER: Final[TypeAdapter[SecureEvent]] = TypeAdapter(SecureEvent)
+"""Validates/parses a secure event payload."""
+
+
+# --------------------------------------------------------------------------- readers
+
+
+class ReaderStatus(Envelope):
+    """``readers/<reader>`` topic: one reader's link health. Never a tag UID."""
+
+    reader: str = Field(description="Reader id from the layout file.")
+    state: str = Field(description="Connection state, e.g. online, offline, connecting.")
+    last_heartbeat: float | None = Field(
+        description="Unix epoch seconds of the last heartbeat frame, or null if none yet."
+    )
+    frame_errors: dict[str, int] = Field(
+        description="Counters of rejected frames by reason (e.g. crc, framing, oversize)."
+    )
+    zones: list[ZoneName] = Field(description="Zones this reader's antennas cover.")
+
+
+# --------------------------------------------------------------------------- schemas
+
+SCHEMAS: Final[dict[str, TypeAdapter[Any]]] = {
+    "status": TypeAdapter(StatusPayload),
+    "state": TypeAdapter(PublicState),
+    "secure-state": TypeAdapter(SecureState),
+    "event": PUBLIC_EVENT_ADAPTER,
+    "secure-event": SECURE_EVENT_ADAPTER,
+    "alert": TypeAdapter(AlertPayload),
+    "reader": TypeAdapter(ReaderStatus),
+}
+"""Schema file stem -> the payload type it describes."""
+
+
+def render_json_schemas() -> dict[str, str]:
+    """Return ``{file name: JSON text}`` for every payload schema (deterministic)."""
+    return {
+        f"{name}.schema.json": json.dumps(adapter.json_schema(mode="serialization"), indent=2)
+        + "\n"
+        for name, adapter in SCHEMAS.items()
+    }
+
+
+def export_json_schemas(directory: Path | str) -> list[Path]:
+    """Write one JSON Schema per payload into ``directory``; return the paths written."""
+    target = Path(directory)
+    target.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in render_json_schemas().items():
+        path = target / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def to_json(payload: BaseModel) -> bytes:
+    """Serialize a payload as compact JSON bytes, the form published on MQTT."""
+    return payload.model_dump_json().encode("utf-8")

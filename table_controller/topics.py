@@ -1,0 +1,146 @@
+"""MQTT topic names: the only module that builds topic strings.
+
+Every topic of a table lives under the versioned root ``stud/v1/<table>/``::
+
+    status             retained  online / offline / lost (the MQTT will)
+    state              retained  public snapshot (up cards, number of down cards)
+    events                       public event stream
+    secure/state       retained  snapshot with down cards (production room only)
+    secure/events                event stream with down cards
+    alerts                       dealing errors, QoS 1
+    readers/<reader>   retained  one reader's link status
+    cmd/rebirth                  command: republish the full retained set
+    cmd/<name>                   later console commands (MQTT 5 request/response)
+
+Everything under ``secure/`` carries down-card identities; the broker ACL must
+keep it away from the public (``deploy/acl``). :func:`is_secure` is the one
+test for that, so publishers and tests agree on what "secure" means.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+ROOT: Final = "stud/v1"
+"""Versioned root; a breaking payload change moves to ``stud/v2``."""
+
+SECURE_LEVEL: Final = "secure"
+"""The topic level under a table that marks production-only topics."""
+
+_LEVEL_RE: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+# One topic level: no '/', no wildcards '+'/'#', no spaces, bounded length.
+# A table or reader id that could contain '/' or '#' would let a config value
+# escape its own subtree (and its ACL), so ids are checked here.
+
+
+class TopicError(ValueError):
+    """A table id, reader id or command name cannot be used as a topic level."""
+
+
+def check_level(value: str, what: str) -> str:
+    """Return ``value`` if it is a safe single topic level, else raise :class:`TopicError`.
+
+    Allowed: 1..64 characters from ``A-Z a-z 0-9 _ . -``.
+    """
+    if not _LEVEL_RE.match(value):
+        raise TopicError(
+            f"bad {what} {value!r}: use 1-64 characters from A-Z a-z 0-9 _ . -"
+            " (no '/', '+', '#' or spaces)"
+        )
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class TableTopics:
+    """All topic names of one table, e.g. ``TableTopics("t1").state == "stud/v1/t1/state"``."""
+
+    table: str
+
+    def __post_init__(self) -> None:
+        check_level(self.table, "table id")
+
+    @property
+    def base(self) -> str:
+        """``stud/v1/<table>``, without a trailing slash."""
+        return f"{ROOT}/{self.table}"
+
+    @property
+    def status(self) -> str:
+        """Retained daemon status: ``online``, ``offline`` or ``lost`` (the will)."""
+        return f"{self.base}/status"
+
+    @property
+    def state(self) -> str:
+        """Retained public snapshot of the table."""
+        return f"{self.base}/state"
+
+    @property
+    def events(self) -> str:
+        """Public event stream (not retained)."""
+        return f"{self.base}/events"
+
+    @property
+    def secure_state(self) -> str:
+        """Retained snapshot including down cards (production room only)."""
+        return f"{self.base}/{SECURE_LEVEL}/state"
+
+    @property
+    def secure_events(self) -> str:
+        """Event stream including down cards (production room only)."""
+        return f"{self.base}/{SECURE_LEVEL}/events"
+
+    @property
+    def alerts(self) -> str:
+        """Dealing errors as they happen (QoS 1, not retained)."""
+        return f"{self.base}/alerts"
+
+    def reader(self, reader_id: str) -> str:
+        """Retained status of reader ``reader_id``."""
+        return f"{self.base}/readers/{check_level(reader_id, 'reader id')}"
+
+    @property
+    def readers_filter(self) -> str:
+        """Subscription filter matching every reader status of this table."""
+        return f"{self.base}/readers/+"
+
+    @property
+    def cmd_rebirth(self) -> str:
+        """Command: the daemon republishes its full retained set."""
+        return self.cmd("rebirth")
+
+    def cmd(self, name: str) -> str:
+        """Command topic ``cmd/<name>`` (console commands use MQTT 5 request/response)."""
+        return f"{self.base}/cmd/{check_level(name, 'command name')}"
+
+    @property
+    def cmd_filter(self) -> str:
+        """Subscription filter matching every command topic of this table."""
+        return f"{self.base}/cmd/#"
+
+    def command_name(self, topic: str) -> str | None:
+        """The ``<name>`` of a ``cmd/<name>`` topic of this table, else ``None``."""
+        prefix = f"{self.base}/cmd/"
+        if not topic.startswith(prefix):
+            return None
+        name = topic[len(prefix) :]
+        return name if _LEVEL_RE.match(name) else None
+
+    @property
+    def all_filter(self) -> str:
+        """Subscription filter for every topic of this table (secure ones included)."""
+        return f"{self.base}/#"
+
+
+def is_secure(topic: str) -> bool:
+    """True if ``topic`` (a topic name under :data:`ROOT`) may carry down-card identities.
+
+    That is every topic whose level after the table id is ``secure``. A topic
+    outside the root is not ours and is reported as not secure.
+    """
+    levels = topic.split("/")
+    root = ROOT.split("/")
+    if levels[: len(root)] != root or len(levels) < len(root) + 2:
+        return False
+    return levels[len(root) + 1] == SECURE_LEVEL
