@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
+from typing import Any
 
 import pytest
 
@@ -30,7 +31,7 @@ TABLES = 12_000
 GAME_HANDS = 600
 
 
-def _to_pokerkit(cards: list[Card]) -> list[object]:
+def _to_pokerkit(cards: list[Card]) -> list[Any]:
     return list(pokerkit.Card.parse("".join(card.code for card in cards)))
 
 
