@@ -60,8 +60,11 @@ UP = ZoneKind.UP
 
 
 def street_of_card(number: int) -> int:
-    """The street on which a seat's ``number``-th card (1-based) is dealt."""
-    return 3 if number <= 3 else number
+    """The street on which a seat's ``number``-th card (1-based) is dealt.
+
+    An eighth card or more still belongs to 7th street (rule 18 kills the hand).
+    """
+    return 3 if number <= 3 else min(number, CARDS_PER_HAND)
 
 
 def expected_face(number: int) -> ZoneKind:
@@ -445,7 +448,8 @@ class DealingEngine:
                 f"Seat {seat_no} got a card but seat {due[0]} was next:"
                 " deal one card at a time, clockwise from the dealer's left.",
             )
-        self._check_burn_before(street, number)
+        if number <= CARDS_PER_HAND:
+            self._check_burn_before(street, number)
         face_due = hand.face_due(seat, number)
         seat.received = number
         total = number + (1 if hand.community is not None else 0)
@@ -465,15 +469,15 @@ class DealingEngine:
         self._after_change()
 
     def _folded_seat_due(self, seat: SeatState) -> bool:
+        """Whether a folded seat's next card arrives exactly in its turn (rule 7)."""
         hand = self._hand()
         live = hand.live_seats
         if not live:
             return False
-        fewest = min(hand.seats[s].received for s in live)
-        if seat.received != fewest:
-            return False
-        first_live = next(s for s in live if hand.seats[s].received == fewest)
-        return seat.seat < first_live
+        mine = seat.received
+        return all(
+            hand.seats[s].received == (mine + 1 if s < seat.seat else mine) for s in live
+        )
 
     def _check_face(self, seat: SeatState, held: HeldCard, face_due: ZoneKind) -> None:
         hand = self._hand()

@@ -1,0 +1,7 @@
+"""``python -m table_controller`` runs the ``stud-table`` command line."""
+
+import sys
+
+from table_controller.cli import main
+
+sys.exit(main())
