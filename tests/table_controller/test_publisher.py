@@ -1,0 +1,323 @@
+"""MqttPublisher against a real Mosquitto: status, retained set, rebirth, outages, faults."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import mqtt_samples as sample
+import pytest
+from mqtt_broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
+from structlog.testing import capture_logs
+
+from table_controller.config import BrokerConfig
+from table_controller.publisher import OVERFLOW_CODE, MqttPublisher
+from table_controller.sequence import SequenceCounter
+from table_controller.topics import TableTopics, is_secure
+
+TOPICS = TableTopics(sample.TABLE)
+
+
+@pytest.fixture
+def subscribers() -> Iterator[list[RecordingSubscriber]]:
+    """Subscribers created by a test, closed at its end."""
+    made: list[RecordingSubscriber] = []
+    yield made
+    for sub in made:
+        sub.close()
+
+
+@pytest.fixture
+def publishers() -> Iterator[list[MqttPublisher]]:
+    """Publishers created by a test, stopped at its end."""
+    made: list[MqttPublisher] = []
+    yield made
+    for pub in made:
+        pub.stop(timeout=1)
+
+
+def _subscribe(port: int, made: list[RecordingSubscriber], **kwargs: object) -> RecordingSubscriber:
+    sub = RecordingSubscriber(port, [TOPICS.all_filter], **kwargs)  # type: ignore[arg-type]
+    made.append(sub)
+    sub.wait_subscribed()
+    return sub
+
+
+def _publisher(
+    port: int, tmp_path: Path, made: list[MqttPublisher], **kwargs: object
+) -> MqttPublisher:
+    queue_size = kwargs.pop("alert_queue", 1000)
+    broker = BrokerConfig(
+        host="127.0.0.1", port=port, reconnect_min_delay=1, reconnect_max_delay=1,
+        alert_queue=queue_size,
+    )
+    pub = MqttPublisher(
+        sample.TABLE, broker, SequenceCounter(tmp_path / "seq"), **kwargs  # type: ignore[arg-type]
+    )
+    made.append(pub)
+    pub.start()
+    return pub
+
+
+def _status(msg: object) -> str:
+    return str(json.loads(msg.payload)["status"])  # type: ignore[attr-defined]
+
+
+def test_status_online_then_offline_retained(
+    mosquitto: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
+) -> None:
+    pub = _publisher(mosquitto.port, tmp_path, publishers)
+    assert pub.wait_online(WAIT)
+    late = _subscribe(mosquitto.port, subscribers)
+    online = late.wait_topic(TOPICS.status, lambda p: p["status"] == "online")
+    assert online.retain
+    assert online.qos == 1
+    assert online.content_type == "application/json"
+    pub.stop()
+    after = _subscribe(mosquitto.port, subscribers)
+    offline = after.wait_topic(TOPICS.status, lambda p: p["status"] == "offline")
+    assert offline.retain
+    assert offline.json()["seq"] > online.json()["seq"]
+
+
+_KILLED_CHILD = """
+import sys, time
+from table_controller.logging import configure_logging
+configure_logging("json", "warning")  # logs to stderr; stdout is our handshake
+from table_controller.config import BrokerConfig
+from table_controller.publisher import MqttPublisher
+from table_controller.sequence import SequenceCounter
+pub = MqttPublisher("t1", BrokerConfig(host="127.0.0.1", port=int(sys.argv[1])),
+                    SequenceCounter(sys.argv[2]))
+pub.start()
+assert pub.wait_online(60)
+print("online", flush=True)
+time.sleep(600)
+"""
+
+
+def test_status_lost_when_process_is_killed(
+    mosquitto: MosquittoBroker, tmp_path: Path, subscribers: list
+) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_CHILD, str(mosquitto.port), str(tmp_path / "seq")],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "online"
+        sub = _subscribe(mosquitto.port, subscribers)
+        sub.wait_topic(TOPICS.status, lambda p: p["status"] == "online")
+        os.kill(child.pid, signal.SIGKILL)
+        lost = sub.wait_topic(TOPICS.status, lambda p: p["status"] == "lost")
+        assert lost.json()["table"] == "t1"
+    finally:
+        child.kill()
+        child.wait(timeout=WAIT)
+        if child.stdout is not None:
+            child.stdout.close()
+    late = _subscribe(mosquitto.port, subscribers)
+    assert late.wait_topic(TOPICS.status, lambda p: p["status"] == "lost").retain
+
+
+def test_state_events_alerts_readers_and_seq_order(
+    mosquitto: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
+) -> None:
+    live = _subscribe(mosquitto.port, subscribers)
+    pub = _publisher(mosquitto.port, tmp_path, publishers)
+    assert pub.wait_online(WAIT)
+    public, secure = sample.states()
+    pub.publish_reader(sample.reader("1"))
+    pub.publish_state(public, secure)
+    pub.publish_event(*sample.down_event(seat=6, card="9s"))
+    up = sample.up_event()
+    pub.publish_event(up, up)
+    pub.publish_alert(sample.alert(1))
+    live.wait_for(lambda m: m.topic == TOPICS.alerts)
+
+    got = [m for m in live.snapshot() if m.topic != TOPICS.status]
+    assert [m.topic for m in got] == [
+        TOPICS.reader("1"), TOPICS.state, TOPICS.secure_state, TOPICS.events,
+        TOPICS.secure_events, TOPICS.events, TOPICS.secure_events, TOPICS.alerts,
+    ]
+    seqs = [m.json()["seq"] for m in got]
+    # Public and secure twins share a seq; otherwise strictly increasing.
+    assert seqs[1] == seqs[2]
+    assert seqs[3] == seqs[4]
+    assert seqs[5] == seqs[6]
+    distinct = [seqs[0], seqs[1], seqs[3], seqs[5], seqs[7]]
+    assert distinct == sorted(set(distinct))
+    for m in got:
+        assert m.qos == 1
+        assert m.json()["table"] == "t1"
+        if not is_secure(m.topic):
+            assert "9s" not in m.payload.decode()  # a down card never on a public topic
+            assert "As" not in m.payload.decode()
+    assert got[4].json() == {**got[3].json(), "card": "9s"}
+    assert got[2].json()["seats"][0]["down"] == ["As", "Kd"]
+    assert "down" not in got[1].json()["seats"][0]
+
+    late = _subscribe(mosquitto.port, subscribers)
+    retained = late.wait_for(lambda m: m.retain, count=4)  # status, reader, state, secure
+    assert {m.topic for m in retained} == {
+        TOPICS.status, TOPICS.reader("1"), TOPICS.state, TOPICS.secure_state,
+    }
+
+
+def test_rebirth_republishes_retained_set(
+    mosquitto: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
+) -> None:
+    pub = _publisher(mosquitto.port, tmp_path, publishers)
+    assert pub.wait_online(WAIT)
+    pub.publish_state(*sample.states())
+    pub.publish_reader(sample.reader("1"))
+    pub.publish_reader(sample.reader("2", state="offline"))
+    sub = _subscribe(mosquitto.port, subscribers)
+    first = sub.wait_topic(TOPICS.state)
+    sub.publish(TOPICS.cmd_rebirth, b"")
+    again = sub.wait_for(lambda m: m.topic == TOPICS.state and not m.retain)[-1]
+    assert again.json()["seq"] > first.json()["seq"]
+    assert {**again.json(), "seq": 0, "ts": 0} == {**first.json(), "seq": 0, "ts": 0}
+    sub.wait_for(lambda m: m.topic == TOPICS.secure_state and not m.retain)
+    sub.wait_for(lambda m: m.topic == TOPICS.reader("2") and not m.retain)
+
+
+def test_rebirth_handler_only_enqueues_and_engine_republishes(
+    mosquitto: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
+) -> None:
+    requests: queue.Queue[str] = queue.Queue()
+    pub = _publisher(
+        mosquitto.port, tmp_path, publishers,
+        on_rebirth=lambda: requests.put(threading.current_thread().name),
+    )
+    assert pub.wait_online(WAIT)
+    pub.publish_state(*sample.states())
+    sub = _subscribe(mosquitto.port, subscribers)
+    sub.wait_topic(TOPICS.state)
+    sub.publish(TOPICS.cmd_rebirth, b"")
+    thread_name = requests.get(timeout=WAIT)
+    assert thread_name != threading.current_thread().name  # called on paho's thread
+    pub.republish_retained()  # what the engine thread does with the request
+    sub.wait_for(lambda m: m.topic == TOPICS.state and not m.retain)
+
+
+def test_broker_down_at_start_then_up(
+    mosquitto: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
+) -> None:
+    mosquitto.stop()  # keeps its port for the later start
+    pub = _publisher(mosquitto.port, tmp_path, publishers)
+    pub.publish_state(*sample.states())
+    pub.publish_alert(sample.alert(1))
+    pub.publish_event(*sample.down_event())
+    assert not pub.online
+    mosquitto.start()
+    assert pub.wait_online(WAIT)
+    sub = _subscribe(mosquitto.port, subscribers)
+    state = sub.wait_topic(TOPICS.state)
+    assert state.retain
+    assert state.json()["seats"][2]["up"] == ["Tc", "8s"]
+    assert sub.wait_topic(TOPICS.status).json()["status"] == "online"
+    assert pub.counters().events_dropped == 1
+
+
+def test_broker_restart_mid_stream_republishes_and_delivers_queued_alerts(
+    tmp_path: Path, subscribers: list, publishers: list
+) -> None:
+    # Persistence + a persistent subscriber session: whichever of the two
+    # clients reconnects first, QoS 1 messages meant for the subscriber wait
+    # in its session, so the test does not depend on reconnect timing.
+    (tmp_path / "broker").mkdir()
+    with MosquittoBroker(tmp_path / "broker", persistence=True) as broker:
+        sub = _subscribe(broker.port, subscribers, client_id="restart-sub", persistent=True)
+        pub = _publisher(broker.port, tmp_path, publishers)
+        assert pub.wait_online(WAIT)
+        public, secure = sample.states(hand=1)
+        pub.publish_state(public, secure)
+        before = sub.wait_topic(TOPICS.state)
+
+        broker.stop()
+        wait_until(lambda: not pub.online, what="publisher to notice the broker is gone")
+        for n in (1, 2, 3):
+            pub.publish_alert(sample.alert(n))
+        pub.publish_state(*sample.states(hand=2))
+        pub.publish_event(*sample.down_event(hand=2))
+        assert pub.counters().alerts_queued == 3
+        broker.start()
+
+        assert pub.wait_online(WAIT)
+        alerts = sub.wait_for(lambda m: m.topic == TOPICS.alerts, count=3)
+        assert [a.json()["message"] for a in alerts] == ["alert 1", "alert 2", "alert 3"]
+        seqs = [a.json()["seq"] for a in alerts]
+        assert seqs == sorted(seqs)
+        after = sub.wait_topic(TOPICS.state, lambda p: p["hand"] == 2)
+        assert after.json()["seq"] > before.json()["seq"]
+        assert pub.counters().alerts_queued == 0
+        assert pub.counters().events_dropped == 1
+        fresh = _subscribe(broker.port, subscribers)
+        assert fresh.wait_topic(TOPICS.state).json()["hand"] == 2
+        assert fresh.wait_topic(TOPICS.status).json()["status"] == "online"
+
+
+def test_alert_queue_overflow_is_reported(
+    tmp_path: Path, subscribers: list, publishers: list
+) -> None:
+    (tmp_path / "broker").mkdir()
+    with MosquittoBroker(tmp_path / "broker", persistence=True) as broker:
+        sub = _subscribe(broker.port, subscribers, client_id="overflow-sub", persistent=True)
+        pub = _publisher(broker.port, tmp_path, publishers, alert_queue=3)
+        assert pub.wait_online(WAIT)
+        broker.stop()
+        wait_until(lambda: not pub.online, what="publisher to notice the broker is gone")
+        with capture_logs() as logs:
+            for n in range(1, 6):
+                pub.publish_alert(sample.alert(n))
+        assert [e["event"] for e in logs] == ["mqtt_alert_queue_full"]
+        assert pub.counters().alerts_dropped == 2
+        broker.start()
+        assert pub.wait_online(WAIT)
+        alerts = sub.wait_for(lambda m: m.topic == TOPICS.alerts, count=4)
+        assert [a.json()["message"] for a in alerts[:3]] == ["alert 3", "alert 4", "alert 5"]
+        overflow = alerts[3].json()
+        assert overflow["code"] == OVERFLOW_CODE
+        assert overflow["message"].startswith("2 alert(s) dropped")
+        assert overflow["seq"] > alerts[2].json()["seq"]
+        assert pub.counters().alerts_dropped == 0
+
+
+def test_exception_in_handler_does_not_disconnect(
+    mosquitto: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
+) -> None:
+    calls: list[int] = []
+
+    def broken_handler() -> None:
+        calls.append(1)
+        raise RuntimeError("handler bug")
+
+    pub = _publisher(mosquitto.port, tmp_path, publishers, on_rebirth=broken_handler)
+    assert pub.wait_online(WAIT)
+    sub = _subscribe(mosquitto.port, subscribers)
+    with capture_logs() as logs:
+        sub.publish(TOPICS.cmd_rebirth, b"")
+        wait_until(lambda: pub.counters().callback_errors == 1, what="the handler error")
+        sub.publish(TOPICS.cmd_rebirth, b"")
+        wait_until(lambda: len(calls) == 2, what="the second rebirth to reach the handler")
+    assert any(e["event"] == "mqtt_callback_failed" and e["callback"] == "on_message" for e in logs)
+    assert pub.online
+    pub.publish_state(*sample.states())
+    sub.wait_topic(TOPICS.state)
+    counters = pub.counters()
+    assert counters.disconnects == 0
+    assert counters.connects == 1
+
+
+def test_payload_for_another_table_is_refused(tmp_path: Path) -> None:
+    pub = MqttPublisher("other", BrokerConfig(), SequenceCounter(tmp_path / "seq"))
+    with pytest.raises(ValueError, match="table 't1'"):
+        pub.publish_alert(sample.alert())
