@@ -143,6 +143,19 @@ class LinkStats:
     state_since: float | None = None
     """``time.monotonic()`` when the current state was entered."""
 
+    @property
+    def errors(self) -> int:
+        """All corrupt or rejected frames, whatever the kind."""
+        return (
+            self.crc_errors
+            + self.framing_errors
+            + self.oversized
+            + self.truncated
+            + self.unknown_type
+            + self.unsupported_version
+            + self.malformed
+        )
+
 
 MessageCallback = Callable[[int, ReaderMessage, float], None]
 """``on_message(reader_id, message, monotonic_time)``."""
