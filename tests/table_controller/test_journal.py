@@ -1,0 +1,249 @@
+"""Journal: round trip, durability across kill -9, torn tails, corruption, rotation."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from table_controller.journal import (
+    Journal,
+    JournalError,
+    current_hand_records,
+    encode_record,
+    read_journal,
+    read_journal_bytes,
+    strip_envelope,
+)
+
+OPS: list[dict[str, object]] = [
+    {"op": "table", "seats": 8, "ante": 1, "bring_in": 2, "small_bet": 5, "big_bet": 10},
+    {"op": "hand", "players": [1, 2, 4, 7]},
+    {"op": "place", "zone": "seat1.down", "card": "As"},
+    {"op": "place", "zone": "seat2.down", "card": "Kd"},
+    {"op": "remove", "zone": "seat2.down", "card": "Kd"},
+    {"op": "place", "zone": "seat4.up", "uid": "E0040150A1B2C3D4"},
+    {"op": "hand", "players": [1, 2]},
+    {"op": "place", "zone": "seat1.up", "card": "2c"},
+    {"op": "act", "seat": 1, "action": "bring_in"},
+]
+
+
+def _write(path: Path, ops: list[dict[str, object]], fsync: str = "always") -> None:
+    with Journal.open(path, fsync=fsync) as journal:  # type: ignore[arg-type]
+        for i, op in enumerate(ops):
+            journal.append(op, at=1000.0 + i / 4)
+
+
+@pytest.mark.parametrize("fsync", ["always", "batch", "never"])
+def test_round_trip_and_envelope(tmp_path: Path, fsync: str) -> None:
+    path = tmp_path / "t1.jsonl"
+    _write(path, OPS, fsync)
+    result = read_journal(path)
+    assert not result.torn_tail
+    assert result.bad_records == []
+    assert [strip_envelope(r) for r in result.records] == OPS
+    assert [r["jseq"] for r in result.records] == list(range(1, len(OPS) + 1))
+    assert [r["at"] for r in result.records] == [1000.0 + i / 4 for i in range(len(OPS))]
+    first = json.loads(path.read_text().splitlines()[2])
+    assert set(first) == {"op", "zone", "card", "jseq", "at", "crc"}
+
+
+def test_reopen_continues_jseq(tmp_path: Path) -> None:
+    path = tmp_path / "t1.jsonl"
+    _write(path, OPS[:3])
+    with Journal.open(path) as journal:
+        assert journal.append(OPS[3], at=5.0) == 4
+    assert [r["jseq"] for r in read_journal(path).records] == [1, 2, 3, 4]
+
+
+def test_reserved_keys_and_missing_op_are_refused(tmp_path: Path) -> None:
+    with Journal.open(tmp_path / "j.jsonl") as journal:
+        with pytest.raises(ValueError, match="reserved"):
+            journal.append({"op": "place", "crc": "x"}, at=0)
+        with pytest.raises(ValueError, match="'op'"):
+            journal.append({"zone": "burn"}, at=0)
+        assert journal.next_jseq == 1
+
+
+def test_current_hand_records_keeps_table_line() -> None:
+    records = [{**op, "jseq": i + 1} for i, op in enumerate(OPS)]
+    current = current_hand_records(records)
+    assert [strip_envelope(r) for r in current] == [OPS[0], *OPS[6:]]
+    assert current_hand_records(records[:1]) == records[:1]
+
+
+_KILLED_WRITER = """
+import sys
+from table_controller.journal import Journal
+journal = Journal.open(sys.argv[1], fsync=sys.argv[2])
+n = 0
+while True:
+    n += 1
+    journal.append({"op": "place", "zone": "seat1.up", "card": "2c", "n": n}, at=float(n))
+    print(n, flush=True)  # acknowledged only after append returned
+"""
+
+
+@pytest.mark.parametrize("fsync", ["always", "never"])
+def test_kill_9_loses_no_acknowledged_record(tmp_path: Path, fsync: str) -> None:
+    path = tmp_path / "t1.jsonl"
+    with subprocess.Popen(
+        [sys.executable, "-c", _KILLED_WRITER, str(path), fsync], stdout=subprocess.PIPE, text=True
+    ) as child:
+        assert child.stdout is not None
+        acked = 0
+        while acked < 200:
+            acked = int(child.stdout.readline())
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+    result = read_journal(path)
+    assert result.bad_records == []
+    numbers = [r["n"] for r in result.records]
+    assert numbers == list(range(1, len(numbers) + 1))
+    assert len(numbers) >= acked
+    with Journal.open(path) as journal:  # a restarted daemon appends after the last record
+        assert journal.append({"op": "hand", "players": [1, 2]}, at=0) == len(numbers) + 1
+
+
+def test_torn_tail_is_dropped_and_truncated_on_open(tmp_path: Path) -> None:
+    path = tmp_path / "t1.jsonl"
+    _write(path, OPS[:4])
+    whole = path.read_bytes()
+    path.write_bytes(whole + b'{"op":"place","zone":"seat')
+    result = read_journal(path)
+    assert result.torn_tail
+    assert len(result.records) == 4
+    with Journal.open(path) as journal:
+        journal.append(OPS[4], at=9.0)
+    result = read_journal(path)
+    assert not result.torn_tail
+    assert [strip_envelope(r) for r in result.records] == OPS[:5]
+
+
+def test_bad_crc_at_end_is_torn_in_middle_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "t1.jsonl"
+    _write(path, OPS[:5])
+    lines = path.read_bytes().splitlines(keepends=True)
+    tampered = lines[2].replace(b"As", b"Ah")
+    path.write_bytes(b"".join([*lines[:2], tampered, *lines[3:]]))
+    result = read_journal(path)
+    assert result.bad_records == [(3, "crc mismatch")]
+    assert not result.torn_tail
+    assert [r["jseq"] for r in result.records] == [1, 2, 4, 5]
+    with pytest.raises(JournalError, match="line 3: crc mismatch"):
+        Journal.open(path)
+
+    path.write_bytes(b"".join([*lines[:4], lines[4].replace(b"Kd", b"Kh")]))
+    result = read_journal(path)
+    assert result.torn_tail
+    assert result.bad_records == []
+    assert len(result.records) == 4
+
+
+def test_garbage_line_reasons(tmp_path: Path) -> None:
+    good = encode_record({"op": "hand", "players": [1, 2]}, 1, 0.0)
+    cases = {
+        b"not json\n": "bad JSON",
+        b"[1,2]\n": "not a JSON object",
+        b'{"op": "hand"}\n': "not in canonical form",
+        b'{"op":"hand"}\n': "missing or malformed crc",
+        b"\xff\xfe\n": "not ASCII",
+    }
+    for line, reason in cases.items():
+        result = read_journal_bytes(line + good)
+        assert len(result.bad_records) == 1, line
+        assert result.bad_records[0][0] == 1
+        assert result.bad_records[0][1].startswith(reason), (line, result.bad_records)
+
+
+def test_rotation_at_hand_boundary(tmp_path: Path) -> None:
+    path = tmp_path / "t1.jsonl"
+    with Journal.open(path, max_bytes=4096) as journal:
+        hands = 0
+        while not list(tmp_path.glob("t1.*-*.jsonl")):
+            journal.append({"op": "hand", "players": [1, 2]}, at=0)
+            hands += 1
+            for _ in range(20):
+                journal.append({"op": "place", "zone": "seat1.up", "card": "2c"}, at=0)
+        last = journal.next_jseq - 1
+    (archived,) = tmp_path.glob("t1.*-*.jsonl")
+    old = read_journal(archived).records
+    live = read_journal(path).records
+    assert live[0]["op"] == "hand"
+    assert [r["jseq"] for r in old + live] == list(range(1, last + 1))
+    assert archived.name == f"t1.1-{old[-1]['jseq']}.jsonl"
+    path.unlink()  # lost live file: jseq still continues from the archive's name
+    with Journal.open(path) as journal:
+        assert journal.next_jseq == old[-1]["jseq"] + 1
+
+
+# ---------------------------------------------------------------- properties
+
+_op = st.fixed_dictionaries(
+    {
+        "op": st.sampled_from(["place", "remove", "hand", "act"]),
+        "zone": st.sampled_from(["seat1.up", "seat8.down", "burn", "muck", "board"]),
+        "card": st.sampled_from(["As", "2c", "Td", "9h"]),
+    },
+    optional={"note": st.text(max_size=8), "amount": st.integers(0, 10**6)},
+)
+
+
+def _encode(ops: list[dict[str, object]], ats: list[float]) -> tuple[bytes, list[int]]:
+    data = b""
+    ends = []
+    for jseq, (op, at) in enumerate(zip(ops, ats, strict=True), start=1):
+        data += encode_record(op, jseq, at)
+        ends.append(len(data))
+    return data, ends
+
+
+_journal = st.lists(_op, min_size=1, max_size=12).flatmap(
+    lambda ops: st.tuples(
+        st.just(ops),
+        st.lists(
+            st.floats(0, 1e9, allow_nan=False), min_size=len(ops), max_size=len(ops)
+        ),
+    )
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_journal, st.data())
+def test_any_truncation_reads_back_a_prefix(
+    journal: tuple[list, list], data: st.DataObject
+) -> None:
+    ops, ats = journal
+    encoded, ends = _encode(ops, ats)
+    cut = data.draw(st.integers(0, len(encoded)), label="cut")
+    result = read_journal_bytes(encoded[:cut])
+    complete = sum(1 for end in ends if end <= cut)
+    assert [strip_envelope(r) for r in result.records] == ops[:complete]
+    assert [r["at"] for r in result.records] == ats[:complete]
+    assert result.torn_tail == (cut not in (0, *ends))
+    assert result.bad_records == []
+    assert result.good_bytes == (ends[complete - 1] if complete else 0)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_journal, st.data())
+def test_any_bit_flip_is_detected(journal: tuple[list, list], data: st.DataObject) -> None:
+    ops, ats = journal
+    encoded, _ends = _encode(ops, ats)
+    position = data.draw(st.integers(0, len(encoded) - 1), label="byte")
+    bit = data.draw(st.integers(0, 7), label="bit")
+    flipped = bytearray(encoded)
+    flipped[position] ^= 1 << bit
+    result = read_journal_bytes(bytes(flipped))
+    assert result.torn_tail or result.bad_records
+    originals = [json.dumps(op, sort_keys=True) for op in ops]
+    for record in result.records:  # whatever survives is genuine, never altered
+        assert json.dumps(strip_envelope(record), sort_keys=True) in originals
