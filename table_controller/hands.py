@@ -26,7 +26,7 @@ from enum import IntEnum
 from typing import Literal, Protocol
 
 from table_controller import _hand_tables as _t
-from table_controller.cards import RANK_NAMES, Card, Suit
+from table_controller.cards import DECK, RANK_NAMES, Card, Suit
 
 __all__ = [
     "BatchEvaluator",
@@ -128,6 +128,18 @@ class BatchEvaluator(Protocol):
         ...
 
 
+# Module-level names: global lookups are cheaper than attribute lookups on _t.
+_CODES = _t.CARD_CODES
+_SUIT_SHIFT = _t.SUIT_SHIFT
+_FLUSH_PROBE = _t.FLUSH_PROBE
+_FLUSH_LANES = _t.FLUSH_LANES
+_RANK_KEY_MASK = _t.RANK_KEY_MASK
+
+# Cards are interned, so a DECK card's id() identifies it for as long as the program
+# runs; this avoids the Card.index property (an IntEnum conversion) on the hot path.
+_INDEX_BY_ID: dict[int, int] = {id(card): card.index for card in DECK}
+
+
 def _flush_strength(hand: Sequence[int], total: int) -> int:
     """Strength of a hand whose summed codes ``total`` show five or more of one suit."""
     lanes = ((total >> _t.SUIT_SHIFT) + _t.FLUSH_PROBE) & _t.FLUSH_LANES
@@ -139,11 +151,15 @@ def _flush_strength(hand: Sequence[int], total: int) -> int:
 
 def _strength(indices: Sequence[int]) -> int:
     """Strength of 5-7 distinct card indices (see ``_hand_tables`` for how)."""
-    codes = _t.CARD_CODES
-    total = sum([codes[i] for i in indices])
-    if ((total >> _t.SUIT_SHIFT) + _t.FLUSH_PROBE) & _t.FLUSH_LANES:
+    codes = _CODES
+    if len(indices) == 7:
+        a, b, c, d, e, f, g = indices
+        total = codes[a] + codes[b] + codes[c] + codes[d] + codes[e] + codes[f] + codes[g]
+    else:
+        total = sum([codes[i] for i in indices])
+    if ((total >> _SUIT_SHIFT) + _FLUSH_PROBE) & _FLUSH_LANES:
         return _flush_strength(indices, total)
-    return _t.tables().rank_multiset_values[total & _t.RANK_KEY_MASK]
+    return _t.tables().rank_multiset_values[total & _RANK_KEY_MASK]
 
 
 def _code_sums(hands: Sequence[Sequence[int]]) -> list[int]:
@@ -187,7 +203,10 @@ def batch_evaluate(hands: Sequence[Sequence[int]]) -> list[int]:
 def _checked_indices(cards: Sequence[Card], low: int, high: int, what: str) -> list[int]:
     if not low <= len(cards) <= high:
         raise ValueError(f"{what} takes {low} to {high} cards, got {len(cards)}")
-    indices = [card.index for card in cards]
+    by_id = _INDEX_BY_ID.get
+    indices = [by_id(id(card), -1) for card in cards]
+    if -1 in indices:  # a Card built outside the interned DECK: still a valid card
+        indices = [card.index for card in cards]
     if len(set(indices)) != len(indices):
         codes = " ".join(card.code for card in cards)
         raise ValueError(f"{what}: the same card appears twice in {codes}")
