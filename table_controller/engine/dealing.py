@@ -142,6 +142,10 @@ class HandState:
     first_to_act: dict[int, int] = field(default_factory=dict)
     winners: list[int] = field(default_factory=list)
     finished: bool = False
+    forming: bool = False
+    """Players are still being learnt from the first round (auto hands)."""
+    cleared: bool = False
+    """Auto hands: every seat zone emptied after the deal; the next card starts a hand."""
     reshuffled: bool = False
     alerts: list[Alert] = field(default_factory=list)
     where: dict[Card, list[Zone]] = field(default_factory=dict)
@@ -208,7 +212,15 @@ class DealingEngine:
         self._at = event.at
         if isinstance(event, HandStarted):
             self._start_hand(event)
-        elif self.hand is not None:
+            return self._out
+        if (
+            self.settings.auto_hands
+            and isinstance(event, CardPlaced)
+            and event.zone.kind not in (ZoneKind.MUCK, ZoneKind.BOARD)
+            and (self.hand is None or self.hand.cleared)
+        ):
+            self._start_hand(HandStarted((), at=event.at))
+        if self.hand is not None:
             if isinstance(event, CardPlaced):
                 self._place(event.card, event.zone)
             elif isinstance(event, CardRemoved):
@@ -220,9 +232,13 @@ class DealingEngine:
     def finish_hand(self) -> list[EngineOutput]:
         """Close the current hand: showdown checks (rule 18) and the winners."""
         self._out = []
+        self._finish()
+        return self._out
+
+    def _finish(self) -> None:
         hand = self.hand
         if hand is None or hand.finished:
-            return self._out
+            return
         live = hand.live_seats
         reached_seventh = hand.community is not None or any(
             hand.seats[s].received >= CARDS_PER_HAND for s in live
@@ -242,19 +258,19 @@ class DealingEngine:
                     self._kill(seat_no, "short hand at showdown")
             self._showdown()
         hand.finished = True
-        return self._out
 
     # ------------------------------------------------------------ hand start
 
     def _start_hand(self, event: HandStarted) -> None:
-        if self.hand is not None and not self.hand.finished:
-            self._out.extend(self.finish_hand())
+        self._finish()
         self.hands_played += 1
         number = event.hand_id if event.hand_id is not None else self.hands_played
         players = tuple(sorted(set(event.players)))
         stacks = event.stacks or {}
         seats = {s: SeatState(seat=s, stack=stacks.get(s)) for s in players}
-        self.hand = HandState(number=number, players=players, seats=seats)
+        self.hand = HandState(
+            number=number, players=players, seats=seats, forming=not players
+        )
         self._emit(GameEvent(GameEventKind.HAND_STARTED, text=f"hand {number}"))
 
     # --------------------------------------------------------------- routing
@@ -347,6 +363,18 @@ class DealingEngine:
             held = hand.seats[owner].held(card)
             if held is not None:
                 held.present = False
+        if zone.seat is not None:
+            self._check_cleared()
+
+    def _check_cleared(self) -> None:
+        """Auto hands end when no card is left in any seat zone after the deal."""
+        hand = self._hand()
+        if not self.settings.auto_hands or hand.cleared or not hand.players:
+            return
+        if any(z.seat is not None for zones in hand.where.values() for z in zones):
+            return
+        hand.cleared = True
+        self._finish()
 
     # ------------------------------------------------------------ ownership
 
@@ -369,8 +397,8 @@ class DealingEngine:
     def _fold(self, seat_no: int) -> None:
         hand = self._hand()
         seat = hand.seats[seat_no]
-        if seat.status is not SeatStatus.ACTIVE:
-            return
+        if seat.status is not SeatStatus.ACTIVE or hand.finished:
+            return  # mucking after the result is clearing the table, not folding
         if hand.live_seats == [seat_no]:
             return  # the last hand standing being gathered up is not a fold
         seat.status = SeatStatus.FOLDED
@@ -402,6 +430,14 @@ class DealingEngine:
     def _deal(self, card: Card, seat_no: int, face: ZoneKind) -> None:
         hand = self._hand()
         seat = hand.seats.get(seat_no)
+        if hand.forming:
+            if seat is None and seat_no > max(hand.players, default=0):
+                # Auto hand, first round: every seat dealt in joins the hand.
+                seat = SeatState(seat=seat_no)
+                hand.seats[seat_no] = seat
+                hand.players = (*hand.players, seat_no)
+            else:
+                hand.forming = False
         if seat is None:
             self._alert(
                 AlertCode.CARD_TO_INACTIVE_SEAT,
@@ -593,6 +629,7 @@ class DealingEngine:
         if street in hand.started_streets:
             return
         hand.started_streets.add(street)
+        self._emit(GameEvent(GameEventKind.STREET_STARTED, street=street))
         if street == 3 and number != 1:
             return
         if hand.burns.get(street, 0) < min(1, self._allowed_burns(street)):
@@ -881,13 +918,10 @@ def replay_events(
     engine = DealingEngine(settings)
     hands: list[HandState] = []
     for event in events:
-        if isinstance(event, HandStarted) and engine.hand is not None:
-            engine.finish_hand()
-            hands.append(engine.hand)
         engine.apply(event)
-    if engine.hand is not None:
-        engine.finish_hand()
-        hands.append(engine.hand)
+        if engine.hand is not None and (not hands or hands[-1] is not engine.hand):
+            hands.append(engine.hand)  # a hand line, or an auto hand's first card
+    engine.finish_hand()
     return hands
 
 

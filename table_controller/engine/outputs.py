@@ -17,6 +17,7 @@ class GameEventKind(StrEnum):
     CARD_DEALT_DOWN = "card_dealt_down"
     CARD_BURNED = "card_burned"
     COMMUNITY_CARD = "community_card"
+    STREET_STARTED = "street_started"
     STREET_COMPLETE = "street_complete"
     ANNOUNCEMENT = "announcement"
     FOLD = "fold"

@@ -49,3 +49,9 @@ class TableSettings(BaseModel):
     small_bet: int = Field(default=5, ge=1, description="Small bet (3rd and 4th street).")
     big_bet: int = Field(default=10, ge=1, description="Big bet (5th, 6th and 7th street).")
     rules: RuleProfile = Field(default_factory=RuleProfile)
+    auto_hands: bool = Field(
+        default=False,
+        description="No console: a hand starts when the first card lands on a clear table,"
+        " its players are the seats dealt in the first round, and it ends when the table"
+        " is clear again (the daemon's card-only mode; journals record this setting).",
+    )
