@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from table_controller.cards import DECK, Card, parse_cards
+from table_controller.cards import DECK, Card, Suit, parse_cards
 from table_controller.hands import (
     HandCategory,
     HandValue,
@@ -318,3 +318,13 @@ def test_first_to_act_holds_the_maximum_board(cards: list[Card], per_seat: int) 
     # ... and no seat before it in the order shows as much.
     for seat in order[: order.index(chosen)]:
         assert showing_value(up[seat]) < best
+
+
+def test_cards_built_outside_the_deck_are_still_valued() -> None:
+    # Card(...) makes a new object, not the interned DECK card; it must still count.
+    built = [Card(14, Suit.SPADES), Card(14, Suit.HEARTS), Card(9, Suit.CLUBS)]
+    hand = built + parse_cards("9d 2c")
+    assert evaluate(hand) == value("AsAh9c9d2c")
+    assert showing_value(built) == showing("AsAh9c")
+    with pytest.raises(ValueError, match="twice"):
+        evaluate([Card(14, Suit.SPADES), *parse_cards("As Kd Qh Js")])
