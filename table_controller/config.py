@@ -11,6 +11,7 @@ See ``deploy/table.example.toml`` for every key with its default.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -52,7 +53,9 @@ def _resolve(value: Path, info: ValidationInfo) -> Path:
     base = info.context.get("base_dir") if isinstance(info.context, dict) else None
     if not value.is_absolute() and base is not None:
         value = Path(base) / value
-    return value
+    # Normalise "deploy/../hardware" without resolving symlinks (a symlinked
+    # /etc/stud-table should keep the names the operator wrote).
+    return Path(os.path.normpath(value))
 
 
 def _existing_file(value: Path, info: ValidationInfo) -> Path:

@@ -51,7 +51,13 @@ class _Model(BaseModel):
     # publisher; extra="forbid" so nothing sneaks in (above all, no down cards).
     # revalidate_instances="always" so a model instance of the wrong class (a
     # secure seat in a public state) is rejected instead of passed through.
-    model_config = ConfigDict(extra="forbid", frozen=True, revalidate_instances="always")
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        revalidate_instances="always",
+        # Every key is always present in what we publish, defaults included.
+        json_schema_serialization_defaults_required=True,
+    )
 
 
 class Envelope(_Model):

@@ -49,6 +49,15 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def run_as_user_line() -> list[str]:
+    """Config lines keeping mosquitto as the current user.
+
+    Started as root, mosquitto switches to the ``mosquitto`` user, which cannot
+    read the test's private temp directory; ``user root`` makes it stay.
+    """
+    return ["user root"] if os.geteuid() == 0 else []
+
+
 def wait_until(predicate: Callable[[], bool], timeout: float = WAIT, what: str = "") -> None:
     """Poll ``predicate`` until true; fail the test with ``what`` after ``timeout`` s."""
     deadline = time.monotonic() + timeout
@@ -78,8 +87,13 @@ class MosquittoBroker:
         allow_anonymous: bool = True,
         persistence: bool = False,
         extra_config: str = "",
+        config_text: Callable[[int, Path], str] | None = None,
     ) -> None:
-        """Prepare config files in ``directory`` (a new temp dir if None); call :meth:`start`."""
+        """Prepare config files in ``directory`` (a new temp dir if None); call :meth:`start`.
+
+        ``config_text(port, directory)``, if given, replaces the generated
+        config entirely (e.g. a deploy config with its paths rewritten).
+        """
         self._own_dir = directory is None
         self.directory = Path(directory or tempfile.mkdtemp(prefix="mosquitto-"))
         self.port = 0
@@ -88,36 +102,46 @@ class MosquittoBroker:
         self._allow_anonymous = allow_anonymous
         self._persistence = persistence
         self._extra = extra_config
+        self._config_text = config_text
         self._proc: subprocess.Popen[bytes] | None = None
         self.log_path = self.directory / "mosquitto.log"
 
+    def _write_password_file(self) -> None:
+        pw_file = self.directory / "passwd"
+        pw_file.write_text("")
+        for user in self._users:
+            subprocess.run(
+                ["mosquitto_passwd", "-b", str(pw_file), user.name, user.password],
+                check=True, capture_output=True,
+            )
+
     def _write_config(self) -> Path:
+        """Write ``mosquitto.conf`` (and ``passwd`` for :attr:`users`) into the directory."""
+        config = self.directory / "mosquitto.conf"
+        if self._users:
+            self._write_password_file()
+        if self._config_text is not None:
+            config.write_text(self._config_text(self.port, self.directory))
+            return config
         lines = [
             f"listener {self.port} 127.0.0.1",
             f"allow_anonymous {'true' if self._allow_anonymous else 'false'}",
             f"persistence {'true' if self._persistence else 'false'}",
             f"persistence_location {self.directory}/",
+            *run_as_user_line(),
             "log_dest stderr",
             "log_type error",
             "log_type warning",
             "log_type notice",
         ]
         if self._users:
-            pw_file = self.directory / "passwd"
-            pw_file.write_text("")
-            for user in self._users:
-                subprocess.run(
-                    ["mosquitto_passwd", "-b", str(pw_file), user.name, user.password],
-                    check=True, capture_output=True,
-                )
-            lines.append(f"password_file {pw_file}")
+            lines.append(f"password_file {self.directory / 'passwd'}")
         if self._acl is not None:
             acl_file = self.directory / "acl"
             acl_file.write_text(self._acl)
             lines.append(f"acl_file {acl_file}")
         if self._extra:
             lines.append(self._extra)
-        config = self.directory / "mosquitto.conf"
         config.write_text("\n".join(lines) + "\n")
         return config
 

@@ -43,6 +43,19 @@ def publishers() -> Iterator[list[MqttPublisher]]:
         pub.stop(timeout=1)
 
 
+@pytest.fixture
+def persistent_broker(tmp_path: Path) -> Iterator[MosquittoBroker]:
+    """A broker that saves sessions and retained messages across its own restarts.
+
+    With a persistent subscriber session, QoS 1 messages published while that
+    subscriber is reconnecting wait for it, so tests need not race reconnects.
+    Listed before ``subscribers``/``publishers`` so it is torn down after them.
+    """
+    (tmp_path / "broker").mkdir()
+    with MosquittoBroker(tmp_path / "broker", persistence=True) as broker:
+        yield broker
+
+
 def _subscribe(port: int, made: list[RecordingSubscriber], **kwargs: object) -> RecordingSubscriber:
     sub = RecordingSubscriber(port, [TOPICS.all_filter], **kwargs)  # type: ignore[arg-type]
     made.append(sub)
@@ -228,67 +241,62 @@ def test_broker_down_at_start_then_up(
 
 
 def test_broker_restart_mid_stream_republishes_and_delivers_queued_alerts(
-    tmp_path: Path, subscribers: list, publishers: list
+    persistent_broker: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
 ) -> None:
-    # Persistence + a persistent subscriber session: whichever of the two
-    # clients reconnects first, QoS 1 messages meant for the subscriber wait
-    # in its session, so the test does not depend on reconnect timing.
-    (tmp_path / "broker").mkdir()
-    with MosquittoBroker(tmp_path / "broker", persistence=True) as broker:
-        sub = _subscribe(broker.port, subscribers, client_id="restart-sub", persistent=True)
-        pub = _publisher(broker.port, tmp_path, publishers)
-        assert pub.wait_online(WAIT)
-        public, secure = sample.states(hand=1)
-        pub.publish_state(public, secure)
-        before = sub.wait_topic(TOPICS.state)
+    broker = persistent_broker
+    sub = _subscribe(broker.port, subscribers, client_id="restart-sub", persistent=True)
+    pub = _publisher(broker.port, tmp_path, publishers)
+    assert pub.wait_online(WAIT)
+    public, secure = sample.states(hand=1)
+    pub.publish_state(public, secure)
+    before = sub.wait_topic(TOPICS.state)
 
-        broker.stop()
-        wait_until(lambda: not pub.online, what="publisher to notice the broker is gone")
-        for n in (1, 2, 3):
-            pub.publish_alert(sample.alert(n))
-        pub.publish_state(*sample.states(hand=2))
-        pub.publish_event(*sample.down_event(hand=2))
-        assert pub.counters().alerts_queued == 3
-        broker.start()
+    broker.stop()
+    wait_until(lambda: not pub.online, what="publisher to notice the broker is gone")
+    for n in (1, 2, 3):
+        pub.publish_alert(sample.alert(n))
+    pub.publish_state(*sample.states(hand=2))
+    pub.publish_event(*sample.down_event(hand=2))
+    assert pub.counters().alerts_queued == 3
+    broker.start()
 
-        assert pub.wait_online(WAIT)
-        alerts = sub.wait_for(lambda m: m.topic == TOPICS.alerts, count=3)
-        assert [a.json()["message"] for a in alerts] == ["alert 1", "alert 2", "alert 3"]
-        seqs = [a.json()["seq"] for a in alerts]
-        assert seqs == sorted(seqs)
-        after = sub.wait_topic(TOPICS.state, lambda p: p["hand"] == 2)
-        assert after.json()["seq"] > before.json()["seq"]
-        assert pub.counters().alerts_queued == 0
-        assert pub.counters().events_dropped == 1
-        fresh = _subscribe(broker.port, subscribers)
-        assert fresh.wait_topic(TOPICS.state).json()["hand"] == 2
-        assert fresh.wait_topic(TOPICS.status).json()["status"] == "online"
+    assert pub.wait_online(WAIT)
+    alerts = sub.wait_for(lambda m: m.topic == TOPICS.alerts, count=3)
+    assert [a.json()["message"] for a in alerts] == ["alert 1", "alert 2", "alert 3"]
+    seqs = [a.json()["seq"] for a in alerts]
+    assert seqs == sorted(seqs)
+    after = sub.wait_topic(TOPICS.state, lambda p: p["hand"] == 2)
+    assert after.json()["seq"] > before.json()["seq"]
+    assert pub.counters().alerts_queued == 0
+    assert pub.counters().events_dropped == 1
+    fresh = _subscribe(broker.port, subscribers)
+    assert fresh.wait_topic(TOPICS.state).json()["hand"] == 2
+    assert fresh.wait_topic(TOPICS.status).json()["status"] == "online"
 
 
 def test_alert_queue_overflow_is_reported(
-    tmp_path: Path, subscribers: list, publishers: list
+    persistent_broker: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
 ) -> None:
-    (tmp_path / "broker").mkdir()
-    with MosquittoBroker(tmp_path / "broker", persistence=True) as broker:
-        sub = _subscribe(broker.port, subscribers, client_id="overflow-sub", persistent=True)
-        pub = _publisher(broker.port, tmp_path, publishers, alert_queue=3)
-        assert pub.wait_online(WAIT)
-        broker.stop()
-        wait_until(lambda: not pub.online, what="publisher to notice the broker is gone")
-        with capture_logs() as logs:
-            for n in range(1, 6):
-                pub.publish_alert(sample.alert(n))
-        assert [e["event"] for e in logs] == ["mqtt_alert_queue_full"]
-        assert pub.counters().alerts_dropped == 2
-        broker.start()
-        assert pub.wait_online(WAIT)
-        alerts = sub.wait_for(lambda m: m.topic == TOPICS.alerts, count=4)
-        assert [a.json()["message"] for a in alerts[:3]] == ["alert 3", "alert 4", "alert 5"]
-        overflow = alerts[3].json()
-        assert overflow["code"] == OVERFLOW_CODE
-        assert overflow["message"].startswith("2 alert(s) dropped")
-        assert overflow["seq"] > alerts[2].json()["seq"]
-        assert pub.counters().alerts_dropped == 0
+    broker = persistent_broker
+    sub = _subscribe(broker.port, subscribers, client_id="overflow-sub", persistent=True)
+    pub = _publisher(broker.port, tmp_path, publishers, alert_queue=3)
+    assert pub.wait_online(WAIT)
+    broker.stop()
+    wait_until(lambda: not pub.online, what="publisher to notice the broker is gone")
+    with capture_logs() as logs:
+        for n in range(1, 6):
+            pub.publish_alert(sample.alert(n))
+    assert [e["event"] for e in logs] == ["mqtt_alert_queue_full"]
+    assert pub.counters().alerts_dropped == 2
+    broker.start()
+    assert pub.wait_online(WAIT)
+    alerts = sub.wait_for(lambda m: m.topic == TOPICS.alerts, count=4)
+    assert [a.json()["message"] for a in alerts[:3]] == ["alert 3", "alert 4", "alert 5"]
+    overflow = alerts[3].json()
+    assert overflow["code"] == OVERFLOW_CODE
+    assert overflow["message"].startswith("2 alert(s) dropped")
+    assert overflow["seq"] > alerts[2].json()["seq"]
+    assert pub.counters().alerts_dropped == 0
 
 
 def test_exception_in_handler_does_not_disconnect(

@@ -1,0 +1,135 @@
+"""Daemon config: the example loads, defaults apply, every error is one line naming file+key."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from table_controller.config import ConfigError, load_config
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "deploy" / "table.example.toml"
+
+MINIMAL = """
+[table]
+id = "t1"
+layout = "layout.toml"
+decks = ["deck.toml"]
+
+[stakes]
+ante = 1
+bring_in = 2
+small_bet = 5
+big_bet = 10
+
+[journal]
+directory = "journal"
+"""
+
+
+@pytest.fixture
+def config_dir(tmp_path: Path) -> Path:
+    """A directory with a minimal valid config and the files it points at."""
+    (tmp_path / "layout.toml").write_text("# layout\n")
+    (tmp_path / "deck.toml").write_text("# deck\n")
+    (tmp_path / "table.toml").write_text(MINIMAL)
+    return tmp_path
+
+
+def test_example_config_loads() -> None:
+    config = load_config(EXAMPLE)
+    assert config.table.id == "table-1"
+    assert config.table.layout == ROOT / "hardware" / "layouts" / "table-8.toml"
+    assert config.table.decks == [ROOT / "hardware" / "decks" / "example-deck.toml"]
+    assert config.journal.directory == Path("/var/lib/stud-table")
+    assert config.client_id == "stud-table-table-1"
+
+
+def test_defaults_and_relative_paths(config_dir: Path) -> None:
+    config = load_config(config_dir / "table.toml")
+    assert config.table.layout == config_dir / "layout.toml"
+    assert config.journal.directory == config_dir / "journal"
+    assert config.table.presence_hold == 1.5
+    assert config.rules.bring_in_tiebreak == "suit"
+    assert config.rules.burn_before_third is False
+    assert config.rules.raise_cap == 3
+    assert config.rules.tournament is False
+    assert config.broker.host == "localhost"
+    assert config.broker.port == 1883
+    assert config.broker.tls is None
+    assert config.journal.fsync == "always"
+    assert config.log.format == "json"
+    assert config.log.level == "info"
+
+
+def test_relative_paths_do_not_depend_on_cwd(
+    config_dir: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
+    assert load_config(config_dir / "table.toml").table.decks == [config_dir / "deck.toml"]
+
+
+def _error(config_dir: Path, text: str) -> str:
+    path = config_dir / "table.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}: ")
+    return message.removeprefix(f"{path}: ")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("[journal]", "[broker]\nport = 70000\n[journal]",
+         "broker.port: Input should be less than or equal to 65535"),
+        ('id = "t1"', 'id = "t1/x"', "table.id: bad table id 't1/x'"),
+        ('id = "t1"', "", "table.id: missing required key"),
+        ('directory = "journal"', 'directory = "journal"\nfsnyc = "always"',
+         "journal.fsnyc: unknown key"),
+        ('directory = "journal"', 'directory = "journal"\nfsync = "sometimes"',
+         "journal.fsync: Input should be 'always', 'batch' or 'never'"),
+        ('decks = ["deck.toml"]', 'decks = ["deck.toml", "nope.toml"]',
+         "table.decks[1]: file not found:"),
+        ('layout = "layout.toml"', 'layout = "missing.toml"', "table.layout: file not found:"),
+        ("big_bet = 10", "big_bet = 4", "stakes: big_bet must be at least small_bet"),
+        ("[journal]", '[rules]\nbring_in_tiebreak = "colour"\n[journal]',
+         "rules.bring_in_tiebreak: Input should be 'suit' or 'position'"),
+        ("[journal]", '[broker]\npassword = "x"\n[journal]',
+         "broker: password given without username"),
+        ("[journal]", '[log]\nlevel = "loud"\n[journal]', "log.level: Input should be"),
+        ("[journal]", "[extra]\nx = 1\n[journal]", "extra: unknown key"),
+        ("ante = 1", 'ante = "one"', "stakes.ante: Input should be a valid integer"),
+    ],
+)
+def test_errors_name_file_key_and_problem(
+    config_dir: Path, old: str, new: str, expected: str
+) -> None:
+    text = MINIMAL.replace(old, new)
+    assert text != MINIMAL
+    assert _error(config_dir, text).startswith(expected)
+
+
+def test_toml_syntax_error_and_missing_file(config_dir: Path) -> None:
+    message = _error(config_dir, MINIMAL + "\n[table\n")
+    assert message.startswith("TOML syntax error:")
+    assert "line" in message
+    missing = config_dir / "absent.toml"
+    with pytest.raises(ConfigError, match=rf"^{missing}: cannot read: No such file"):
+        load_config(missing)
+
+
+def test_tls_paths_resolve(config_dir: Path) -> None:
+    shutil.copy(config_dir / "deck.toml", config_dir / "ca.pem")
+    path = config_dir / "table.toml"
+    path.write_text(
+        MINIMAL + '\n[broker]\nusername = "d"\npassword = "p"\n[broker.tls]\nca_file = "ca.pem"\n'
+    )
+    config = load_config(path)
+    assert config.broker.tls is not None
+    assert config.broker.tls.ca_file == config_dir / "ca.pem"
+    assert config.broker.username == "d"
