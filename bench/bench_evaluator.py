@@ -18,6 +18,7 @@ import random
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from itertools import combinations, combinations_with_replacement
 
 import phevaluator
 from phevaluator import _pheval
@@ -51,6 +52,36 @@ def _pheval_c_core(hands: Hands) -> object:
     return [core(*hand) for hand in hands]
 
 
+def _pheval_strength_map() -> list[int]:
+    """phevaluator rank (1..7462) -> our strength int, from one hand of every class.
+
+    Five cards per class: every rank multiset with suits dealt round-robin (never five
+    of a suit) plus every five-rank mask in one suit. This is what a phevaluator-backed
+    :class:`~table_controller.hands.BatchEvaluator` would need to return our ints.
+    """
+    hands = [
+        [(rank - 2) * 4 + position % 4 for position, rank in enumerate(ranks)]
+        for ranks in combinations_with_replacement(range(2, 15), 5)
+        if not any(map(int.__eq__, ranks, ranks[4:]))
+    ]
+    hands += [[(rank - 2) * 4 for rank in ranks] for ranks in combinations(range(2, 15), 5)]
+    strengths = batch_evaluate(hands)
+    by_rank = [0] * 7463
+    for hand, strength in zip(hands, strengths, strict=True):
+        by_rank[_pheval.evaluate_5cards(*hand)] = strength
+    return by_rank
+
+
+def _pheval_backend() -> Callable[[Hands], list[int]]:
+    """A candidate fast BatchEvaluator: phevaluator's C core, answers in our ints."""
+    core, to_ours = _pheval.evaluate_7cards, _pheval_strength_map()
+
+    def evaluate_batch(hands: Hands) -> list[int]:
+        return [to_ours[core(*hand)] for hand in hands]
+
+    return evaluate_batch
+
+
 def _pokerkit(hands: Hands) -> object:
     texts = ["".join(Card.from_index(i).code for i in hand) for hand in hands]
     start = time.perf_counter()
@@ -59,14 +90,17 @@ def _pokerkit(hands: Hands) -> object:
     return time.perf_counter() - start
 
 
-EVALUATORS: dict[str, tuple[Callable[[Hands], object], int]] = {
-    # name: (function, batch-size divisor)
-    "ours batch_evaluate (indices)": (_ours_batch, 1),
-    "ours evaluate (Card objects)": (_ours_cards, 1),
-    "phevaluator evaluate_cards": (_pheval_public, 1),
-    "phevaluator C core (no wrapper)": (_pheval_c_core, 1),
-    "pokerkit StandardHighHand": (_pokerkit, 20),
-}
+def _evaluators() -> dict[str, tuple[Callable[[Hands], object], int]]:
+    """name -> (function, batch-size divisor)."""
+    return {
+        "ours batch_evaluate (indices)": (_ours_batch, 1),
+        "ours evaluate (Card objects)": (_ours_cards, 1),
+        "phevaluator evaluate_cards": (_pheval_public, 1),
+        "phevaluator C core (no wrapper)": (_pheval_c_core, 1),
+        "phevaluator C core -> our ints": (_pheval_backend(), 1),
+        "pokerkit StandardHighHand": (_pokerkit, 20),
+    }
+
 REFERENCE = "phevaluator evaluate_cards"
 
 
@@ -93,10 +127,15 @@ def main() -> None:
 
     rng = random.Random(args.seed)
     batches = [_hands(rng, args.batch_size) for _ in range(args.batches)]
-    per_hand: dict[str, list[float]] = {name: [] for name in EVALUATORS}
+    evaluators = _evaluators()
+    # The phevaluator-backed candidate must answer exactly our ints to be a backend.
+    candidate = evaluators["phevaluator C core -> our ints"][0]
+    if candidate(batches[0]) != batch_evaluate(batches[0]):
+        raise SystemExit("phevaluator-backed batch evaluator disagrees with ours")
+    per_hand: dict[str, list[float]] = {name: [] for name in evaluators}
     # Interleave evaluators batch by batch so machine load hits them all alike.
     for batch in batches:
-        for name, (function, divisor) in EVALUATORS.items():
+        for name, (function, divisor) in evaluators.items():
             hands = batch[: max(1, len(batch) // divisor)]
             t0 = time.perf_counter()
             inner = function(hands)
