@@ -26,7 +26,7 @@ Evaluating 5, 6 or 7 distinct cards (card indices 0..51, ``(rank - 2) * 4 + suit
    a full house can coexist with a flush, so the value is that suit's best flush or
    straight flush, looked up by the suit's 13-bit rank mask in ``Tables.flush_values``.
 
-The tables are built on first use (:func:`tables`, about half a second) from the
+The tables are built on first use (:func:`tables`, about 0.7 s) from the
 rules of poker written out below, not from any other evaluator; the tests cross-check them
 against phevaluator and PokerKit.
 """
@@ -169,7 +169,7 @@ class Tables(NamedTuple):
 
 @cache
 def tables() -> Tables:
-    """Build (once, about half a second) and return the evaluation tables.
+    """Build (once, about 0.7 s) and return the evaluation tables.
 
     Built lazily rather than at import so that importing the package, e.g. for the
     CLI's ``--help``, stays instant.
