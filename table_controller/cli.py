@@ -8,10 +8,17 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from table_controller.config import ConfigError, load_config
+from table_controller.config_file import ConfigError as LayoutOrDeckError
+from table_controller.daemon.runner import Daemon
+from table_controller.journal import JournalError
+from table_controller.logging import configure_logging
 from table_controller.replay import replay_file
 from table_controller.script import ScriptError
 
 EXIT_OK = 0
+EXIT_FAILURE = 1
+"""The daemon could not run (e.g. a damaged journal it refuses to append to)."""
 EXIT_BAD_INPUT = 2
 """Malformed script or invalid configuration: one line on stderr says what and where."""
 
@@ -31,6 +38,12 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--json", action="store_true", help="print the CONFORMANCE.md JSON report on stdout"
     )
+    run = commands.add_parser(
+        "run",
+        help="run the table controller daemon",
+        description="Read the table's RFID readers, track the hand and publish it over MQTT.",
+    )
+    run.add_argument("--config", type=Path, required=True, help="table.toml (see README)")
     return parser
 
 
@@ -70,9 +83,25 @@ def _text_report(report: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
+def _run(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(args.config)
+        configure_logging(config.log.format, config.log.level)
+        daemon = Daemon(config)
+    except (ConfigError, LayoutOrDeckError) as exc:
+        print(f"stud-table run: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except JournalError as exc:
+        print(f"stud-table run: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    return daemon.run()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``stud-table`` console script."""
     args = build_parser().parse_args(argv)
     if args.command == "replay":
         return _replay(args)
+    if args.command == "run":
+        return _run(args)
     return EXIT_BAD_INPUT  # pragma: no cover - argparse rejects unknown commands

@@ -168,8 +168,10 @@ def _seat(value: object, seats: int, what: str) -> int:
 
 def _hand(obj: Mapping[str, Any], seats: int, at: float) -> HandStarted:
     players = obj.get("players")
-    if not isinstance(players, list) or not players:
-        raise ValueError("hand needs \"players\": a non-empty list of seat numbers")
+    if not isinstance(players, list):
+        raise ValueError("hand needs \"players\": a list of seat numbers")
+    # An empty list is a card-only table's hand (the daemon's journal): the
+    # players are learnt from the first round of the deal.
     chosen = [_seat(p, seats, "player") for p in players]
     if len(set(chosen)) != len(chosen):
         raise ValueError("hand lists a seat twice in \"players\"")

@@ -142,6 +142,8 @@ class HandState:
     first_to_act: dict[int, int] = field(default_factory=dict)
     winners: list[int] = field(default_factory=list)
     finished: bool = False
+    auto: bool = False
+    """Started without a player list: players learnt from the deal, ends when cleared."""
     forming: bool = False
     """Players are still being learnt from the first round (auto hands)."""
     cleared: bool = False
@@ -213,12 +215,7 @@ class DealingEngine:
         if isinstance(event, HandStarted):
             self._start_hand(event)
             return self._out
-        if (
-            self.settings.auto_hands
-            and isinstance(event, CardPlaced)
-            and event.zone.kind not in (ZoneKind.MUCK, ZoneKind.BOARD)
-            and (self.hand is None or self.hand.cleared)
-        ):
+        if self.starts_hand(event):
             self._start_hand(HandStarted((), at=event.at))
         if self.hand is not None:
             if isinstance(event, CardPlaced):
@@ -228,6 +225,20 @@ class DealingEngine:
             elif isinstance(event, UnknownTag):
                 self._unknown(event.zone)
         return self._out
+
+    def starts_hand(self, event: TableEvent) -> bool:
+        """Whether ``event`` opens a new auto hand (card-only tables, ``auto_hands``).
+
+        The first card dealt to a seat or the burn pile on a clear table does;
+        the daemon asks first so that the journal records the hand start
+        (``{"op":"hand","players":[]}``) before the card.
+        """
+        return (
+            self.settings.auto_hands
+            and isinstance(event, CardPlaced)
+            and event.zone.kind not in (ZoneKind.MUCK, ZoneKind.BOARD)
+            and (self.hand is None or self.hand.cleared)
+        )
 
     def finish_hand(self) -> list[EngineOutput]:
         """Close the current hand: showdown checks (rule 18) and the winners."""
@@ -269,7 +280,7 @@ class DealingEngine:
         stacks = event.stacks or {}
         seats = {s: SeatState(seat=s, stack=stacks.get(s)) for s in players}
         self.hand = HandState(
-            number=number, players=players, seats=seats, forming=not players
+            number=number, players=players, seats=seats, forming=not players, auto=not players
         )
         self._emit(GameEvent(GameEventKind.HAND_STARTED, text=f"hand {number}"))
 
@@ -304,8 +315,9 @@ class DealingEngine:
                     AlertCode.DUPLICATE_CARD,
                     zone.seat,
                     hand.street,
-                    f"The {card.name} appeared at {_where(zone)} while it is already at "
-                    f"{_where(present[0])}: two copies of one card are on the table.",
+                    f"{_public_name(card, zone, present[0])} appeared at {_where(zone)} while"
+                    f" it is already at {_where(present[0])}: two copies of one card are on"
+                    " the table.",
                 )
                 owner = None  # the new copy belongs to nobody yet
         present.append(zone)
@@ -334,8 +346,8 @@ class DealingEngine:
                     AlertCode.CARD_FROM_MUCK,
                     zone.seat,
                     hand.street,
-                    f"The {card.name} came back from the muck to seat {zone.seat}:"
-                    " a mucked card is dead and cannot be played.",
+                    f"{_public_name(card, zone)} came back from the muck to seat"
+                    f" {zone.seat}: a mucked card is dead and cannot be played.",
                 )
                 if mucker == zone.seat:
                     # A player taking back their own folded cards: still folded.
@@ -369,7 +381,7 @@ class DealingEngine:
     def _check_cleared(self) -> None:
         """Auto hands end when no card is left in any seat zone after the deal."""
         hand = self._hand()
-        if not self.settings.auto_hands or hand.cleared or not hand.players:
+        if not hand.auto or hand.cleared or not hand.players:
             return
         if any(z.seat is not None for zones in hand.where.values() for z in zones):
             return
@@ -935,6 +947,14 @@ def _where(zone: Zone) -> str:
             zone.kind.value
         ]
     return f"seat {zone.seat} ({'face up' if zone.kind is UP else 'face down'})"
+
+
+def _public_name(card: Card, *zones: Zone) -> str:
+    """How an alert names ``card``: alerts are public, so a card that is (or was)
+    face down at a seat, or in the muck, is only "a card"."""
+    if all(zone.kind in (UP, ZoneKind.BOARD) for zone in zones):
+        return f"The {card.name}"
+    return "A card"
 
 
 def _face_word(face: ZoneKind) -> str:

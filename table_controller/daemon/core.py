@@ -1,0 +1,333 @@
+"""The daemon's single-threaded heart: reader reports in, journal, engine, publish.
+
+Theory of operation
+-------------------
+Every input reaches :meth:`TableCore.handle` from one queue, on one thread:
+reader messages and link-state changes (from the serial link threads), rebirth
+requests (from the MQTT thread), stop requests (from signal handlers). Only this
+thread touches the presence tracker, the engine and the journal, so none of
+them needs a lock and their order of events is the order of the queue.
+
+For every zone event presence produces, the core first appends it to the
+journal (which returns only once the record is on disk per the fsync policy),
+then applies it to the engine, then publishes what the engine said. Nothing is
+published that is not journaled first, so a restart that replays the journal
+reaches the same state that consumers last saw.
+
+Clocks live here, at the edge: presence hold times run on the monotonic clock
+the links stamp their reports with; the journal and payloads get wall time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+import structlog
+
+from firmware_bridge.link import ConnectionState, LinkStats
+from firmware_bridge.messages import Inventory, ReaderFault, ReaderMessage, TagArrived, TagLeft
+from table_controller.daemon.projection import (
+    alert_payload,
+    event_payloads,
+    public_state,
+    secure_state,
+)
+from table_controller.engine.alerts import Alert
+from table_controller.engine.dealing import DealingEngine
+from table_controller.engine.outputs import EngineOutput
+from table_controller.engine.settings import TableSettings
+from table_controller.events import HandStarted, TableEvent, ZoneEvent
+from table_controller.journal import Journal, strip_envelope
+from table_controller.layout import TableLayout
+from table_controller.payloads import AlertPayload, ReaderStatus
+from table_controller.presence import PresenceTracker
+from table_controller.publisher import Publisher
+from table_controller.script import event_to_op, op_to_event
+
+log = structlog.get_logger(__name__)
+
+READER_REFRESH_PERIOD: Final = 5.0
+"""Seconds between republishing reader statuses (heartbeat age, error counters)."""
+
+_BAD_STATES: Final = frozenset(
+    {
+        ConnectionState.DISCONNECTED,
+        ConnectionState.STALE,
+        ConnectionState.WRONG_READER,
+        ConnectionState.INCOMPATIBLE,
+    }
+)
+"""Link states in which a reader's zones are not being read."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReaderReport:
+    """A message from reader ``reader_id``; ``at`` is the monotonic time it was read."""
+
+    reader_id: int
+    message: ReaderMessage
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ReaderStateChange:
+    """Reader ``reader_id``'s link entered ``state``."""
+
+    reader_id: int
+    state: ConnectionState
+    stats: LinkStats
+
+
+@dataclass(frozen=True, slots=True)
+class RebirthRequest:
+    """A consumer asked for the full retained set again (``cmd/rebirth``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StopRequest:
+    """Shut down cleanly (SIGTERM/SIGINT)."""
+
+
+class TablePublisher(Publisher, Protocol):
+    """What the core needs of the MQTT side: :class:`Publisher` plus rebirth."""
+
+    def republish_retained(self) -> None:
+        """Republish the whole retained set."""
+
+
+LinkStatsSource = Callable[[int], LinkStats | None]
+"""Latest counters of reader ``id``'s link (read from the link, thread-safe)."""
+
+
+DaemonInput = ReaderReport | ReaderStateChange | RebirthRequest | StopRequest
+"""Everything the core's queue carries."""
+
+
+class TableCore:
+    """Presence, journal, engine and publishing for one table (see module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        table_id: str,
+        settings: TableSettings,
+        layout: TableLayout,
+        presence: PresenceTracker,
+        journal: Journal,
+        publisher: TablePublisher,
+        link_stats: LinkStatsSource | None = None,
+        wall_clock: Callable[[], float] = time.time,
+        mono_clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.table_id = table_id
+        self.layout = layout
+        self.engine = DealingEngine(settings)
+        self.presence = presence
+        self.journal = journal
+        self.publisher = publisher
+        self._link_stats = link_stats
+        self._wall = wall_clock
+        self._mono = mono_clock
+        self._reader_state: dict[int, ConnectionState] = {}
+        self._reader_stats: dict[int, LinkStats] = {}
+        self._offline_alerted: set[int] = set()
+        self._next_reader_refresh = 0.0
+        self.events_applied = 0
+
+    # --------------------------------------------------------------- start-up
+
+    def restore(self, records: Sequence[Mapping[str, Any]]) -> int:
+        """Replay journal ``records`` (the current hand) into the engine, publishing
+        nothing; return how many events were applied."""
+        count = 0
+        for record in records:
+            op = strip_envelope(record)
+            if op.get("op") == "table":
+                continue  # settings come from the configuration
+            self.engine.apply(op_to_event(op, self.layout.seats))
+            count += 1
+        self.events_applied += count
+        log.info("journal_restored", events=count,
+                 hand=self.engine.hand.number if self.engine.hand else None)
+        return count
+
+    def publish_snapshot(self) -> None:
+        """Publish the retained state and every reader's status."""
+        self._publish_state()
+        for reader in self.layout.readers:
+            self._publish_reader(reader.id)
+
+    # ------------------------------------------------------------------- loop
+
+    def handle(self, item: DaemonInput) -> bool:
+        """Apply one input; return False when the daemon should stop."""
+        if isinstance(item, ReaderReport):
+            self._reader_report(item)
+        elif isinstance(item, ReaderStateChange):
+            self._reader_state_change(item)
+        elif isinstance(item, RebirthRequest):
+            self.publisher.republish_retained()
+        elif isinstance(item, StopRequest):
+            return False
+        return True
+
+    def next_deadline(self) -> float:
+        """Monotonic time by which :meth:`tick` must run next."""
+        deadline = self._next_reader_refresh
+        hold = self.presence.next_deadline()
+        return min(deadline, hold) if hold is not None else deadline
+
+    def tick(self) -> None:
+        """Expire presence holds and refresh reader statuses when due."""
+        now = self._mono()
+        events = self.presence.tick(now)
+        if events:
+            self.feed(events)
+        if now >= self._next_reader_refresh:
+            self._next_reader_refresh = now + READER_REFRESH_PERIOD
+            for reader in self.layout.readers:
+                self._publish_reader(reader.id)
+
+    # ------------------------------------------------------------ zone events
+
+    def feed(self, events: Sequence[ZoneEvent]) -> None:
+        """Journal, apply and publish zone events, then publish the new state."""
+        if not events:
+            return
+        for event in events:
+            if self.engine.starts_hand(event):
+                # Card-only table: the journal records the hand start before the
+                # card, so replay from the journal opens the same hand.
+                self._journal_and_apply(HandStarted((), at=event.at))
+            self._journal_and_apply(event)
+        self._publish_state()
+
+    def _journal_and_apply(self, event: TableEvent) -> None:
+        self.journal.append(event_to_op(event), at=self._wall())
+        outputs = self.engine.apply(event)
+        self.events_applied += 1
+        self._publish_outputs(outputs)
+
+    def _publish_outputs(self, outputs: Sequence[EngineOutput]) -> None:
+        hand = self.engine.hand
+        for output in outputs:
+            if isinstance(output, Alert):
+                self.publisher.publish_alert(alert_payload(self.table_id, hand, output))
+                log.warning("dealing_alert", code=output.code.value, seat=output.seat,
+                            street=output.street, rule=output.rule)
+            else:
+                payloads = event_payloads(self.table_id, hand, output)
+                if payloads is not None:
+                    self.publisher.publish_event(*payloads)
+
+    def _publish_state(self) -> None:
+        hand = self.engine.hand
+        seats = self.layout.seats
+        self.publisher.publish_state(
+            public_state(self.table_id, seats, hand), secure_state(self.table_id, seats, hand)
+        )
+
+    # ---------------------------------------------------------------- readers
+
+    def _reader_report(self, item: ReaderReport) -> None:
+        message, reader, at = item.message, item.reader_id, item.at
+        if isinstance(message, TagArrived):
+            events = self.presence.tag_arrived(reader, message.antenna, message.uid, at)
+        elif isinstance(message, TagLeft):
+            events = self.presence.tag_left(reader, message.antenna, message.uid, at)
+        elif isinstance(message, Inventory):
+            events = self.presence.inventory(reader, message.antenna, message.uids, at)
+        elif isinstance(message, ReaderFault):
+            self._reader_fault(reader, message)
+            return
+        else:
+            return  # hello and heartbeat are the link's business
+        self.feed(events)
+
+    def _reader_fault(self, reader: int, fault: ReaderFault) -> None:
+        zone = self.layout.zone_for(reader, fault.antenna) if fault.antenna is not None else None
+        where = f"antenna {fault.antenna} ({zone.name})" if zone else "the reader itself"
+        self._daemon_alert(
+            "reader_fault",
+            f"Reader {reader} reports a fault on {where}: {fault.text or 'no details'}."
+            " Cards there may not be seen until it is fixed.",
+            seat=zone.seat if zone else None,
+        )
+
+    def _reader_state_change(self, item: ReaderStateChange) -> None:
+        reader, state = item.reader_id, item.state
+        self._reader_state[reader] = state
+        self._reader_stats[reader] = item.stats
+        now = self._mono()
+        if state is ConnectionState.ONLINE:
+            self._offline_alerted.discard(reader)
+            self.feed(self.presence.reader_restored(reader, now))
+        elif state in _BAD_STATES:
+            self.presence.reader_lost(reader, now)
+            if reader not in self._offline_alerted:
+                self._offline_alerted.add(reader)
+                self._reader_offline_alert(reader, state)
+        self._publish_reader(reader)
+
+    def _reader_offline_alert(self, reader: int, state: ConnectionState) -> None:
+        zones = ", ".join(zone.name for zone in self.layout.zones_of_reader(reader))
+        if state is ConnectionState.WRONG_READER:
+            code = "wrong_reader"
+            why = (
+                "another reader answered on its port (a reader plugged into the wrong"
+                " USB port); its tags are ignored so no card lands on the wrong seat"
+            )
+        else:
+            code = "reader_offline"
+            why = {
+                ConnectionState.DISCONNECTED: "it is unplugged or not answering",
+                ConnectionState.STALE: "it stopped sending heartbeats",
+                ConnectionState.INCOMPATIBLE: "it speaks an unsupported protocol version",
+            }.get(state, state.value)
+        self._daemon_alert(
+            code, f"Reader {reader} is offline ({why}): {zones} are not being read."
+        )
+
+    def _daemon_alert(self, code: str, message: str, seat: int | None = None) -> None:
+        hand = self.engine.hand
+        log.warning("table_alert", code=code)
+        self.publisher.publish_alert(
+            AlertPayload(
+                table=self.table_id, hand=hand.number if hand else None, seq=0, ts=0.0,
+                code=code, seat=seat, street=None, rule=None, message=message,
+            )
+        )
+
+    def _publish_reader(self, reader: int) -> None:
+        state = self._reader_state.get(reader, ConnectionState.CONNECTING)
+        fresh = self._link_stats(reader) if self._link_stats else None
+        stats = fresh or self._reader_stats.get(reader, LinkStats())
+        last_hb = stats.last_heartbeat
+        hand = self.engine.hand
+        self.publisher.publish_reader(
+            ReaderStatus(
+                table=self.table_id,
+                hand=hand.number if hand else None,
+                seq=0,
+                ts=0.0,
+                reader=str(reader),
+                state="offline" if state is ConnectionState.DISCONNECTED else state.value,
+                last_heartbeat=(
+                    self._wall() - (self._mono() - last_hb) if last_hb is not None else None
+                ),
+                frame_errors={
+                    "crc": stats.crc_errors,
+                    "framing": stats.framing_errors,
+                    "oversized": stats.oversized,
+                    "truncated": stats.truncated,
+                    "unknown_type": stats.unknown_type,
+                    "unsupported_version": stats.unsupported_version,
+                    "malformed": stats.malformed,
+                    "missed": stats.frames_missed,
+                },
+                zones=[zone.name for zone in self.layout.zones_of_reader(reader)],
+            )
+        )
