@@ -28,6 +28,9 @@ from firmware_bridge.messages import (
 WAIT = 15.0
 """Seconds before a wait gives up (a hang guard, not a performance bound)."""
 
+DELIVERING = (ConnectionState.ONLINE, ConnectionState.STALE)
+"""States that deliver; a loaded machine may briefly see STALE (that is not a failure)."""
+
 HEARTBEAT = 0.5
 """Short periods keep the tests quick; 0.5 s leaves room for a loaded machine."""
 
@@ -67,6 +70,11 @@ def wait_for(condition: Callable[[], bool], what: str, timeout: float = WAIT) ->
         if time.monotonic() > deadline:
             pytest.fail(f"timed out waiting for {what}")
         time.sleep(0.01)
+
+
+def wait_scans(emulator: ReaderEmulator, count: int) -> None:
+    target = emulator.model.scan_cycles + count
+    wait_for(lambda: emulator.model.scan_cycles >= target, f"{count} scan cycles")
 
 
 def make_emulator(directory: Path, reader_id: int, **options: object) -> ReaderEmulator:
@@ -180,7 +188,7 @@ def test_unplug_and_replug_reconnects_and_requests_inventory(
     states = recorder.state_list()
     lost = states.index(ConnectionState.DISCONNECTED)
     assert ConnectionState.HANDSHAKE in states[lost:]
-    assert states[-1] is ConnectionState.ONLINE
+    assert ConnectionState.ONLINE in states[lost:]
     assert link.stats.reconnects == 1
 
 
@@ -231,7 +239,7 @@ def test_one_reader_unplugged_the_other_keeps_delivering(
     wait_for(lambda: second_rec.seen(TagArrived(5, "04A1B2C3")), "second still delivers")
     second.remove(5, "04A1B2C3")
     wait_for(lambda: second_rec.seen(TagLeft(5, "04A1B2C3")), "second still delivers")
-    assert second_link.state is ConnectionState.ONLINE
+    assert second_link.state in DELIVERING
     assert ConnectionState.DISCONNECTED not in second_rec.state_list()
     assert not first_rec.seen(TagArrived(5, "04A1B2C3"))
 
@@ -260,7 +268,7 @@ def test_garbage_on_the_wire_is_counted_and_skipped(
     stats = link.stats
     assert stats.framing_errors + stats.crc_errors >= 1
     assert stats.oversized == 1
-    assert link.state is ConnectionState.ONLINE
+    assert link.state in DELIVERING
 
 
 def test_request_inventory_for_one_antenna(
@@ -293,3 +301,32 @@ def test_missing_device_stays_disconnected_and_stops_cleanly(
     link.stop()
     assert link.state is ConnectionState.STOPPED
     assert link.stats.connects == 0
+
+
+def test_noisy_wire_never_delivers_a_wrong_tag(
+    tmp_path: Path, cleanup: list[ReaderEmulator | ReaderLink]
+) -> None:
+    emulator, link, recorder = start_pair(tmp_path, cleanup, 27)
+    wait_for(lambda: link.state is ConnectionState.ONLINE, "ONLINE")
+    emulator.noise.byte_error_rate = 5e-3
+    emulator.noise.insert_rate = 5e-4
+    emulator.noise.delete_rate = 5e-4
+    emulator.noise.frame_drop_probability = 0.05
+    placed = {(antenna, f"04A1B2{antenna:02X}") for antenna in range(8)}
+    for _ in range(5):
+        for antenna, uid in placed:
+            emulator.place(antenna, uid)
+        link.request_inventory()
+        wait_scans(emulator, 3)
+        for antenna, uid in placed:
+            emulator.remove(antenna, uid)
+        wait_scans(emulator, 3)
+    wait_for(lambda: link.stats.errors + link.stats.frames_missed > 0, "noise noticed")
+    with recorder.lock:
+        delivered = [message for _, message, _ in recorder.messages]
+    tags = [m for m in delivered if isinstance(m, TagArrived | TagLeft)]
+    assert tags, "some tag events got through the noise"
+    assert all((m.antenna, m.uid) in placed for m in tags)
+    for message in delivered:
+        if isinstance(message, Inventory):
+            assert all((message.antenna, uid) in placed for uid in message.uids)
