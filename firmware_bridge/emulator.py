@@ -516,7 +516,11 @@ class ReaderEmulator:
                 master = None if self._silent else self._master
                 generation = self._generation
             watch = [self._wake_r] if master is None else [self._wake_r, master]
-            readable, _, _ = select.select(watch, [], [], timeout)
+            try:
+                readable, _, _ = select.select(watch, [], [], timeout)
+            except (OSError, ValueError):
+                # unplug() closed the master while we were about to wait on it.
+                continue
             if self._wake_r in readable:
                 with contextlib.suppress(OSError):
                     os.read(self._wake_r, _READ_CHUNK)
