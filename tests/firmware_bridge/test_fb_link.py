@@ -330,3 +330,18 @@ def test_noisy_wire_never_delivers_a_wrong_tag(
     for message in delivered:
         if isinstance(message, Inventory):
             assert all((message.antenna, uid) in placed for uid in message.uids)
+
+
+def test_any_pyserial_url_works_loop_echo_is_not_a_reader(
+    cleanup: list[ReaderEmulator | ReaderLink],
+) -> None:
+    # loop:// echoes our own IDENTIFY back: a host-to-reader type, so it is rejected
+    # as unknown and the link keeps waiting for a real HELLO.
+    recorder = Recorder()
+    link = ReaderLink("loop://", 1, recorder.on_message, recorder.on_state)
+    cleanup.append(link)
+    link.start()
+    wait_for(lambda: link.stats.unknown_type >= 2, "echoed IDENTIFY rejected twice")
+    assert link.state is ConnectionState.HANDSHAKE
+    assert recorder.count() == 0
+    assert link.stats.connects == 1
