@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 from firmware_bridge.emulator import ReaderEmulator
@@ -100,6 +101,10 @@ class Pipeline:
             self.online.set()
 
 
+def _grown(results: list[tuple[float, float, CardPlaced]], size: int) -> bool:
+    return len(results) > size
+
+
 def bench_pty(layout: TableLayout, registry: DeckRegistry, placements: int) -> None:
     """Part 1: write -> CardPlaced over a real pty."""
     tracker = PresenceTracker(layout, registry)
@@ -136,7 +141,7 @@ def bench_pty(layout: TableLayout, registry: DeckRegistry, placements: int) -> N
                     emulator.send([TagArrived(new, uid)])
                     with pipeline.placed:
                         if not pipeline.placed.wait_for(
-                            lambda seen=seen: len(pipeline.results) > seen, timeout=30
+                            partial(_grown, pipeline.results, seen), timeout=30
                         ):
                             raise TimeoutError(f"no CardPlaced for sample {sample}")
                         callback, done, event = pipeline.results[-1]
