@@ -443,13 +443,14 @@ class DealingEngine:
         hand = self._hand()
         seat = hand.seats.get(seat_no)
         if hand.forming:
-            if seat is None and seat_no > max(hand.players, default=0):
-                # Auto hand, first round: every seat dealt in joins the hand.
+            if seat is None:
+                # Auto hand, first round: every seat dealt in joins the hand (in any
+                # order: two readers may report cards a scan cycle apart).
                 seat = SeatState(seat=seat_no)
                 hand.seats[seat_no] = seat
-                hand.players = (*hand.players, seat_no)
-            else:
-                hand.forming = False
+                hand.players = tuple(sorted((*hand.players, seat_no)))
+            elif seat.received >= 1:
+                hand.forming = False  # a second card: the first round is over
         if seat is None:
             self._alert(
                 AlertCode.CARD_TO_INACTIVE_SEAT,

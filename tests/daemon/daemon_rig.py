@@ -1,0 +1,186 @@
+"""A real table in a test: Mosquitto, emulated readers on ptys, the real daemon.
+
+The daemon runs either in a thread of the test process (fast, inspectable) or
+as a real ``stud-table run`` subprocess (for ``kill -9`` and exit codes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from mqtt_broker import WAIT, MosquittoBroker, Received, RecordingSubscriber, wait_until
+
+from table_controller.config import load_config
+from table_controller.daemon.runner import Daemon
+from table_controller.deck import load_decks
+from table_controller.events import HandStarted, TableEvent
+from table_controller.layout import load_layout
+from table_controller.simulation.emulated_table import EmulatedTable
+
+REPO = Path(__file__).resolve().parents[2]
+LAYOUT = REPO / "hardware" / "layouts" / "table-8.toml"
+DECK = REPO / "hardware" / "decks" / "example-deck.toml"
+SECOND_DECK = REPO / "hardware" / "decks" / "example-deck-blue.toml"
+TABLE = "t1"
+ROOT = f"stud/v1/{TABLE}"
+
+
+class TableRig:
+    """Broker + emulated table + config; start the daemon with one of the ``start_*``."""
+
+    def __init__(self, tmp: Path, broker: MosquittoBroker, *, hold: float = 0.3) -> None:
+        self.tmp = tmp
+        self.broker = broker
+        self.layout = load_layout(LAYOUT)
+        self.registry = load_decks([DECK, SECOND_DECK])
+        # A scan cycle well below the dealing pace: readers are independent, so
+        # only cards further apart than a scan cycle reach the host in order.
+        self.table = EmulatedTable(
+            self.layout, self.registry, tmp / "dev", scan_period=0.02
+        ).start()
+        self.table.write_layout(LAYOUT, tmp / "layout.toml")
+        self.config_path = tmp / "table.toml"
+        self.config_path.write_text(
+            "\n".join(
+                [
+                    "[table]",
+                    f'id = "{TABLE}"',
+                    'layout = "layout.toml"',
+                    f'decks = ["{DECK}", "{SECOND_DECK}"]',
+                    f"presence_hold = {hold}",
+                    "heartbeat_period = 0.5",
+                    "[stakes]",
+                    "ante = 1",
+                    "bring_in = 2",
+                    "small_bet = 5",
+                    "big_bet = 10",
+                    "[broker]",
+                    'host = "127.0.0.1"',
+                    f"port = {broker.port}",
+                    "reconnect_max_delay = 1",
+                    "[journal]",
+                    'directory = "journal"',
+                    "[log]",
+                    'format = "console"',
+                    'level = "warning"',
+                ]
+            )
+            + "\n"
+        )
+        self.daemon: Daemon | None = None
+        self._thread: threading.Thread | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+
+    # ------------------------------------------------------------ the daemon
+
+    def start_thread(self) -> Daemon:
+        """Run the daemon in a thread of this process."""
+        self.daemon = Daemon(load_config(self.config_path))
+        self._thread = threading.Thread(
+            target=self.daemon.run, kwargs={"install_signals": False}, daemon=True
+        )
+        self._thread.start()
+        return self.daemon
+
+    def start_process(self) -> subprocess.Popen[bytes]:
+        """Run ``stud-table run --config`` as a child process."""
+        log = (self.tmp / "daemon.log").open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "table_controller", "run", "--config", str(self.config_path)],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        log.close()
+        return self.process
+
+    def kill9(self) -> None:
+        """``kill -9`` the daemon process."""
+        assert self.process is not None
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=WAIT)
+        self.process = None
+
+    def stop(self) -> None:
+        """Stop whatever daemon runs (cleanly), then the readers."""
+        if self.daemon is not None and self._thread is not None:
+            self.daemon.request_stop()
+            self._thread.join(timeout=WAIT)
+            self.daemon = None
+        if self.process is not None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(timeout=WAIT)
+            self.process = None
+        self.table.stop()
+
+    def daemon_log(self) -> str:
+        """What the daemon process wrote (for failure messages)."""
+        path = self.tmp / "daemon.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    # ---------------------------------------------------------------- dealing
+
+    def deal(self, events: Iterable[TableEvent], pace: float = 0.08) -> None:
+        """Put the cards of ``events`` on the emulated antennas, one at a time."""
+        for event in events:
+            if isinstance(event, HandStarted):
+                continue  # a card-only table learns the players from the deal
+            self.table.apply(event)
+            time.sleep(pace)
+
+
+def subscribe(port: int, *topics: str, persistent: bool = False) -> RecordingSubscriber:
+    """A recording subscriber on ``topics`` (default: everything of the table)."""
+    sub = RecordingSubscriber(port, topics or [f"{ROOT}/#"], persistent=persistent,
+                              client_id=f"rig-{time.monotonic_ns()}" if persistent else "")
+    sub.wait_subscribed()
+    return sub
+
+
+def latest(sub: RecordingSubscriber, topic: str) -> dict[str, Any] | None:
+    """The last payload received on ``topic``, parsed."""
+    found = [m for m in sub.snapshot() if m.topic == topic]
+    return json.loads(found[-1].payload) if found else None
+
+
+def events_of(sub: RecordingSubscriber, topic: str, kind: str) -> list[dict[str, Any]]:
+    """Every event of ``kind`` received on ``topic``."""
+    out = []
+    for message in sub.snapshot():
+        if message.topic == topic:
+            payload = json.loads(message.payload)
+            if payload.get("kind") == kind:
+                out.append(payload)
+    return out
+
+
+def wait_state(sub: RecordingSubscriber, check: Any, topic: str = f"{ROOT}/state",
+               timeout: float = WAIT) -> dict[str, Any]:
+    """Wait until the latest state on ``topic`` satisfies ``check``; return it."""
+    def ok() -> bool:
+        state = latest(sub, topic)
+        return state is not None and bool(check(state))
+
+    wait_until(ok, timeout, f"a state on {topic} matching {check}")
+    state = latest(sub, topic)
+    assert state is not None
+    return state
+
+
+def seats_view(state: dict[str, Any]) -> dict[int, tuple[str, tuple[str, ...], int]]:
+    """seat -> (status, up cards, down count) of a published state."""
+    return {
+        s["seat"]: (s["status"], tuple(s["up"]), s["down_count"]) for s in state["seats"]
+    }
+
+
+def is_public(message: Received) -> bool:
+    """Whether a message is on a topic the public may read."""
+    return "/secure/" not in message.topic
