@@ -99,7 +99,8 @@ def test_full_hand_state_events_and_secure_topics(rig: TableRig) -> None:
     wait_until(lambda: len(events_of(sub, f"{ROOT}/events", "hand_result")) == 1)
     assert result["winners"]
     retained_status = latest(sub, f"{ROOT}/status")
-    assert retained_status is not None and retained_status["status"] == "online"
+    assert retained_status is not None
+    assert retained_status["status"] == "online"
 
 
 def card_codes(payload: Any) -> set[str]:
@@ -215,7 +216,8 @@ def test_kill_9_mid_hand_and_restart_publishes_the_same_state(rig: TableRig) -> 
         WAIT * 2, "state republished after restart\n" + rig.daemon_log(),
     )
     after = latest(sub, f"{ROOT}/state")
-    assert after is not None and secure_before is not None
+    assert after is not None
+    assert secure_before is not None
     assert comparable(after) == comparable(before)
     assert after["seq"] > before["seq"]
     secure_after = latest(sub, f"{ROOT}/secure/state")
@@ -236,7 +238,8 @@ def test_reader_unplug_replug(rig: TableRig) -> None:
     (alert,) = sub.wait_for(lambda m: m.topic == f"{ROOT}/alerts")
     payload = alert.json()
     assert payload["code"] == "reader_offline"
-    assert "seat3.down" in payload["message"] and "seat4.up" in payload["message"]
+    assert "seat3.down" in payload["message"]
+    assert "seat4.up" in payload["message"]
     # The rest of the table keeps working.
     deal = deal_random([1, 2], random.Random(1), fold_chance=0.0)
     rig.deal(list(deal.events)[:4])
@@ -255,7 +258,8 @@ def test_rebirth_republishes_the_retained_set(rig: TableRig) -> None:
     sub.publish(f"{ROOT}/cmd/rebirth", b"")
     wait_until(lambda: any(m.topic == f"{ROOT}/state" for m in sub.snapshot()[mark:]))
     again = latest(sub, f"{ROOT}/state")
-    assert again is not None and again["seq"] > first["seq"]
+    assert again is not None
+    assert again["seq"] > first["seq"]
     assert comparable(again) == comparable(first)
 
 
