@@ -35,9 +35,8 @@ hold), so it is the true departure time even though it is emitted up to
 carry an earlier ``at`` than other cards' events emitted before it. A
 departure only learned from an inventory is dated at that inventory.
 
-Unknown tags follow the same rules but only their arrivals are emitted
-(``UnknownTag`` once per arrival, not once per inventory); their departures are
-tracked silently because events.py has no event type for them.
+Unknown tags follow the same rules, with ``UnknownTag`` for an arrival (once
+per arrival, not once per inventory) and ``UnknownTagRemoved`` for a departure.
 
 A second physical copy of a card (a UID of another deck mapping to a card that
 is already present under a different UID) is placed like any card, with its own
@@ -65,7 +64,13 @@ from dataclasses import dataclass, field, replace
 
 from table_controller.cards import Card
 from table_controller.deck import DeckRegistry
-from table_controller.events import CardPlaced, CardRemoved, UnknownTag, ZoneEvent
+from table_controller.events import (
+    CardPlaced,
+    CardRemoved,
+    UnknownTag,
+    UnknownTagRemoved,
+    ZoneEvent,
+)
 from table_controller.layout import TableLayout
 from table_controller.zones import Zone
 
@@ -377,7 +382,7 @@ class PresenceTracker:
     def _unplace(self, uid: str, tag: _Tag, at: float) -> list[ZoneEvent]:
         del self._tags[uid]
         if tag.card is None:
-            return []  # no event type for an unknown tag leaving
+            return [UnknownTagRemoved(tag.zone, uid, at)]
         copies = self._copies[tag.card]
         copies.discard(uid)
         if not copies:

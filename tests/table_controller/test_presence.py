@@ -18,7 +18,13 @@ from hypothesis import strategies as st
 
 from table_controller.cards import Card
 from table_controller.deck import load_decks
-from table_controller.events import CardPlaced, CardRemoved, UnknownTag, ZoneEvent
+from table_controller.events import (
+    CardPlaced,
+    CardRemoved,
+    UnknownTag,
+    UnknownTagRemoved,
+    ZoneEvent,
+)
 from table_controller.layout import load_layout
 from table_controller.presence import PresenceTracker
 from table_controller.zones import BURN, MUCK, Zone
@@ -279,14 +285,17 @@ def test_unknown_tag_reported_once_per_arrival(tracker: PresenceTracker) -> None
     (presence,) = tracker.present()
     assert presence.card is None
     assert presence.deck is None
-    # Gone for good: no removal event exists for unknown tags...
+    # Gone for good: held, then removed like a card...
     leave(tracker, MUCK_ANT, STRANGER, 3.0)
-    assert tracker.tick(5.0) == []
+    assert tracker.tick(5.0) == [UnknownTagRemoved(MUCK, STRANGER, 3.0)]
     assert tracker.present() == ()
     # ...and coming back is a new arrival.
     assert arrive(tracker, MUCK_ANT, STRANGER, 6.0) == [UnknownTag(MUCK, STRANGER, 6.0)]
-    # Moving is arriving somewhere else.
-    assert arrive(tracker, SEAT1_DOWN, STRANGER, 7.0) == [UnknownTag(Zone.down(1), STRANGER, 7.0)]
+    # Moving is leaving one zone and arriving in another, at once.
+    assert arrive(tracker, SEAT1_DOWN, STRANGER, 7.0) == [
+        UnknownTagRemoved(MUCK, STRANGER, 7.0),
+        UnknownTag(Zone.down(1), STRANGER, 7.0),
+    ]
     assert tracker.stats.unknown_arrivals == 3
 
 
@@ -426,11 +435,11 @@ def _antenna_set(zone: Zone, mask: int) -> list[tuple[int, int]]:
     return chosen or antennas
 
 
-def _expected(event: str, zone: Zone, uid: str, at_cs: int) -> ZoneEvent | None:
+def _expected(event: str, zone: Zone, uid: str, at_cs: int) -> ZoneEvent:
     found = REGISTRY.lookup(uid)
     at = at_cs / 100
     if found is None:
-        return UnknownTag(zone, uid, at) if event == "placed" else None
+        return UnknownTag(zone, uid, at) if event == "placed" else UnknownTagRemoved(zone, uid, at)
     if event == "placed":
         return CardPlaced(zone, found.card, at, found.deck)
     return CardRemoved(zone, found.card, at, found.deck)
@@ -480,9 +489,8 @@ def build_history(ops: list[Op]) -> tuple[list[Report], dict[str, list[ZoneEvent
     truth: dict[str, list[ZoneEvent]] = defaultdict(list)
     location: dict[str, tuple[Zone, list[tuple[int, int]]]] = {}
 
-    def add(event: ZoneEvent | None, uid: str) -> None:
-        if event is not None:
-            truth[uid].append(event)
+    def add(event: ZoneEvent, uid: str) -> None:
+        truth[uid].append(event)
 
     for index, (at, op) in enumerate(timed):
         uid = UIDS[op.tag]
@@ -544,7 +552,7 @@ def build_history(ops: list[Op]) -> tuple[list[Report], dict[str, list[ZoneEvent
 
 
 def _uid_of(event: ZoneEvent) -> str:
-    if isinstance(event, UnknownTag):
+    if isinstance(event, UnknownTag | UnknownTagRemoved):
         return event.uid
     assert event.deck is not None
     return REGISTRY.uid_for(event.card, event.deck)
@@ -598,20 +606,15 @@ def test_events_equal_the_true_history(
     per_uid: dict[str, list[ZoneEvent]] = defaultdict(list)
     for event in emitted:
         per_uid[_uid_of(event)].append(event)
-    assert dict(per_uid) == {uid: events for uid, events in truth.items() if events}
+    assert dict(per_uid) == dict(truth)
     # And nothing is left on the table that the history removed.
     placed_at_end = {p.uid: p.zone for p in tracker.present()}
     assert all(not p.held for p in tracker.present())
-    true_end: dict[str, Zone] = {}
-    for uid, events in truth.items():
-        last = events[-1] if events else None
-        if isinstance(last, CardPlaced | UnknownTag):
-            true_end[uid] = last.zone
-    # Unknown tags have no removal event, so check their end state via the reports.
-    for uid in UIDS:
-        if REGISTRY.lookup(uid) is None:
-            true_end.pop(uid, None)
-            placed_at_end.pop(uid, None)
+    true_end = {
+        uid: events[-1].zone
+        for uid, events in truth.items()
+        if isinstance(events[-1], CardPlaced | UnknownTag)
+    }
     assert placed_at_end == true_end
 
 
