@@ -54,6 +54,8 @@ def read_toml(path: Path | str) -> dict[str, Any]:
         raise ConfigError(file, "", "file not found") from None
     except OSError as err:
         raise ConfigError(file, "", f"cannot read file: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(file, "", f"not UTF-8 text (byte {err.start})") from None
     except tomllib.TOMLDecodeError as err:
         # tomllib's message already carries "(at line N, column M)"; duplicate
         # keys (the same port or card twice in one table) are reported here.

@@ -131,6 +131,18 @@ def test_not_toml(tmp_path: Path) -> None:
     assert "not valid TOML" in err.problem
 
 
+def test_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "layout.toml"
+    path.write_bytes(b'name = "caf\xe9"\nseats = 2\n')
+    with pytest.raises(ConfigError, match=r"layout\.toml: not UTF-8 text \(byte 10\)$"):
+        load_layout(path)
+
+
+def test_a_directory_is_not_a_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read file"):
+        load_layout(tmp_path)
+
+
 def test_same_port_twice_literally_is_a_toml_error(tmp_path: Path) -> None:
     err = _error(tmp_path, VALID.replace('3 = "seat2.up"', '3 = "seat2.up"\n1 = "seat2.up"'))
     assert "not valid TOML" in err.problem
