@@ -35,11 +35,13 @@ from table_controller.daemon.projection import (
     public_state,
     secure_state,
 )
+from table_controller.cards import Card
+from table_controller.deck import DeckRegistry
 from table_controller.engine.alerts import Alert
 from table_controller.engine.dealing import DealingEngine
 from table_controller.engine.outputs import EngineOutput
 from table_controller.engine.settings import TableSettings
-from table_controller.events import HandStarted, TableEvent, ZoneEvent
+from table_controller.events import CardPlaced, HandStarted, TableEvent, ZoneEvent
 from table_controller.journal import Journal, strip_envelope
 from table_controller.layout import TableLayout
 from table_controller.payloads import AlertPayload, ReaderStatus
@@ -119,6 +121,7 @@ class TableCore:
         journal: Journal,
         publisher: TablePublisher,
         link_stats: LinkStatsSource | None = None,
+        registry: DeckRegistry | None = None,
         wall_clock: Callable[[], float] = time.time,
         mono_clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -129,6 +132,7 @@ class TableCore:
         self.journal = journal
         self.publisher = publisher
         self._link_stats = link_stats
+        self.registry = registry
         self._wall = wall_clock
         self._mono = mono_clock
         self._reader_state: dict[int, ConnectionState] = {}
@@ -143,16 +147,37 @@ class TableCore:
         """Replay journal ``records`` (the current hand) into the engine, publishing
         nothing; return how many events were applied."""
         count = 0
+        decks: dict[Card, str] = {}
         for record in records:
             op = strip_envelope(record)
             if op.get("op") == "table":
                 continue  # settings come from the configuration
-            self.engine.apply(op_to_event(op, self.layout.seats))
+            event = op_to_event(op, self.layout.seats)
+            if isinstance(event, CardPlaced) and event.deck is not None:
+                decks[event.card] = event.deck
+            self.engine.apply(event)
             count += 1
         self.events_applied += count
+        self._seed_presence(decks)
         log.info("journal_restored", events=count,
                  hand=self.engine.hand.number if self.engine.hand else None)
         return count
+
+    def _seed_presence(self, decks: Mapping[Card, str]) -> None:
+        """Tell presence where the restored hand's cards lie, so that the readers'
+        first inventories after a restart also report cards that left meanwhile."""
+        hand = self.engine.hand
+        if hand is None or self.registry is None:
+            return
+        now = self._mono()
+        for card, zones in hand.where.items():
+            deck = decks.get(card)
+            if deck is None:
+                continue
+            uid = self.registry.uid_for(card, deck)
+            for zone in zones:
+                for reader, port in self.layout.antennas_of(zone)[:1]:
+                    self.presence.tag_arrived(reader, port, uid, now)  # known already
 
     def publish_snapshot(self) -> None:
         """Publish the retained state and every reader's status."""

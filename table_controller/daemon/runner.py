@@ -113,6 +113,7 @@ class Daemon:
             journal=self.journal,
             publisher=self.publisher,
             link_stats=self._link_stats,
+            registry=registry,
         )
         self._stopping = threading.Event()
 

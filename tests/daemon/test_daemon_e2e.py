@@ -30,6 +30,7 @@ from daemon_rig import (
 from mqtt_broker import WAIT, MosquittoBroker, wait_until
 
 from table_controller.events import CardPlaced, CardRemoved
+from table_controller.journal import read_journal
 from table_controller.simulation import deal_random
 from table_controller.simulation.physical import PhysicalDeal
 from table_controller.zones import Zone, ZoneKind
@@ -207,6 +208,10 @@ def test_kill_9_mid_hand_and_restart_publishes_the_same_state(rig: TableRig) -> 
     )
     secure_before = latest(sub, f"{ROOT}/secure/state")
     rig.kill9()
+    # While the daemon is down, a player lifts an up card off the table for good.
+    lifted = next(e for e in reversed(events[:cut])
+                  if isinstance(e, CardPlaced) and e.zone.kind is ZoneKind.UP)
+    rig.table.apply(CardRemoved(lifted.zone, lifted.card))
     wait_until(lambda: (latest(sub, f"{ROOT}/status") or {}).get("status") == "lost",
                WAIT * 2, "the will 'lost'")
     mark = len(sub.snapshot())
@@ -223,7 +228,19 @@ def test_kill_9_mid_hand_and_restart_publishes_the_same_state(rig: TableRig) -> 
     secure_after = latest(sub, f"{ROOT}/secure/state")
     assert secure_after is not None
     assert comparable(secure_after) == comparable(secure_before)
-    # And the hand goes on from where it was.
+    # The readers' inventories then show the lifted card gone: presence was
+    # seeded from the journal, so it knows the card had been there. (The card
+    # stays the seat's own: a lifted card is not a fold.)
+    removal = {"op": "remove", "zone": lifted.zone.name, "card": lifted.card.code}
+    journal = rig.tmp / "journal" / "t1.journal.jsonl"
+    wait_until(
+        lambda: any(
+            removal.items() <= rec.items() for rec in read_journal(journal).records
+        ),
+        WAIT, "the lifted card's removal journaled",
+    )
+    # ...and when it comes back, the hand goes on from where it was.
+    rig.table.apply(CardPlaced(lifted.zone, lifted.card))
     rig.deal(events[cut:])
     wait_state(sub, lambda s: seats_view(s) == expected_view(deal))
 
