@@ -29,13 +29,13 @@ import structlog
 
 from firmware_bridge.link import ConnectionState, LinkStats
 from firmware_bridge.messages import Inventory, ReaderFault, ReaderMessage, TagArrived, TagLeft
+from table_controller.cards import Card
 from table_controller.daemon.projection import (
     alert_payload,
     event_payloads,
     public_state,
     secure_state,
 )
-from table_controller.cards import Card
 from table_controller.deck import DeckRegistry
 from table_controller.engine.alerts import Alert
 from table_controller.engine.dealing import DealingEngine
