@@ -134,7 +134,7 @@ def test_not_toml(tmp_path: Path) -> None:
 def test_not_utf8(tmp_path: Path) -> None:
     path = tmp_path / "layout.toml"
     path.write_bytes(b'name = "caf\xe9"\nseats = 2\n')
-    with pytest.raises(ConfigError, match=r"layout\.toml: not UTF-8 text \(byte 10\)$"):
+    with pytest.raises(ConfigError, match=r"layout\.toml: not UTF-8 text \(byte 11\)$"):
         load_layout(path)
 
 
