@@ -88,7 +88,9 @@ def test_status_online_then_offline_retained(
 ) -> None:
     pub = _publisher(mosquitto.port, tmp_path, publishers)
     assert pub.wait_online(WAIT)
-    late = _subscribe(mosquitto.port, subscribers)
+    first = _subscribe(mosquitto.port, subscribers)
+    first.wait_topic(TOPICS.status, lambda p: p["status"] == "online")
+    late = _subscribe(mosquitto.port, subscribers)  # surely after the broker had it
     online = late.wait_topic(TOPICS.status, lambda p: p["status"] == "online")
     assert online.retain
     assert online.qos == 1
@@ -193,13 +195,16 @@ def test_rebirth_republishes_retained_set(
     pub.publish_reader(sample.reader("1"))
     pub.publish_reader(sample.reader("2", state="offline"))
     sub = _subscribe(mosquitto.port, subscribers)
-    first = sub.wait_topic(TOPICS.state)
+    # Whether these arrive retained or live depends on timing; either way
+    # they are the latest before the rebirth.
+    first = sub.wait_topic(TOPICS.state).json()
+    reader_2 = sub.wait_topic(TOPICS.reader("2")).json()
     sub.publish(TOPICS.cmd_rebirth, b"")
-    again = sub.wait_for(lambda m: m.topic == TOPICS.state and not m.retain)[-1]
-    assert again.json()["seq"] > first.json()["seq"]
-    assert {**again.json(), "seq": 0, "ts": 0} == {**first.json(), "seq": 0, "ts": 0}
-    sub.wait_for(lambda m: m.topic == TOPICS.secure_state and not m.retain)
-    sub.wait_for(lambda m: m.topic == TOPICS.reader("2") and not m.retain)
+    again = sub.wait_topic(TOPICS.state, lambda p: p["seq"] > first["seq"]).json()
+    assert {**again, "seq": 0, "ts": 0} == {**first, "seq": 0, "ts": 0}
+    secure = sub.wait_topic(TOPICS.secure_state, lambda p: p["seq"] == again["seq"]).json()
+    assert secure["seats"][0]["down"] == ["As", "Kd"]
+    sub.wait_topic(TOPICS.reader("2"), lambda p: p["seq"] > reader_2["seq"])
 
 
 def test_rebirth_handler_only_enqueues_and_engine_republishes(
@@ -213,12 +218,13 @@ def test_rebirth_handler_only_enqueues_and_engine_republishes(
     assert pub.wait_online(WAIT)
     pub.publish_state(*sample.states())
     sub = _subscribe(mosquitto.port, subscribers)
-    sub.wait_topic(TOPICS.state)
+    first = sub.wait_topic(TOPICS.state).json()
     sub.publish(TOPICS.cmd_rebirth, b"")
     thread_name = requests.get(timeout=WAIT)
     assert thread_name != threading.current_thread().name  # called on paho's thread
+    assert len(sub.on_topic(TOPICS.state)) == 1  # the handler itself republished nothing
     pub.republish_retained()  # what the engine thread does with the request
-    sub.wait_for(lambda m: m.topic == TOPICS.state and not m.retain)
+    sub.wait_topic(TOPICS.state, lambda p: p["seq"] > first["seq"])
 
 
 def test_broker_down_at_start_then_up(
@@ -233,7 +239,9 @@ def test_broker_down_at_start_then_up(
     mosquitto.start()
     assert pub.wait_online(WAIT)
     sub = _subscribe(mosquitto.port, subscribers)
-    state = sub.wait_topic(TOPICS.state)
+    sub.wait_topic(TOPICS.state)
+    late = _subscribe(mosquitto.port, subscribers)  # surely after the broker had it
+    state = late.wait_topic(TOPICS.state)
     assert state.retain
     assert state.json()["seats"][2]["up"] == ["Tc", "8s"]
     assert sub.wait_topic(TOPICS.status).json()["status"] == "online"
