@@ -81,8 +81,16 @@ class Publisher(Protocol):
     """What the daemon needs from its outbound edge (swap in a fake for engine tests).
 
     Every method is called from the engine thread. ``seq`` and ``ts`` in the
-    payloads given are overwritten by the publisher (see the module docstring).
+    payloads given are overwritten by the publisher (see the module docstring),
+    so build them with any placeholder (``seq=0, ts=0.0``). An event that is
+    the same on both streams is passed twice (``publish_event(e, e)``).
     """
+
+    def start(self) -> None:
+        """Begin connecting in the background; returns at once."""
+
+    def republish_retained(self) -> None:
+        """Republish the retained set (what a ``cmd/rebirth`` request asks for)."""
 
     def publish_state(self, public: PublicState, secure: SecureState) -> None:
         """Publish (retained) the public and secure snapshots; they share one ``seq``."""

@@ -238,6 +238,7 @@ class Received:
     retain: bool
     qos: int
     content_type: str | None = None
+    correlation_data: bytes | None = None
 
     def json(self) -> Any:
         """The payload parsed as JSON."""
@@ -298,8 +299,9 @@ class RecordingSubscriber:
 
     def _on_message(self, _c: mqtt.Client, _u: object, message: mqtt.MQTTMessage) -> None:
         content_type = getattr(message.properties, "ContentType", None)
+        correlation = getattr(message.properties, "CorrelationData", None)
         item = Received(message.topic, bytes(message.payload), bool(message.retain),
-                        message.qos, content_type)
+                        message.qos, content_type, correlation)
         with self._cond:
             self.messages.append(item)
             self._cond.notify_all()
@@ -345,9 +347,15 @@ class RecordingSubscriber:
         """Messages received so far on ``topic``."""
         return [m for m in self.snapshot() if m.topic == topic]
 
-    def publish(self, topic: str, payload: bytes | str = b"", qos: int = 1) -> None:
+    def publish(
+        self,
+        topic: str,
+        payload: bytes | str = b"",
+        qos: int = 1,
+        properties: Properties | None = None,
+    ) -> None:
         """Publish from this client (e.g. a ``cmd/rebirth`` request) and wait for the ack."""
-        info = self._client.publish(topic, payload, qos=qos)
+        info = self._client.publish(topic, payload, qos=qos, properties=properties)
         info.wait_for_publish(WAIT)
 
     def close(self) -> None:

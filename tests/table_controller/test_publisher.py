@@ -15,10 +15,12 @@ from pathlib import Path
 import mqtt_samples as sample
 import pytest
 from mqtt_broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 from structlog.testing import capture_logs
 
 from table_controller.config import BrokerConfig
-from table_controller.publisher import OVERFLOW_CODE, MqttPublisher
+from table_controller.publisher import OVERFLOW_CODE, CommandRequest, MqttPublisher
 from table_controller.sequence import SequenceCounter
 from table_controller.topics import TableTopics, is_secure
 
@@ -331,6 +333,30 @@ def test_exception_in_handler_does_not_disconnect(
     counters = pub.counters()
     assert counters.disconnects == 0
     assert counters.connects == 1
+
+
+def test_console_command_request_response(
+    mosquitto: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
+) -> None:
+    requests: queue.Queue[CommandRequest] = queue.Queue()
+    pub = _publisher(mosquitto.port, tmp_path, publishers, on_command=requests.put)
+    assert pub.wait_online(WAIT)
+    reply_topic = f"{TOPICS.base}/reply/console-1"
+    console = RecordingSubscriber(mosquitto.port, [reply_topic])
+    subscribers.append(console)
+    console.wait_subscribed()
+    props = Properties(PacketTypes.PUBLISH)
+    props.ResponseTopic = reply_topic
+    props.CorrelationData = b"req-42"
+    console.publish(TOPICS.cmd("ping"), b'{"hello": 1}', properties=props)
+    request = requests.get(timeout=WAIT)
+    assert request.name == "ping"
+    assert request.payload == b'{"hello": 1}'
+    assert request.correlation_data == b"req-42"
+    assert pub.reply(request, b'{"ok": true}')
+    answer = console.wait_topic(reply_topic)
+    assert answer.json() == {"ok": True}
+    assert answer.correlation_data == b"req-42"
 
 
 def test_payload_for_another_table_is_refused(tmp_path: Path) -> None:
