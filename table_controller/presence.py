@@ -50,8 +50,11 @@ expire while it is away (it cannot confirm or deny them). When it reports again
 ``hold_time``, and its next inventory reconciles whatever changed meanwhile.
 
 The tracker does no I/O and reads no clock: every method takes ``now``
-(seconds, any monotonic base) and returns the events it caused. The daemon must
-call :meth:`PresenceTracker.tick` no later than :meth:`next_deadline`.
+(seconds, any monotonic base) and returns the events it caused. Each report
+first expires the holds due by its ``now`` (as :meth:`PresenceTracker.tick`
+would), so events come out in the right order however late the daemon ticks;
+the daemon still calls ``tick`` by :meth:`PresenceTracker.next_deadline` so that
+a removal is published while the table is otherwise quiet.
 UIDs are expected in canonical form (uppercase hex, as the frame decoder gives
 them); they are never logged.
 """
@@ -171,38 +174,41 @@ class PresenceTracker:
     # ------------------------------------------------------------------ reports
 
     def tag_arrived(self, reader_id: int, antenna: int, uid: str, now: float) -> list[ZoneEvent]:
-        """Antenna ``antenna`` of reader ``reader_id`` started seeing ``uid``."""
-        self._stats.reports += 1
-        self._mark_online(reader_id, now)
+        """Antenna ``antenna`` of reader ``reader_id`` started seeing ``uid``.
+
+        Like every report, first emits whatever holds expired by ``now`` (see
+        :meth:`tick`), so a late tick can never reorder events.
+        """
+        due = self._report(reader_id, now)
         key = (reader_id, antenna)
         zone = self._zone_of.get(key)
         if zone is None:
             self._stats.unmapped_reports += 1
-            return []
+            return due
         seen = self._seen[key]
         if uid in seen:
-            return []  # a repeated report: this antenna already sees it
+            return due  # a repeated report: this antenna already sees it
         seen[uid] = now
-        return self._sighted(uid, zone, now)
+        events = self._sighted(uid, zone, now)
+        return due + events if due else events
 
     def tag_left(self, reader_id: int, antenna: int, uid: str, now: float) -> list[ZoneEvent]:
         """Antenna ``antenna`` of reader ``reader_id`` stopped seeing ``uid``.
 
-        Emits nothing now: a removal is held (see :meth:`tick`).
+        Its own removal is held (see :meth:`tick`); returns only other tags'
+        holds that expired by ``now``.
         """
-        self._stats.reports += 1
-        self._mark_online(reader_id, now)
+        due = self._report(reader_id, now)
         key = (reader_id, antenna)
         zone = self._zone_of.get(key)
         if zone is None:
             self._stats.unmapped_reports += 1
-            return []
+            return due
         seen = self._seen[key]
-        if uid not in seen:
-            return []
-        del seen[uid]
-        self._unsighted(uid, zone, now)
-        return []
+        if uid in seen:
+            del seen[uid]
+            self._unsighted(uid, zone, now)
+        return due
 
     def inventory(
         self, reader_id: int, antenna: int, uids: Iterable[str], now: float
@@ -213,16 +219,14 @@ class PresenceTracker:
         leave (held like :meth:`tag_left`). Repeating an unchanged inventory
         emits nothing.
         """
-        self._stats.reports += 1
-        self._mark_online(reader_id, now)
+        events = self._report(reader_id, now)
         key = (reader_id, antenna)
         zone = self._zone_of.get(key)
         if zone is None:
             self._stats.unmapped_reports += 1
-            return []
+            return events
         seen = self._seen[key]
         current = set(uids)
-        events: list[ZoneEvent] = []
         # Sorted, so the events of one inventory come in a reproducible order.
         for uid in sorted(seen.keys() - current):
             self._stats.inventory_corrections += 1
@@ -338,6 +342,12 @@ class PresenceTracker:
         return result
 
     # ---------------------------------------------------------------- internals
+
+    def _report(self, reader_id: int, now: float) -> list[ZoneEvent]:
+        """Bookkeeping common to every report; returns the holds expired by ``now``."""
+        self._stats.reports += 1
+        self._mark_online(reader_id, now)
+        return self.tick(now) if self._holds else []
 
     def _sighted(self, uid: str, zone: Zone, now: float) -> list[ZoneEvent]:
         """An antenna of ``zone`` began seeing ``uid``."""

@@ -121,10 +121,27 @@ def test_flicker_inside_the_hold_emits_nothing(tracker: PresenceTracker) -> None
 def test_back_after_the_hold_is_a_new_placement(tracker: PresenceTracker) -> None:
     arrive(tracker, SEAT1_DOWN, RED_AS, 0.0)
     leave(tracker, SEAT1_DOWN, RED_AS, 1.0)
-    # No tick in between: the arrival itself must not hide the expired hold,
-    # so the daemon ticks before handling the report.
     assert tracker.tick(2.6) == [CardRemoved(Zone.down(1), AS, 1.0, "red")]
     assert arrive(tracker, SEAT1_DOWN, RED_AS, 2.6) == [CardPlaced(Zone.down(1), AS, 2.6, "red")]
+
+
+def test_a_report_first_expires_the_holds_due(tracker: PresenceTracker) -> None:
+    """Without a tick in time, the report itself emits the overdue removal first."""
+    arrive(tracker, SEAT1_DOWN, RED_AS, 0.0)
+    leave(tracker, SEAT1_DOWN, RED_AS, 1.0)
+    assert arrive(tracker, SEAT1_DOWN, RED_AS, 2.6) == [
+        CardRemoved(Zone.down(1), AS, 1.0, "red"),
+        CardPlaced(Zone.down(1), AS, 2.6, "red"),
+    ]
+    leave(tracker, SEAT1_DOWN, RED_AS, 3.0)
+    assert leave(tracker, MUCK_ANT, RED_KD, 9.0) == [CardRemoved(Zone.down(1), AS, 3.0, "red")]
+    arrive(tracker, SEAT1_DOWN, RED_KD, 10.0)
+    leave(tracker, SEAT1_DOWN, RED_KD, 11.0)
+    assert inventory(tracker, BURN_ANT, [RED_AS], 13.0) == [
+        CardRemoved(Zone.down(1), KD, 11.0, "red"),
+        CardPlaced(BURN, AS, 13.0, "red"),
+    ]
+    assert tracker.tag_arrived(77, 0, RED_AS, 13.0) == [], "unmapped, and nothing due"
 
 
 def test_zero_hold_time_removes_at_the_next_tick() -> None:
@@ -559,9 +576,11 @@ def _uid_of(event: ZoneEvent) -> str:
 
 
 def replay(
-    tracker: PresenceTracker, reports: list[Report], inventories: list[int], late_ticks: bool
+    tracker: PresenceTracker, reports: list[Report], inventories: list[int], ticks: str
 ) -> list[ZoneEvent]:
-    """Feed the reports like the daemon: tick due holds first, then handle the report.
+    """Feed the reports like the daemon, ticking at each deadline (``ticks="deadline"``),
+    just before each report (``"report"``), or never until the end (``"never"``:
+    the reports themselves must expire the holds due).
 
     ``inventories`` (antenna indexes) are sent, one before each report while
     they last, as truthful full inventories of that antenna.
@@ -572,9 +591,9 @@ def replay(
     pending = list(inventories)
     for r in reports:
         now = r.at / 100
-        if late_ticks:
+        if ticks == "report":
             emitted += tracker.tick(now)
-        else:
+        elif ticks == "deadline":
             while (deadline := tracker.next_deadline()) is not None and deadline <= now:
                 emitted += tracker.tick(deadline)
         if pending:
@@ -595,14 +614,12 @@ def replay(
 @given(
     ops=ops_strategy,
     inventories=st.lists(st.integers(0, 100), max_size=30),
-    late_ticks=st.booleans(),
+    ticks=st.sampled_from(["deadline", "report", "never"]),
 )
-def test_events_equal_the_true_history(
-    ops: list[Op], inventories: list[int], late_ticks: bool
-) -> None:
+def test_events_equal_the_true_history(ops: list[Op], inventories: list[int], ticks: str) -> None:
     reports, truth = build_history(ops)
     tracker = PresenceTracker(LAYOUT, REGISTRY, hold_time=HOLD)
-    emitted = replay(tracker, reports, inventories, late_ticks)
+    emitted = replay(tracker, reports, inventories, ticks)
     per_uid: dict[str, list[ZoneEvent]] = defaultdict(list)
     for event in emitted:
         per_uid[_uid_of(event)].append(event)
@@ -644,4 +661,4 @@ def test_history_builder_makes_flickers_and_moves() -> None:
         CardPlaced(MUCK, AS, 5.51, "red"),
     ]
     tracker = PresenceTracker(LAYOUT, REGISTRY, hold_time=HOLD)
-    assert replay(tracker, reports, [], late_ticks=False) == truth[RED_AS]
+    assert replay(tracker, reports, [], ticks="deadline") == truth[RED_AS]
