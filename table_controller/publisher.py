@@ -262,7 +262,9 @@ class MqttPublisher:
             if not self._started or self._stopping:
                 return
             self._stopping = True
-            if self._online:
+            # Connected but not yet online (SUBACK pending) still deserves an
+            # explicit "offline": a clean disconnect suppresses the will.
+            if self._client.is_connected():
                 self._send(self.topics.status, self._status("offline"), retain=True)
             pending = list(self._pending)
             queued = len(self._alerts)
