@@ -61,6 +61,7 @@ them); they are never logged.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -166,7 +167,11 @@ class PresenceTracker:
         # uid -> time the sighting began; per antenna.
         self._seen: dict[Antenna, dict[str, float]] = {a: {} for a in self._zone_of}
         self._tags: dict[str, _Tag] = {}
-        self._holds: dict[str, float] = {}  # uid -> deadline
+        self._holds: dict[str, float] = {}  # uid -> deadline; the truth about holds
+        # (deadline, uid) min-heap over _holds, so every report can check "anything
+        # due?" in O(1). Entries go stale when a hold ends or moves; a stale entry
+        # is one whose deadline no longer equals _holds[uid], and is skipped.
+        self._heap: list[tuple[float, str]] = []
         self._copies: dict[Card, set[str]] = {}  # card -> UIDs placed, for duplicates
         self._offline: set[int] = set()
         self._stats = PresenceStats()
@@ -264,13 +269,25 @@ class PresenceTracker:
         """Expire the holds whose deadline is ``<= now``; returns the removals (and moves)."""
         if not self._holds:
             return []
-        due = sorted(
-            (deadline, uid)
-            for uid, deadline in self._holds.items()
-            if deadline <= now and not self._frozen(self._tags[uid].zone)
-        )
+        due: list[str] = []
+        if self._offline:
+            # Rare path (a reader is away): skip frozen holds, leave the heap alone;
+            # entries of holds expired here go stale and are dropped later.
+            due = [
+                uid
+                for deadline, uid in sorted((d, u) for u, d in self._holds.items())
+                if deadline <= now and not self._frozen(self._tags[uid].zone)
+            ]
+        else:
+            heap, holds = self._heap, self._holds
+            while heap and heap[0][0] <= now:
+                deadline, uid = heapq.heappop(heap)
+                # A hold ended and restarted at the same instant leaves two equal
+                # entries; both look live, so skip the one just taken.
+                if holds.get(uid) == deadline and (not due or due[-1] != uid):
+                    due.append(uid)
         events: list[ZoneEvent] = []
-        for _, uid in due:
+        for uid in due:
             del self._holds[uid]
             tag = self._tags[uid]
             left_at = tag.left_at if tag.left_at is not None else now
@@ -289,7 +306,10 @@ class PresenceTracker:
         if not self._holds:
             return None
         if not self._offline:
-            return min(self._holds.values())
+            heap, holds = self._heap, self._holds
+            while holds.get(heap[0][1]) != heap[0][0]:
+                heapq.heappop(heap)  # stale; a live entry exists for every hold
+            return heap[0][0]
         running = [
             deadline
             for uid, deadline in self._holds.items()
@@ -347,7 +367,9 @@ class PresenceTracker:
         """Bookkeeping common to every report; returns the holds expired by ``now``."""
         self._stats.reports += 1
         self._mark_online(reader_id, now)
-        return self.tick(now) if self._holds else []
+        if self._heap and self._heap[0][0] <= now:
+            return self.tick(now)
+        return []
 
     def _sighted(self, uid: str, zone: Zone, now: float) -> list[ZoneEvent]:
         """An antenna of ``zone`` began seeing ``uid``."""
@@ -374,7 +396,7 @@ class PresenceTracker:
         if any(uid in self._seen[a] for a in self._antennas_of[zone]):
             return  # another antenna of the same zone still sees it
         tag.left_at = now
-        self._holds[uid] = now + self._hold_time
+        self._hold(uid, now + self._hold_time)
 
     def _place(self, uid: str, zone: Zone, now: float) -> list[ZoneEvent]:
         found = self._registry.lookup(uid)
@@ -417,9 +439,13 @@ class PresenceTracker:
             return
         self._offline.discard(reader_id)
         fresh = now + self._hold_time
-        for uid, deadline in self._holds.items():
-            if reader_id in self._readers_of[self._tags[uid].zone]:
-                self._holds[uid] = max(deadline, fresh)
+        for uid, deadline in list(self._holds.items()):
+            if reader_id in self._readers_of[self._tags[uid].zone] and deadline < fresh:
+                self._hold(uid, fresh)
+
+    def _hold(self, uid: str, deadline: float) -> None:
+        self._holds[uid] = deadline
+        heapq.heappush(self._heap, (deadline, uid))
 
     def _view(self, uid: str, tag: _Tag) -> TagPresence:
         return TagPresence(tag.zone, tag.card, tag.deck, tag.since, uid in self._holds, uid)

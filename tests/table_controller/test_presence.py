@@ -144,6 +144,17 @@ def test_a_report_first_expires_the_holds_due(tracker: PresenceTracker) -> None:
     assert tracker.tag_arrived(77, 0, RED_AS, 13.0) == [], "unmapped, and nothing due"
 
 
+def test_hold_restarted_at_the_same_instant_expires_once(tracker: PresenceTracker) -> None:
+    arrive(tracker, SEAT1_DOWN, RED_AS, 0.0)
+    leave(tracker, SEAT1_DOWN, RED_AS, 1.0)
+    arrive(tracker, SEAT1_DOWN, RED_AS, 1.0)
+    leave(tracker, SEAT1_DOWN, RED_AS, 1.0)
+    assert tracker.next_deadline() == 2.5
+    assert tracker.tick(3.0) == [CardRemoved(Zone.down(1), AS, 1.0, "red")]
+    assert tracker.next_deadline() is None
+    assert tracker.tick(4.0) == []
+
+
 def test_zero_hold_time_removes_at_the_next_tick() -> None:
     tracker = PresenceTracker(LAYOUT, REGISTRY, hold_time=0)
     arrive(tracker, SEAT1_DOWN, RED_AS, 0.0)
