@@ -12,6 +12,7 @@ Pure and seeded: randomness comes from the caller's :class:`random.Random`.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -168,7 +169,7 @@ def inject(deal: PhysicalDeal, kind: ErrorKind, rng: random.Random) -> Injection
 
     if kind is ErrorKind.OUT_OF_ORDER:
         pairs = [
-            (a, b) for a, b in zip(deals, deals[1:], strict=False)
+            (a, b) for a, b in itertools.pairwise(deals)
             if b.index == a.index + 1 and a.number == b.number and a.seat != b.seat
         ]
         if not pairs:
