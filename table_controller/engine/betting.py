@@ -588,23 +588,31 @@ class BettingHand:
     def legal_actions(self) -> tuple[LegalAction, ...]:
         """What the seat to act may do now, with the totals each action leads to.
 
-        Empty when nobody is due (between rounds, hand over).
+        Empty when nobody is due (between rounds, hand over). Facing or opening
+        the bring-in the wager is listed as ``complete`` (``act`` also accepts
+        ``bet``/``raise`` for it). The same rules as :meth:`act`, computed in one
+        pass (the property tests hold the two to each other).
         """
         seat = self.to_act
         if seat is None:
             return ()
+        s = self._s
+        bet, stack = s.bets[seat], s.stacks[seat]
+        high = max(s.bets.values())
         out: list[LegalAction] = []
-        for action in ("fold", "check", "call", "bring_in", "complete", "bet", "raise"):
-            try:
-                plan = self._plan(seat, action, None)
-            except BettingError:
-                continue
-            totals = self._wager_totals(seat) if plan.kind in WAGERS else (plan.total,)
-            if plan.kind is ActionKind.COMPLETE and action != "complete":
-                continue  # the completion is listed once, under its own name
-            all_in = totals[-1] - self._s.bets[seat] == self._s.stacks[seat] > 0
-            all_in = all_in and plan.kind is not ActionKind.FOLD
-            out.append(LegalAction(action, totals, all_in))
+        if not (s.bring_in_due and not s.bring_in_optional):
+            out.append(LegalAction("fold", (bet,)))
+        if s.bring_in_due:
+            total = min(stack, self.structure.bring_in)
+            out.append(LegalAction("bring_in", (total,), total == stack))
+        elif high <= bet:
+            out.append(LegalAction("check", (bet,)))
+        else:
+            total = bet + min(stack, high - bet)
+            out.append(LegalAction("call", (total,), total - bet == stack))
+        if self._wager_block(seat) is None:
+            totals = self._wager_totals(seat)
+            out.append(LegalAction(self._wager_kind()[1], totals, totals[-1] - bet == stack))
         all_in_plan = self._all_in_plan(seat)
         if all_in_plan is not None:
             out.append(LegalAction("allin", (all_in_plan.total,), True))
