@@ -31,7 +31,6 @@ from pokerkit_stud import play  # noqa: E402 - found through the path above
 from table_controller.engine.dealing import replay_events  # noqa: E402
 from table_controller.simulation import PhysicalDeal, deal_random  # noqa: E402
 
-
 WARM_UP = 50
 """Untimed hands run through both before measuring."""
 
