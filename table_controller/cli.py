@@ -11,6 +11,7 @@ from pathlib import Path
 from table_controller.config import ConfigError, load_config
 from table_controller.config_file import ConfigError as LayoutOrDeckError
 from table_controller.daemon.runner import Daemon
+from table_controller.demo import run_demo
 from table_controller.journal import JournalError
 from table_controller.logging import configure_logging
 from table_controller.replay import replay_file
@@ -44,7 +45,32 @@ def build_parser() -> argparse.ArgumentParser:
         description="Read the table's RFID readers, track the hand and publish it over MQTT.",
     )
     run.add_argument("--config", type=Path, required=True, help="table.toml (see README)")
+    demo = commands.add_parser(
+        "demo",
+        help="a simulated 8-seat table dealt live through the daemon and a local broker",
+        description="Start a private Mosquitto, emulated readers and the daemon, and deal"
+        " random hands; show the table live. Ctrl-C stops.",
+    )
+    demo.add_argument("--hands", type=_positive_int, default=None,
+                      help="stop after N hands (default: deal until Ctrl-C)")
+    demo.add_argument("--speed", type=_positive_float, default=1.0,
+                      help="deal N times faster than the 0.4-0.6 s per card of a dealer")
+    demo.add_argument("--seed", type=int, default=None, help="seed of the random hands")
     return parser
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, not {text}")
+    return value
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -97,6 +123,10 @@ def _run(args: argparse.Namespace) -> int:
     return daemon.run()
 
 
+def _demo(args: argparse.Namespace) -> int:
+    return run_demo(hands=args.hands, speed=args.speed, seed=args.seed)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``stud-table`` console script."""
     args = build_parser().parse_args(argv)
@@ -104,4 +134,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _replay(args)
     if args.command == "run":
         return _run(args)
+    if args.command == "demo":
+        return _demo(args)
     return EXIT_BAD_INPUT  # pragma: no cover - argparse rejects unknown commands

@@ -1,0 +1,239 @@
+"""``stud-table demo``: a simulated 8-seat table, live, over a real broker.
+
+Starts a :class:`DemoTable` (mosquitto, emulated readers, the real daemon as a
+child process), a :class:`TableFeed` watching the public topics, and a
+:class:`VirtualDealer` dealing random clean hands. The main thread only prints:
+it redraws the table in place when the output is a terminal, and writes plain
+lines otherwise (CI logs, pipes). SIGINT/SIGTERM stop everything and exit 0.
+"""
+
+from __future__ import annotations
+
+import queue
+import random
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Final, TextIO
+
+from table_controller.demo.broker import BrokerError
+from table_controller.demo.dealer import VirtualDealer
+from table_controller.demo.feed import TableFeed
+from table_controller.demo.session import TABLE_ID, DemoError, DemoTable
+from table_controller.logging import configure_logging
+from table_controller.topics import TableTopics
+
+EXIT_OK: Final = 0
+EXIT_FAILURE: Final = 1
+
+READY_TIMEOUT: Final = 60.0
+"""Seconds to wait for the daemon's first state and every reader online."""
+
+REDRAW_PERIOD: Final = 0.1
+"""Seconds between two checks for something new to print or redraw."""
+
+_CLEAR_SCREEN: Final = "\x1b[2J\x1b[H"
+_HOME: Final = "\x1b[H"
+_CLEAR_EOL: Final = "\x1b[K"
+_CLEAR_BELOW: Final = "\x1b[J"
+
+
+def scan_period_for(speed: float) -> float:
+    """Reader scan cycle for a dealing ``speed``: well below the time between two
+    cards (readers scan independently, so only cards further apart than a scan
+    reach the daemon in order), but no faster than a real board needs."""
+    return min(0.05, max(0.02, 0.1 / speed))
+
+
+def watch_lines(port: int) -> list[str]:
+    """How to watch the demo's topics with ``mosquitto_sub``."""
+    topics = TableTopics(TABLE_ID)
+    return [
+        "watch every topic:",
+        f"  mosquitto_sub -h 127.0.0.1 -p {port} -t '{topics.all_filter}' -v",
+        "production room only (down cards; deploy/acl keeps the public out, this demo broker"
+        " does not):",
+        f"  mosquitto_sub -h 127.0.0.1 -p {port} -t '{topics.base}/secure/#' -v",
+    ]
+
+
+class Console:
+    """The demo's output: plain lines, or a screen redrawn in place on a terminal.
+
+    Other threads only queue lines (:meth:`say`); the main thread writes
+    (:meth:`refresh`), so output never interleaves.
+    """
+
+    def __init__(self, out: TextIO, interactive: bool) -> None:
+        self.out = out
+        self.interactive = interactive
+        self.header: list[str] = []
+        self.feed: TableFeed | None = None
+        self._lines: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self._drawn = -1
+
+    def say(self, line: str) -> None:
+        """Queue a line (any thread). On a terminal it joins the table's recent lines."""
+        if self.interactive and self.feed is not None:
+            self.feed.note(line)
+        else:
+            self._lines.put(line)
+
+    def say_all(self, lines: Sequence[str]) -> None:
+        """Queue several lines (the feed's sink in plain mode)."""
+        for line in lines:
+            self._lines.put(line)
+
+    def write(self, text: str) -> None:
+        """Write now (main thread only)."""
+        self.out.write(text)
+        self.out.flush()
+
+    def refresh(self) -> None:
+        """Print queued lines, or redraw the screen if the table changed (main thread)."""
+        if not self.interactive or self.feed is None:
+            while True:
+                try:
+                    line = self._lines.get_nowait()
+                except queue.Empty:
+                    break
+                self.out.write(line + "\n")
+            self.out.flush()
+            return
+        if self._drawn == -1:
+            self.out.write(_CLEAR_SCREEN)
+        changes = self.feed.changes
+        if changes == self._drawn:
+            return
+        self._drawn = changes
+        screen = self.feed.screen(self.header)
+        self.write(_HOME + "".join(f"{line}{_CLEAR_EOL}\n" for line in screen) + _CLEAR_BELOW)
+
+
+@contextmanager
+def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    """SIGINT and SIGTERM set ``stop`` instead of raising; restored afterwards."""
+    def handler(signum: int, frame: FrameType | None) -> None:
+        del signum, frame
+        stop.set()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _wait(condition: Callable[[], bool], stop: threading.Event, timeout: float,
+          alive: Callable[[], bool]) -> bool:
+    """Poll ``condition`` until true; False on stop, timeout or ``alive()`` false."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if stop.wait(0.05) or time.monotonic() > deadline or not alive():
+            return False
+    return True
+
+
+def run_demo(
+    *,
+    hands: int | None = None,
+    speed: float = 1.0,
+    seed: int | None = None,
+    out: TextIO | None = None,
+    interactive: bool | None = None,
+) -> int:
+    """Run the demo until ``hands`` hands are done (None: until Ctrl-C); exit code.
+
+    ``speed`` makes the dealer N times faster; ``seed`` makes the hands
+    repeatable (random if None, and printed). ``interactive`` (default: whether
+    ``out`` is a terminal) redraws the table in place.
+    """
+    if speed <= 0:
+        raise ValueError("speed must be positive")
+    stream = out if out is not None else sys.stdout
+    console = Console(stream, stream.isatty() if interactive is None else interactive)
+    # Warnings only from this process: the daemon's own logs go to its file.
+    configure_logging("console", "warning")
+    if seed is None:
+        seed = random.SystemRandom().randrange(1_000_000)
+    stop = threading.Event()
+    workdir = Path(tempfile.mkdtemp(prefix="stud-demo-"))
+    with _stop_on_signals(stop):
+        try:
+            return _run(console, workdir, stop, hands=hands, speed=speed, seed=seed)
+        except (BrokerError, DemoError) as exc:
+            print(f"stud-table demo: {exc}", file=sys.stderr)
+            return EXIT_FAILURE
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _run(console: Console, workdir: Path, stop: threading.Event, *,
+         hands: int | None, speed: float, seed: int) -> int:
+    table = DemoTable(workdir, scan_period=scan_period_for(speed))
+    feed: TableFeed | None = None
+    dealer: VirtualDealer | None = None
+    try:
+        table.start()
+        feed = TableFeed("127.0.0.1", table.port, TABLE_ID, console.say_all).start()
+        console.feed = feed
+        console.header = [
+            f"stud-table demo: 8-seat table, virtual dealer (seed {seed}, speed {speed:g}x);"
+            " Ctrl-C to stop",
+            f"broker 127.0.0.1:{table.port} (pid {table.broker.pid}),"
+            f" daemon pid {table.daemon_pid}, log {table.log_path}",
+            *watch_lines(table.port),
+        ]
+        console.write("\n".join(console.header) + "\n")
+        readers = len(table.layout.readers)
+        ready = _wait(lambda: feed is not None and feed.ready and feed.readers_online(readers),
+                      stop, READY_TIMEOUT, table.daemon_alive)
+        if stop.is_set():
+            return EXIT_OK
+        if not ready:
+            return _daemon_failed(console, table, "the daemon did not publish its table with"
+                                  f" every reader online within {READY_TIMEOUT:.0f} s")
+        assert table.table is not None
+        dealer = VirtualDealer(
+            table.table, feed, seed=seed, speed=speed, hands=hands,
+            min_shuffle=table.presence_hold + 0.5, say=console.say,
+        ).start()
+        while not stop.is_set() and not dealer.done.is_set():
+            console.refresh()
+            if not table.daemon_alive():
+                return _daemon_failed(console, table, "the daemon stopped unexpectedly")
+            stop.wait(REDRAW_PERIOD)
+        dealer.stop()
+        console.refresh()
+        if dealer.failure is not None:
+            return _daemon_failed(console, table, dealer.failure)
+        console.say(f"demo: {dealer.hands_completed} hand(s) dealt; stopping")
+        console.refresh()
+        return EXIT_OK
+    finally:
+        if dealer is not None:
+            dealer.stop()
+        try:
+            table.close()
+        finally:
+            if feed is not None:
+                feed.stop()
+        if console.interactive:
+            console.write("\n")
+
+
+def _daemon_failed(console: Console, table: DemoTable, why: str) -> int:
+    """Say what went wrong, with the end of the daemon's log; the exit code."""
+    code = table.daemon_exit_code()
+    status = f" (daemon exit code {code})" if code is not None else ""
+    console.write(f"stud-table demo: {why}{status}; the daemon's log ends with:\n"
+                  f"{table.daemon_log_tail()}\n")
+    return EXIT_FAILURE

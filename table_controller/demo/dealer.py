@@ -1,0 +1,288 @@
+"""A virtual dealer: random clean hands dealt through emulated readers, in real time.
+
+Theory of operation
+-------------------
+:func:`plan_hand` is pure: from a seeded :class:`random.Random` it picks 2-8
+players, deals a clean hand with :func:`deal_random` (folds go to the muck),
+then adds what a dealer does once the hand is over: the seats are cleared (see
+:func:`_clear_motions`: a showdown or a hand won by folds), then the muck, burn
+pile and board are gathered to be shuffled. Each step is a :class:`Motion`: the events of one
+movement of the dealer's hand (a card dealt, a card moved to the muck, a pile
+scooped up) and the pause after it, at speed 1.
+
+:class:`VirtualDealer` plays the plans on an :class:`EmulatedTable` from its own
+thread. The daemon has no console: a hand starts with the first card on a clear
+table and ends when the table is cleared. So after each hand the dealer waits
+until the table, as published on MQTT, shows the hand's result and no card at
+any seat, then pauses to "shuffle" (longer than the daemon's presence hold, so
+the gathered cards are gone before the next deal), then deals the next hand.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from table_controller.cards import Card
+from table_controller.events import CardPlaced, CardRemoved, HandStarted
+from table_controller.simulation.emulated_table import EmulatedTable
+from table_controller.simulation.physical import PhysicalDeal, deal_random
+from table_controller.zones import MAX_SEATS, MUCK, Zone, ZoneKind
+
+CARD_PAUSE: Final = (0.4, 0.6)
+"""Seconds between two cards dealt, at speed 1 (drawn uniformly)."""
+
+MUCK_PAUSE: Final = (0.15, 0.25)
+"""Seconds between two cards pushed into the muck: quicker than dealing."""
+
+SEAT_PAUSE: Final = 0.3
+"""Seconds between picking up two seats' hands at the end of a hand."""
+
+GATHER_PAUSE: Final = 0.3
+"""Seconds after scooping the muck, burn pile and board off the table."""
+
+SHUFFLE_PAUSE: Final = 2.0
+"""Seconds of "shuffling" between hands, at speed 1."""
+
+CLEAR_TIMEOUT: Final = 90.0
+"""Seconds to wait for the table to show clear before giving up on the daemon."""
+
+DEFAULT_FOLD_CHANCE: Final = 0.15
+"""Chance that a player folds after each street's deal."""
+
+_PILES: Final = (ZoneKind.MUCK, ZoneKind.BURN, ZoneKind.BOARD)
+
+TableEvent = CardPlaced | CardRemoved
+
+
+@dataclass(frozen=True, slots=True)
+class Motion:
+    """One movement of the dealer: ``events`` applied at once, then ``pause`` seconds."""
+
+    events: tuple[TableEvent, ...]
+    pause: float
+
+
+@dataclass(frozen=True, slots=True)
+class HandPlan:
+    """A whole hand as the dealer will play it: the deal, then clearing the table."""
+
+    deal: PhysicalDeal
+    motions: tuple[Motion, ...]
+
+    @property
+    def showdown(self) -> bool:
+        """Whether two or more hands are live at the end (the result comes when the
+        seats are cleared; otherwise it came with the last fold)."""
+        return len(self.deal.live_seats) >= 2
+
+    @property
+    def players(self) -> tuple[int, ...]:
+        """Seats dealt in."""
+        return self.deal.seats
+
+    @property
+    def cards_dealt(self) -> int:
+        """How many cards were dealt to seats, the burn pile and the board."""
+        return sum(
+            1 for m in self.motions for e in m.events
+            if isinstance(e, CardPlaced) and e.zone.kind is not ZoneKind.MUCK
+        )
+
+
+def plan_hand(
+    rng: random.Random,
+    *,
+    seats: int = MAX_SEATS,
+    fold_chance: float = DEFAULT_FOLD_CHANCE,
+) -> HandPlan:
+    """A random clean hand for 2..``seats`` players, dealt and cleared (pure)."""
+    players = sorted(rng.sample(range(1, seats + 1), rng.randint(2, seats)))
+    deal = deal_random(players, rng, fold_chance=fold_chance)
+    motions = _deal_motions(deal, rng)
+    motions += _clear_motions(deal, rng)
+    motions.append(_gather_motion(deal))
+    return HandPlan(deal, tuple(motions))
+
+
+def _deal_motions(deal: PhysicalDeal, rng: random.Random) -> list[Motion]:
+    """The deal as motions: a removal followed by the same card's placement is one move."""
+    motions: list[Motion] = []
+    events = [e for e in deal.events if not isinstance(e, HandStarted)]
+    index = 0
+    while index < len(events):
+        event = events[index]
+        assert isinstance(event, CardPlaced | CardRemoved)
+        following = events[index + 1] if index + 1 < len(events) else None
+        if (
+            isinstance(event, CardRemoved)
+            and isinstance(following, CardPlaced)
+            and following.card == event.card
+        ):
+            motions.append(Motion((event, following), rng.uniform(*MUCK_PAUSE)))
+            index += 2
+            continue
+        pause = rng.uniform(*CARD_PAUSE) if isinstance(event, CardPlaced) else 0.05
+        motions.append(Motion((event,), pause))
+        index += 1
+    return motions
+
+
+def _clear_motions(deal: PhysicalDeal, rng: random.Random) -> list[Motion]:
+    """The dealer clears the seats once the deal is over.
+
+    Several live hands mean a showdown: each is picked up off its seat, one seat
+    at a time, straight to the dealer. They must not go through the muck: a hand
+    mucked while another is live is a fold, while hands leaving the table
+    together are a showdown, settled when the last one leaves. A hand won by
+    folds already has its result, so the winner's cards are pushed into the muck
+    like the rest (after the result, mucking is clearing, not folding).
+    """
+    motions = []
+    if len(deal.live_seats) < 2:
+        for seat in deal.live_seats:
+            for zone, cards in ((Zone.down(seat), deal.down(seat)),
+                                (Zone.up(seat), deal.up(seat))):
+                for card in cards:
+                    motions.append(Motion((CardRemoved(zone, card), CardPlaced(MUCK, card)),
+                                          rng.uniform(*MUCK_PAUSE)))
+        return motions
+    for seat in deal.live_seats:
+        removals = tuple(
+            CardRemoved(zone, card)
+            for zone, cards in ((Zone.down(seat), deal.down(seat)), (Zone.up(seat), deal.up(seat)))
+            for card in cards
+        )
+        motions.append(Motion(removals, SEAT_PAUSE))
+    return motions
+
+
+def _gather_motion(deal: PhysicalDeal) -> Motion:
+    """Scoop the muck, burn pile and board off the table (every card lying there)."""
+    where: dict[Card, Zone] = {}
+    for event in deal.events:
+        if isinstance(event, CardPlaced):
+            where[event.card] = event.zone
+        elif isinstance(event, CardRemoved) and where.get(event.card) == event.zone:
+            del where[event.card]
+    removals = tuple(
+        CardRemoved(zone, card) for card, zone in where.items() if zone.kind in _PILES
+    )
+    return Motion(removals, GATHER_PAUSE)
+
+
+class TableWatch(Protocol):
+    """What the dealer needs to know of the table as the daemon publishes it."""
+
+    def hand_cleared(self, hand_results: int, *, empty_seats: bool) -> bool:
+        """True when ``hand_results`` hands have ended and, if ``empty_seats``, the
+        published state shows no card at any seat."""
+
+
+class VirtualDealer:
+    """Deals planned hands on ``table`` from a thread (see the module docstring).
+
+    ``hands=None`` deals until :meth:`stop`. ``speed`` divides every pause.
+    ``say`` receives one line per hand dealt. ``failed`` is set (with a reason
+    in :attr:`failure`) when the table did not clear in time.
+    """
+
+    def __init__(
+        self,
+        table: EmulatedTable,
+        watch: TableWatch,
+        *,
+        seed: int,
+        speed: float = 1.0,
+        hands: int | None = None,
+        min_shuffle: float = 0.0,
+        fold_chance: float = DEFAULT_FOLD_CHANCE,
+        clear_timeout: float = CLEAR_TIMEOUT,
+        say: Callable[[str], None] | None = None,
+    ) -> None:
+        if speed <= 0:
+            raise ValueError("speed must be positive")
+        self.table = table
+        self.watch = watch
+        self.speed = speed
+        self.hands = hands
+        self.min_shuffle = min_shuffle
+        self.fold_chance = fold_chance
+        self.clear_timeout = clear_timeout
+        self._rng = random.Random(seed)
+        self._say = say or (lambda _line: None)
+        self._stop = threading.Event()
+        self.done = threading.Event()
+        """Set when the dealer's thread has finished (all hands, stop, or failure)."""
+        self.failure: str | None = None
+        self.hands_dealt = 0
+        self.hands_completed = 0
+        self.on_motion: Callable[[Motion], None] | None = None
+        """Called after each motion is applied (the benchmark records cards)."""
+        self._thread = threading.Thread(target=self._run, name="virtual-dealer", daemon=True)
+
+    def start(self) -> VirtualDealer:
+        """Start dealing."""
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop after the current motion and wait for the thread."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                if self.hands is not None and self.hands_dealt >= self.hands:
+                    return
+                plan = plan_hand(self._rng, seats=self.table.layout.seats,
+                                 fold_chance=self.fold_chance)
+                self.hands_dealt += 1
+                self._say(
+                    f"dealer: hand {self.hands_dealt}, {len(plan.players)} players "
+                    f"(seats {', '.join(str(s) for s in plan.players)})"
+                )
+                if not self._play(plan.motions):
+                    return
+                if not self._wait_clear(self.hands_dealt, empty_seats=not plan.showdown):
+                    return
+                self.hands_completed += 1
+                shuffle = max(SHUFFLE_PAUSE / self.speed, self.min_shuffle)
+                if self.hands is not None and self.hands_dealt >= self.hands:
+                    return
+                self._stop.wait(shuffle)
+        finally:
+            self.done.set()
+
+    def _play(self, motions: Sequence[Motion]) -> bool:
+        for motion in motions:
+            if self._stop.is_set():
+                return False
+            self.table.apply_all(motion.events)
+            if self.on_motion is not None:
+                self.on_motion(motion)
+            self._stop.wait(motion.pause / self.speed)
+        return True
+
+    def _wait_clear(self, hand_results: int, *, empty_seats: bool) -> bool:
+        """Poll the published table until the hand is over and cleared; False on stop
+        or timeout. A showdown's result is published when the last hand leaves the
+        table, and its hands stay on show in the state, so only a hand won by folds
+        (its result came earlier) waits for the state's seats to empty."""
+        deadline = time.monotonic() + self.clear_timeout
+        while not self.watch.hand_cleared(hand_results, empty_seats=empty_seats):
+            if self._stop.wait(0.05):
+                return False
+            if time.monotonic() >= deadline:
+                self.failure = (
+                    f"the table did not show hand {hand_results}'s result and a clear"
+                    f" table within {self.clear_timeout:.0f} s"
+                )
+                return False
+        return True

@@ -1,0 +1,199 @@
+"""Everything a simulated table needs, started and stopped as one: broker, readers, daemon.
+
+:class:`DemoTable` builds, inside a work directory:
+
+* a :class:`LocalBroker` (mosquitto on a free loopback port);
+* an :class:`EmulatedTable`: one emulated reader per reader of the 8-seat layout
+  ``hardware/layouts/table-8.toml``, each on a pty with a stable symlink, and a
+  copy of the layout whose devices point at those symlinks;
+* a ``table.toml`` for that layout and ``hardware/decks/example-deck.toml``;
+* the real daemon, ``python -m table_controller run --config table.toml``, as a
+  child process in its own session, logging to ``daemon.log``.
+
+The demo (``stud-table demo``) and the latency benchmark both run on it.
+:meth:`DemoTable.close` stops the daemon first (SIGTERM: it publishes
+``offline`` and flushes its journal), then the readers, then the broker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Final, Literal
+
+from table_controller.deck import DeckRegistry, load_decks
+from table_controller.demo.broker import LocalBroker
+from table_controller.layout import TableLayout, load_layout
+from table_controller.simulation.emulated_table import EmulatedTable
+
+TABLE_ID: Final = "demo"
+"""The demo table's id: its topics are ``stud/v1/demo/...``."""
+
+HARDWARE_DIR: Final = Path(__file__).resolve().parents[2] / "hardware"
+"""The repository's hardware files (the project is installed from its checkout)."""
+
+LAYOUT_FILE: Final = HARDWARE_DIR / "layouts" / "table-8.toml"
+DECK_FILE: Final = HARDWARE_DIR / "decks" / "example-deck.toml"
+
+PRESENCE_HOLD: Final = 0.5
+"""Seconds a tag must stay unseen before the daemon reports it removed. Shorter
+than a real room's 1.5 s: the emulated readers never drop a tag, and the
+dealer's shuffle pause between hands must outlast it."""
+
+READER_HEARTBEAT: Final = 0.5
+"""Seconds between the emulated readers' heartbeats (the daemon expects 2 s)."""
+
+DAEMON_STOP_TIMEOUT: Final = 20.0
+"""Seconds the daemon gets to stop after SIGTERM before it is killed."""
+
+FsyncPolicy = Literal["always", "batch", "never"]
+
+
+class DemoError(RuntimeError):
+    """The simulated table could not be set up; ``str()`` is one line for the user."""
+
+
+class DemoTable:
+    """Broker, emulated readers and daemon process for one table (module docstring)."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        scan_period: float = 0.05,
+        presence_hold: float = PRESENCE_HOLD,
+        fsync: FsyncPolicy = "always",
+        log_level: str = "info",
+    ) -> None:
+        """Prepare (nothing starts before :meth:`start`)."""
+        for path in (LAYOUT_FILE, DECK_FILE):
+            if not path.is_file():
+                raise DemoError(f"{path} is missing: run the demo from the project checkout")
+        self.workdir = workdir
+        self.layout: TableLayout = load_layout(LAYOUT_FILE)
+        self.registry: DeckRegistry = load_decks([DECK_FILE])
+        self.scan_period = scan_period
+        self.presence_hold = presence_hold
+        self.fsync = fsync
+        self.log_level = log_level
+        self.broker = LocalBroker(workdir / "broker")
+        self.table: EmulatedTable | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self.config_path = workdir / "table.toml"
+        self.log_path = workdir / "daemon.log"
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self) -> DemoTable:
+        """Start the broker, plug the readers in, then start the daemon."""
+        self.broker.start()
+        self.table = EmulatedTable(
+            self.layout, self.registry, self.workdir / "dev",
+            scan_period=self.scan_period, heartbeat_period=READER_HEARTBEAT,
+        ).start()
+        self.table.write_layout(LAYOUT_FILE, self.workdir / "layout.toml")
+        self.config_path.write_text(self._config_text(), encoding="utf-8")
+        with self.log_path.open("ab") as log:
+            # Its own session: Ctrl-C in the terminal reaches only the demo, which
+            # then stops the daemon in order (SIGTERM) before the broker.
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "table_controller", "run",
+                 "--config", str(self.config_path)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        return self
+
+    def _config_text(self) -> str:
+        lines = [
+            "[table]",
+            f'id = "{TABLE_ID}"',
+            'layout = "layout.toml"',
+            f"decks = [{_toml_str(str(DECK_FILE))}]",
+            f"presence_hold = {self.presence_hold}",
+            "heartbeat_period = 2.0",
+            "[stakes]",
+            "ante = 1",
+            "bring_in = 2",
+            "small_bet = 5",
+            "big_bet = 10",
+            "[broker]",
+            'host = "127.0.0.1"',
+            f"port = {self.broker.port}",
+            "reconnect_max_delay = 2",
+            "[journal]",
+            'directory = "journal"',
+            f'fsync = "{self.fsync}"',
+            "[log]",
+            'format = "console"',
+            f'level = "{self.log_level}"',
+        ]
+        return "\n".join(lines) + "\n"
+
+    @property
+    def port(self) -> int:
+        """The broker's port."""
+        return self.broker.port
+
+    @property
+    def daemon_pid(self) -> int | None:
+        """The daemon's process id while it runs."""
+        return self.process.pid if self.process is not None else None
+
+    def daemon_alive(self) -> bool:
+        """True while the daemon process runs."""
+        return self.process is not None and self.process.poll() is None
+
+    def daemon_exit_code(self) -> int | None:
+        """The daemon's exit code once it has ended."""
+        return self.process.poll() if self.process is not None else None
+
+    def daemon_log_tail(self, lines: int = 15) -> str:
+        """The last ``lines`` lines the daemon wrote."""
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop_daemon(self, timeout: float = DAEMON_STOP_TIMEOUT) -> int | None:
+        """SIGTERM the daemon and wait (SIGKILL after ``timeout``); its exit code."""
+        proc = self.process
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        return proc.returncode
+
+    def close(self) -> None:
+        """Stop the daemon, the readers and the broker, in that order (idempotent);
+        each step runs even if an earlier one failed."""
+        try:
+            self.stop_daemon()
+        finally:
+            try:
+                if self.table is not None:
+                    self.table.stop()
+            finally:
+                self.broker.stop()
+
+    def __enter__(self) -> DemoTable:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _toml_str(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
