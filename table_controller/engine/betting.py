@@ -94,6 +94,7 @@ from table_controller.engine.pots import (
 
 if TYPE_CHECKING:
     from table_controller.engine.settings import TableSettings
+    from table_controller.events import ConsoleAction
 
 __all__ = [
     "ActionKind",
@@ -744,6 +745,18 @@ class BettingHand:
         """Apply a console action by name: ``bring_in complete bet raise call check
         fold allin``; ``amount`` is the seat's total bet this round after it."""
         return self._apply(self._plan(seat, action, amount))
+
+    def verify_console_action(self, event: ConsoleAction) -> None:
+        """Raise unless the console's :class:`ConsoleAction` is legal now."""
+        self._plan(event.seat, event.action, event.amount)
+
+    def can_console_action(self, event: ConsoleAction) -> bool:
+        """Whether :meth:`apply_console_action` would succeed."""
+        return self.can_act(event.seat, event.action, event.amount)
+
+    def apply_console_action(self, event: ConsoleAction) -> ActionTaken:
+        """Apply a journalled/scripted :class:`ConsoleAction` (an ``act`` line)."""
+        return self.act(event.seat, event.action, event.amount)
 
     def verify_bring_in(self, seat: int) -> None:
         """Raise unless ``seat`` may post the bring-in now."""

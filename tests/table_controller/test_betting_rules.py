@@ -30,6 +30,7 @@ from table_controller.engine.betting import (
 )
 from table_controller.engine.pots import Pot, build_pots, odd_chip_order, split
 from table_controller.engine.settings import RuleProfile, TableSettings
+from table_controller.events import ConsoleAction
 from table_controller.hands import evaluate
 
 STAKES = BettingStructure(ante=1, bring_in=2, small_bet=5, big_bet=10, raise_cap=3)
@@ -781,6 +782,17 @@ def test_set_opener_only_before_anyone_acts() -> None:
     hand.bring_in(1)
     with pytest.raises(IllegalActionError):
         hand.set_opener(2)
+
+
+def test_console_actions_apply_as_entered() -> None:
+    hand = table(100, 100)
+    hand.start_street(3, 2)
+    assert not hand.can_console_action(ConsoleAction(seat=1, action="call"))
+    with pytest.raises(OutOfTurnError):
+        hand.verify_console_action(ConsoleAction(seat=1, action="call"))
+    op = hand.apply_console_action(ConsoleAction(seat=2, action="bet", amount=5))
+    assert (op.action, op.entered, op.total) == (ActionKind.COMPLETE, "bet", 5)
+    assert hand.to_act == 1
 
 
 def test_the_log_records_every_operation_in_order() -> None:
