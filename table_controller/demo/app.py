@@ -56,11 +56,9 @@ def watch_lines(port: int) -> list[str]:
     """How to watch the demo's topics with ``mosquitto_sub``."""
     topics = TableTopics(TABLE_ID)
     return [
-        "watch every topic:",
-        f"  mosquitto_sub -h 127.0.0.1 -p {port} -t '{topics.all_filter}' -v",
-        "production room only (down cards; deploy/acl keeps the public out, this demo broker"
-        " does not):",
-        f"  mosquitto_sub -h 127.0.0.1 -p {port} -t '{topics.base}/secure/#' -v",
+        f"watch:  mosquitto_sub -h 127.0.0.1 -p {port} -t '{topics.all_filter}' -v",
+        f"secure: mosquitto_sub -h 127.0.0.1 -p {port} -t '{topics.base}/secure/#' -v"
+        "   (down cards: production room only; deploy/acl keeps the public out)",
     ]
 
 
@@ -113,7 +111,11 @@ class Console:
         if changes == self._drawn:
             return
         self._drawn = changes
-        screen = self.feed.screen(self.header)
+        # Cut to the terminal: a screen taller than the window would scroll, and
+        # going "home" would then no longer redraw in place.
+        size = shutil.get_terminal_size()
+        screen = [line[: size.columns] for line in self.feed.screen(self.header)]
+        screen = screen[: max(1, size.lines - 1)]
         self.write(_HOME + "".join(f"{line}{_CLEAR_EOL}\n" for line in screen) + _CLEAR_BELOW)
 
 
@@ -133,11 +135,13 @@ def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
 
 
 def _wait(condition: Callable[[], bool], stop: threading.Event, timeout: float,
-          alive: Callable[[], bool]) -> bool:
-    """Poll ``condition`` until true; False on stop, timeout or ``alive()`` false."""
+          alive: Callable[[], bool], tick: Callable[[], None]) -> bool:
+    """Poll ``condition`` (calling ``tick`` meanwhile) until true; False on stop,
+    timeout or ``alive()`` false."""
     deadline = time.monotonic() + timeout
     while not condition():
-        if stop.wait(0.05) or time.monotonic() > deadline or not alive():
+        tick()
+        if stop.wait(REDRAW_PERIOD) or time.monotonic() > deadline or not alive():
             return False
     return True
 
@@ -186,8 +190,8 @@ def _run(console: Console, workdir: Path, stop: threading.Event, *,
         feed = TableFeed("127.0.0.1", table.port, TABLE_ID, console.say_all).start()
         console.feed = feed
         console.header = [
-            f"stud-table demo: 8-seat table, virtual dealer (seed {seed}, speed {speed:g}x);"
-            " Ctrl-C to stop",
+            f"stud-table demo: 8-seat table, virtual dealer (seed {seed}, speed {speed:g}x)"
+            " - Ctrl-C to stop",
             f"broker 127.0.0.1:{table.port} (pid {table.broker.pid}),"
             f" daemon pid {table.daemon_pid}, log {table.log_path}",
             *watch_lines(table.port),
@@ -195,8 +199,10 @@ def _run(console: Console, workdir: Path, stop: threading.Event, *,
         console.write("\n".join(console.header) + "\n")
         readers = len(table.layout.readers)
         ready = _wait(lambda: feed is not None and feed.ready and feed.readers_online(readers),
-                      stop, READY_TIMEOUT, table.daemon_alive)
+                      stop, READY_TIMEOUT, table.daemon_alive, console.refresh)
         if stop.is_set():
+            console.say("demo: stopped")
+            console.refresh()
             return EXIT_OK
         if not ready:
             return _daemon_failed(console, table, "the daemon did not publish its table with"
@@ -215,7 +221,7 @@ def _run(console: Console, workdir: Path, stop: threading.Event, *,
         console.refresh()
         if dealer.failure is not None:
             return _daemon_failed(console, table, dealer.failure)
-        console.say(f"demo: {dealer.hands_completed} hand(s) dealt; stopping")
+        console.say(f"demo: stopped after {dealer.hands_completed} complete hand(s)")
         console.refresh()
         return EXIT_OK
     finally:

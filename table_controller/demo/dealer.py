@@ -105,7 +105,7 @@ def plan_hand(
     deal = deal_random(players, rng, fold_chance=fold_chance)
     motions = _deal_motions(deal, rng)
     motions += _clear_motions(deal, rng)
-    motions.append(_gather_motion(deal))
+    motions.append(_gather_motion(motions))
     return HandPlan(deal, tuple(motions))
 
 
@@ -161,14 +161,16 @@ def _clear_motions(deal: PhysicalDeal, rng: random.Random) -> list[Motion]:
     return motions
 
 
-def _gather_motion(deal: PhysicalDeal) -> Motion:
-    """Scoop the muck, burn pile and board off the table (every card lying there)."""
+def _gather_motion(motions: Sequence[Motion]) -> Motion:
+    """Scoop the muck, burn pile and board off the table: every card that
+    ``motions`` left lying there."""
     where: dict[Card, Zone] = {}
-    for event in deal.events:
-        if isinstance(event, CardPlaced):
-            where[event.card] = event.zone
-        elif isinstance(event, CardRemoved) and where.get(event.card) == event.zone:
-            del where[event.card]
+    for motion in motions:
+        for event in motion.events:
+            if isinstance(event, CardPlaced):
+                where[event.card] = event.zone
+            elif where.get(event.card) == event.zone:
+                del where[event.card]
     removals = tuple(
         CardRemoved(zone, card) for card, zone in where.items() if zone.kind in _PILES
     )

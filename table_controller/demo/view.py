@@ -21,10 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-RECENT_LINES: Final = 8
+RECENT_LINES: Final = 6
 """How many recent announcements/alerts the screen keeps."""
 
-RESULT_LINES: Final = 5
+RESULT_LINES: Final = 3
 """How many past hand results the screen keeps."""
 
 HIDDEN_CARD: Final = "[##]"
@@ -203,17 +203,18 @@ def render_screen(view: TableView, header: Sequence[str] = ()) -> list[str]:
         title += f" | community: {state['community']}"
     online = sum(1 for s in view.readers.values() if s == "online")
     title += f" | readers {online}/{len(view.readers)} online"
-    lines += ["", title, "", " seat  status   cards"]
+    lines += ["", title, " seat  status   cards"]
     for seat in state.get("seats", []):
         status = seat.get("status", "empty")
         cards = seat_cards(seat) if status != "empty" else ""
         marker = "*" if seat["seat"] == bring_in else " "
         lines.append(f" {marker}{seat['seat']:>2}   {status:<8} {cards}")
     open_alerts = state.get("alerts") or []
-    lines += ["", f"open alerts: {len(open_alerts)}"]
-    lines += [f"  {describe_alert(a)}" for a in open_alerts[-3:]]
-    lines += ["", "latest:"]
+    if open_alerts:
+        lines += [f"open alerts ({len(open_alerts)}):"]
+        lines += [f"  {describe_alert(a)}" for a in open_alerts[-3:]]
+    lines += ["latest:"]
     lines += [f"  {line}" for line in view.recent] or ["  -"]
-    lines += ["", "results:"]
+    lines += ["results:"]
     lines += [f"  {line}" for line in view.results] or ["  -"]
     return lines
