@@ -149,6 +149,8 @@ class HandState:
     cleared: bool = False
     """Auto hands: every seat zone emptied after the deal; the next card starts a hand."""
     reshuffled: bool = False
+    reshuffle_burn_due: bool = False
+    """Rule 15: after the scramble a burn comes before the next card is dealt."""
     alerts: list[Alert] = field(default_factory=list)
     where: dict[Card, list[Zone]] = field(default_factory=dict)
     owner: dict[Card, int] = field(default_factory=dict)
@@ -362,9 +364,12 @@ class DealingEngine:
         if not present or zone not in present:
             return
         self._leave(card, zone)
-        if zone.kind is ZoneKind.BURN and 7 in hand.started_streets:
-            # Rule 15: burn cards picked up to be scrambled with the last card.
+        seventh = 7 in hand.started_streets or hand.burns.get(7, 0) > 0
+        if zone.kind is ZoneKind.BURN and seventh and not hand.reshuffled:
+            # Rule 15: burn cards picked up to be scrambled with the last card;
+            # the dealer then "scrambles, cuts, burns and deals the rest".
             hand.reshuffled = True
+            hand.reshuffle_burn_due = True
 
     def _leave(self, card: Card, zone: Zone) -> None:
         hand = self._hand()
@@ -499,6 +504,15 @@ class DealingEngine:
             )
         if number <= CARDS_PER_HAND:
             self._check_burn_before(street, number)
+        if hand.reshuffle_burn_due:
+            hand.reshuffle_burn_due = False
+            self._alert(
+                AlertCode.MISSING_BURN,
+                None,
+                7,
+                "The rest of 7th street was dealt from the scrambled cards without burning"
+                " one first (rules 13 and 15).",
+            )
         face_due = hand.face_due(seat, number)
         seat.received = number
         total = number + (1 if hand.community is not None else 0)
@@ -674,6 +688,8 @@ class DealingEngine:
         count = hand.burns.get(street, 0) + 1
         hand.burns[street] = count
         hand.burned_for[card] = street
+        if street == 7:
+            hand.reshuffle_burn_due = False
         self._emit(GameEvent(GameEventKind.CARD_BURNED, street=street, card=card))
         allowed = self._allowed_burns(street)
         if count > allowed:

@@ -152,7 +152,7 @@ def inject(deal: PhysicalDeal, kind: ErrorKind, rng: random.Random) -> Injection
         if not burns:
             return None
         index = rng.choice(burns)
-        street = _street(next(d.number for d in deals if d.index > index))
+        street = _street(next((d.number for d in deals if d.index > index), 7))
         del events[index]
         return Injection(kind, tuple(events), None, street)
 
@@ -160,7 +160,7 @@ def inject(deal: PhysicalDeal, kind: ErrorKind, rng: random.Random) -> Injection
         if not burns:
             return None
         index = rng.choice(burns)
-        street = _street(next(d.number for d in deals if d.index > index))
+        street = _street(next((d.number for d in deals if d.index > index), 7))
         spare = _unused(deal, events)
         if not spare:
             return None

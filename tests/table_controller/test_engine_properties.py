@@ -21,8 +21,7 @@ import random
 from collections.abc import Sequence
 from pathlib import Path
 
-import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from table_controller.cards import DECK, Card
@@ -41,7 +40,7 @@ from table_controller.events import (
 )
 from table_controller.script import parse_script
 from table_controller.simulation import PhysicalDeal, deal_cards, deal_random
-from table_controller.zones import ALL_ZONES, BURN
+from table_controller.zones import ALL_ZONES
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
@@ -83,25 +82,12 @@ def _check_reconstruction(deal: PhysicalDeal, hand: HandState) -> None:
         assert hand.winners == []  # stopped before 7th street: no showdown
 
 
-def _pickup_right_after_seventh_burn(deal: PhysicalDeal) -> bool:
-    """Rule 15 with two fresh cards: burn, then the burn pile is picked up before any
-    7th-street card is dealt (tests/scripts/rule15-reshuffle-burn-then-pickup.jsonl)."""
-    events = deal.events
-    for i, event in enumerate(events):
-        if isinstance(event, CardRemoved) and event.zone == BURN:
-            before = events[i - 1]
-            return isinstance(before, CardPlaced) and before.zone == BURN
-    return False
-
-
 @_SETTINGS
 @given(legal_deals())
 def test_legal_deal_raises_no_alert_and_is_reconstructed(
     case: tuple[PhysicalDeal, RuleProfile],
 ) -> None:
     deal, rules = case
-    # Known engine false alert, pinned by the xfail test below; remove with it.
-    assume(not _pickup_right_after_seventh_burn(deal))
     engine = DealingEngine(TableSettings(rules=rules))
     alerts: list[Alert] = []
     for event in deal.events:
@@ -113,11 +99,6 @@ def test_legal_deal_raises_no_alert_and_is_reconstructed(
     _check_reconstruction(deal, engine.hand)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine: picking up the burn pile right after the 7th-street burn (two fresh"
-    " cards left, rule 15) is not seen as the reshuffle, so the re-burn is an extra_burn",
-)
 def test_rule15_pickup_right_after_seventh_burn_is_clean() -> None:
     path = SCRIPTS / "rule15-reshuffle-burn-then-pickup.jsonl"
     script = parse_script(path.read_text(encoding="utf-8").splitlines(), path.name)
