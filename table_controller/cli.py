@@ -8,8 +8,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from table_controller.config import ConfigError, load_config
-from table_controller.config_file import ConfigError as LayoutOrDeckError
+from table_controller.config import load_config
+from table_controller.config_file import ConfigError
 from table_controller.daemon.runner import Daemon
 from table_controller.demo import run_demo
 from table_controller.journal import JournalError
@@ -114,7 +114,7 @@ def _run(args: argparse.Namespace) -> int:
         config = load_config(args.config)
         configure_logging(config.log.format, config.log.level)
         daemon = Daemon(config)
-    except (ConfigError, LayoutOrDeckError) as exc:
+    except ConfigError as exc:
         print(f"stud-table run: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except JournalError as exc:

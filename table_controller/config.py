@@ -27,18 +27,8 @@ from pydantic import (
     model_validator,
 )
 
+from table_controller.config_file import ConfigError
 from table_controller.topics import TopicError, check_level
-
-
-class ConfigError(ValueError):
-    """An invalid config file; ``str(error)`` is one line: ``file: key: problem``."""
-
-    def __init__(self, file: Path | str, key: str | None, problem: str) -> None:
-        self.file = str(file)
-        self.key = key
-        self.problem = " ".join(problem.split())  # one line, whatever pydantic said
-        where = f"{self.file}: {key}" if key else self.file
-        super().__init__(f"{where}: {self.problem}")
 
 
 def _table_id(value: str) -> str:
@@ -231,11 +221,11 @@ def load_config(path: Path | str) -> DaemonConfig:
     try:
         raw = file.read_bytes()
     except OSError as exc:
-        raise ConfigError(file, None, f"cannot read: {exc.strerror or exc}") from None
+        raise ConfigError(file, "", f"cannot read: {exc.strerror or exc}") from None
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
-        raise ConfigError(file, None, "not UTF-8 text") from None
+        raise ConfigError(file, "", "not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(file, None, f"TOML syntax error: {exc}") from None
+        raise ConfigError(file, "", f"TOML syntax error: {exc}") from None
     return parse_config(data, file, file.resolve().parent)
