@@ -1095,11 +1095,8 @@ class BettingHand:
         if action == "allin":
             plan = self._all_in_plan(seat)
             if plan is None:
-                raise IllegalBetError(
-                    f"seat {seat} cannot go all-in: the stack is more than a fixed-limit wager"
-                    if self._s.stacks[seat]
-                    else f"seat {seat} has no chips"
-                )
+                reason = self._wager_block(seat) or "the stack is more than one fixed-limit wager"
+                raise IllegalBetError(f"seat {seat} cannot go all-in: {reason}")
             return self._check_amount(plan, amount)
         bet = s.bets[seat]
         high = max(s.bets.values())
