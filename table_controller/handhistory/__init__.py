@@ -6,6 +6,7 @@
   :class:`StudHand` records, and :func:`write_phh` / :func:`write_phhs` write them.
 """
 
+from table_controller.handhistory.exporter import export_events, export_file, export_script
 from table_controller.handhistory.importer import ImportedHand, import_hand, table_op
 from table_controller.handhistory.model import Bet, Deal, PhhError, StudHand
 from table_controller.handhistory.reader import read_phh
@@ -17,6 +18,9 @@ __all__ = [
     "ImportedHand",
     "PhhError",
     "StudHand",
+    "export_events",
+    "export_file",
+    "export_script",
     "import_hand",
     "read_phh",
     "table_op",
