@@ -12,9 +12,11 @@ from table_controller.config import load_config
 from table_controller.config_file import ConfigError
 from table_controller.daemon.runner import Daemon
 from table_controller.demo import run_demo
+from table_controller.handhistory.commands import add_phh_parser, run_phh
 from table_controller.journal import JournalError
 from table_controller.logging import configure_logging
 from table_controller.replay import replay_file
+from table_controller.republish import add_mqtt_arguments, run_republish
 from table_controller.script import ScriptError
 
 EXIT_OK = 0
@@ -39,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--json", action="store_true", help="print the CONFORMANCE.md JSON report on stdout"
     )
+    add_mqtt_arguments(replay)
     run = commands.add_parser(
         "run",
         help="run the table controller daemon",
@@ -56,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--speed", type=_positive_float, default=1.0,
                       help="deal N times faster than the 0.4-0.6 s per card of a dealer")
     demo.add_argument("--seed", type=int, default=None, help="seed of the random hands")
+    add_phh_parser(commands)
     return parser
 
 
@@ -74,6 +78,8 @@ def _positive_float(text: str) -> float:
 
 
 def _replay(args: argparse.Namespace) -> int:
+    if args.mqtt is not None:
+        return run_republish(args)
     try:
         report = replay_file(args.script)
     except OSError as exc:
@@ -136,4 +142,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(args)
     if args.command == "demo":
         return _demo(args)
+    if args.command == "phh":
+        return run_phh(args)
     return EXIT_BAD_INPUT  # pragma: no cover - argparse rejects unknown commands
