@@ -18,6 +18,12 @@ from table_controller.logging import configure_logging
 from table_controller.replay import replay_file
 from table_controller.republish import add_mqtt_arguments, run_republish
 from table_controller.script import ScriptError
+from table_controller.simulation.kinds import DEAL_KINDS, KINDS, READER_KINDS
+from table_controller.simulation.live import LiveError
+from table_controller.simulation.plan import RateError, parse_rates
+from table_controller.simulation.progress import ProgressBar
+from table_controller.simulation.report import render as render_report
+from table_controller.simulation.runner import simulate
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -59,6 +65,26 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--speed", type=_positive_float, default=1.0,
                       help="deal N times faster than the 0.4-0.6 s per card of a dealer")
     demo.add_argument("--seed", type=int, default=None, help="seed of the random hands")
+    simulate = commands.add_parser(
+        "simulate",
+        help="deal simulated hands with injected dealing errors and report what was caught",
+        description="A virtual dealer deals random hands, injecting at most one error per"
+        " hand at the given rates, and prints the detection report (recall, false alerts)."
+        " Kinds: " + ", ".join(KINDS) + ".",
+    )
+    simulate.add_argument("--hands", type=_positive_int, default=1000, help="hands to deal")
+    simulate.add_argument("--seed", type=int, default=1, help="seed of the hands (default 1)")
+    simulate.add_argument(
+        "--rate", action="append", default=None, metavar="[KIND=]RATE",
+        help="chance per hand of an error: RATE for every kind of the mode, or KIND=RATE;"
+        " repeatable (default 0.05 for every kind)",
+    )
+    simulate.add_argument("--mode", choices=("fast", "daemon"), default="fast",
+                          help="fast: straight into the engine; daemon: emulated readers,"
+                          " the real daemon and a private mosquitto")
+    simulate.add_argument("--speed", type=_positive_float, default=1.0,
+                          help="daemon mode: deal N times faster than a real dealer")
+    simulate.add_argument("--json", action="store_true", help="print the report as JSON")
     add_phh_parser(commands)
     return parser
 
@@ -133,6 +159,31 @@ def _demo(args: argparse.Namespace) -> int:
     return run_demo(hands=args.hands, speed=args.speed, seed=args.seed)
 
 
+def _simulate(args: argparse.Namespace) -> int:
+    kinds = DEAL_KINDS + READER_KINDS if args.mode == "daemon" else DEAL_KINDS
+    try:
+        rates = parse_rates(args.rate or ["0.05"], kinds)
+    except RateError as exc:
+        print(f"stud-table simulate: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    configure_logging("console", "warning")  # the report is the output, not info logs
+    bar = ProgressBar(args.hands, sys.stderr)
+    try:
+        report = simulate(args.hands, args.seed, rates, args.mode, speed=args.speed,
+                          progress=bar.update)
+    except LiveError as exc:
+        print(f"stud-table simulate: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    finally:
+        bar.close()
+    if args.json:
+        json.dump(report.as_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(render_report(report))
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``stud-table`` console script."""
     args = build_parser().parse_args(argv)
@@ -144,4 +195,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _demo(args)
     if args.command == "phh":
         return run_phh(args)
+    if args.command == "simulate":
+        return _simulate(args)
     return EXIT_BAD_INPUT  # pragma: no cover - argparse rejects unknown commands

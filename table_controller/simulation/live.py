@@ -1,0 +1,457 @@
+"""Daemon mode of ``stud-table simulate``: the planned hands dealt through the real table.
+
+Theory of operation
+-------------------
+:class:`SimulatedTable` starts, in a work directory, a private mosquitto
+(:class:`~table_controller.demo.broker.LocalBroker`), one emulated reader per
+reader of the 8-seat layout on ptys (:class:`EmulatedTable`, with the example
+deck and its blue copy, for duplicate cards), and the real daemon as a child
+process (``python -m table_controller run``). :class:`AlertWatch` subscribes to
+the table's ``alerts`` topic (every payload names its hand), its retained
+``state`` and the reader statuses.
+
+:func:`run_daemon` deals each planned hand card by card at the dealer's pace
+divided by ``speed``; a reader-kind hand turns on its reader disturbance (tag
+dropouts, wire noise) for the hand. The table has no console: a hand ends when
+the seats are clear. So after the dealer clears the table, it waits until the
+daemon's **journal** shows every card it placed gone again (the journal is what
+the engine applied, in order; a removal reaches it only after the presence hold)
+before dealing the next hand. Nothing waits a fixed time for correctness.
+
+At the end a ``cmd/rebirth`` request makes the daemon republish its retained
+state; once that arrives, every alert published before it has arrived too (one
+connection, QoS 1, in order). The journal also tells, per hand, which cards the
+daemon saw where: ``wrong_cards`` counts placements the dealer never made and
+``missed_cards`` placements never seen, the figures wire noise must keep at zero.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
+from typing import Any, Final
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
+from paho.mqtt.subscribeoptions import SubscribeOptions
+
+from table_controller.deck import load_decks
+from table_controller.demo.broker import BrokerError, LocalBroker
+from table_controller.events import (
+    CardPlaced,
+    CardRemoved,
+    TableEvent,
+    UnknownTagRemoved,
+)
+from table_controller.journal import decode_line
+from table_controller.layout import load_layout
+from table_controller.simulation.emulated_table import EmulatedTable
+from table_controller.simulation.kinds import ReaderSettings
+from table_controller.simulation.plan import SimHand, plan_hands
+from table_controller.simulation.report import ObservedAlert
+from table_controller.topics import TableTopics
+
+TABLE_ID: Final = "sim"
+"""The simulated table's id: its topics are ``stud/v1/sim/...``."""
+
+HARDWARE_DIR: Final = Path(__file__).resolve().parents[2] / "hardware"
+LAYOUT_FILE: Final = HARDWARE_DIR / "layouts" / "table-8.toml"
+DECK_FILES: Final = (HARDWARE_DIR / "decks" / "example-deck.toml",
+                     HARDWARE_DIR / "decks" / "example-deck-blue.toml")
+
+CARD_PAUSE: Final = 0.5
+"""Seconds between two cards dealt at speed 1 (a dealer takes 0.4-0.6 s)."""
+
+MOVE_PAUSE: Final = 0.05
+"""Seconds between a card leaving a zone and landing in the next (one movement)."""
+
+SEAT_PAUSE: Final = 0.3
+"""Seconds between picking up two seats' cards when clearing, at speed 1."""
+
+PRESENCE_HOLD: Final = 0.5
+"""The daemon's presence hold: longer than any run of missed scans flicker makes
+(at 20% dropout and a 20-50 ms scan, 10+ misses in a row are ~1e-7 events)."""
+
+READY_TIMEOUT: Final = 60.0
+"""Seconds for the daemon's first state with every reader online."""
+
+HAND_TIMEOUT: Final = 60.0
+"""Seconds for the journal to show a hand's cards all gone after the clear."""
+
+SYNC_TIMEOUT: Final = 30.0
+"""Seconds for the retained state to come back after ``cmd/rebirth``."""
+
+DAEMON_STOP_TIMEOUT: Final = 20.0
+
+
+class LiveError(RuntimeError):
+    """The simulated table could not run; ``str()`` is one line for the user."""
+
+
+def scan_period_for(speed: float) -> float:
+    """Reader scan cycle for ``speed``: well under the time between two cards, since
+    readers scan independently and only cards further apart than a cycle reach the
+    daemon in the order they were dealt; never faster than a real board needs."""
+    return min(0.05, max(0.02, 0.1 / speed))
+
+
+class SimulatedTable:
+    """Broker, emulated readers (two decks) and daemon process; a context manager."""
+
+    def __init__(self, workdir: Path, *, speed: float = 1.0) -> None:
+        """Prepare everything in ``workdir``; nothing runs before :meth:`start`."""
+        for path in (LAYOUT_FILE, *DECK_FILES):
+            if not path.is_file():
+                raise LiveError(f"{path} is missing: run from the project checkout")
+        self.workdir = workdir
+        self.layout = load_layout(LAYOUT_FILE)
+        self.registry = load_decks(list(DECK_FILES))
+        self.scan_period = scan_period_for(speed)
+        self.broker = LocalBroker(workdir / "broker")
+        self.table: EmulatedTable | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self.config_path = workdir / "table.toml"
+        self.log_path = workdir / "daemon.log"
+        self.journal_path = workdir / "journal" / f"{TABLE_ID}.journal.jsonl"
+
+    def start(self) -> SimulatedTable:
+        """Start the broker, plug the readers in, start the daemon."""
+        try:
+            self.broker.start()
+        except BrokerError as exc:
+            raise LiveError(str(exc)) from exc
+        self.table = EmulatedTable(self.layout, self.registry, self.workdir / "dev",
+                                   scan_period=self.scan_period, heartbeat_period=0.5).start()
+        self.table.write_layout(LAYOUT_FILE, self.workdir / "layout.toml")
+        decks = ", ".join(json.dumps(str(path)) for path in DECK_FILES)
+        self.config_path.write_text("\n".join([
+            "[table]", f'id = "{TABLE_ID}"', 'layout = "layout.toml"', f"decks = [{decks}]",
+            f"presence_hold = {PRESENCE_HOLD}", "heartbeat_period = 2.0",
+            "[stakes]", "ante = 1", "bring_in = 2", "small_bet = 5", "big_bet = 10",
+            "[broker]", 'host = "127.0.0.1"', f"port = {self.broker.port}",
+            "reconnect_max_delay = 2",
+            # fsync "never": a simulation has nothing to lose in a power cut, and
+            # the journal is still written line by line before the engine runs.
+            "[journal]", 'directory = "journal"', 'fsync = "never"',
+            "[log]", 'format = "console"', 'level = "warning"',
+        ]) + "\n", encoding="utf-8")
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "table_controller", "run",
+                 "--config", str(self.config_path)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        return self
+
+    def daemon_alive(self) -> bool:
+        """True while the daemon process runs."""
+        return self.process is not None and self.process.poll() is None
+
+    def daemon_log_tail(self, lines: int = 10) -> str:
+        """The end of the daemon's log (for error messages)."""
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except FileNotFoundError:
+            return ""
+
+    def set_readers(self, settings: ReaderSettings | None) -> None:
+        """Turn a reader disturbance on (or every disturbance off, with None)."""
+        assert self.table is not None
+        wanted = settings or ReaderSettings()
+        for reader in self.table.readers.values():
+            reader.model.dropout_probability = wanted.dropout_probability
+            reader.noise.frame_drop_probability = wanted.frame_drop_probability
+            reader.noise.byte_error_rate = wanted.byte_error_rate
+
+    def apply(self, event: TableEvent) -> None:
+        """Make the emulated table show ``event`` (unknown tags taken off too)."""
+        assert self.table is not None
+        if isinstance(event, UnknownTagRemoved):
+            reader_id, port = self.layout.antennas_of(event.zone)[0]
+            self.table.readers[reader_id].remove(port, event.uid)
+        else:
+            self.table.apply(event)
+
+    def close(self) -> None:
+        """Stop the daemon (SIGTERM, then SIGKILL), the readers, the broker."""
+        try:
+            proc = self.process
+            if proc is not None and proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=DAEMON_STOP_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+        finally:
+            try:
+                if self.table is not None:
+                    self.table.stop()
+            finally:
+                self.broker.close()
+
+    def __enter__(self) -> SimulatedTable:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AlertWatch:
+    """Records the table's alerts, its retained state's ``seq`` and reader states."""
+
+    def __init__(self, port: int, table: str = TABLE_ID) -> None:
+        """Prepare the client; :meth:`start` connects."""
+        self.topics = TableTopics(table)
+        self._port = port
+        self._lock = threading.Lock()
+        self.alerts: list[ObservedAlert] = []
+        self.states = 0
+        self.readers: dict[str, str] = {}
+        self._client = mqtt.Client(CallbackAPIVersion.VERSION2,
+                                   client_id=f"stud-simulate-{os.getpid()}-{id(self):x}",
+                                   protocol=MQTTProtocolVersion.MQTTv5)
+        self._client.on_connect = self._on_connect
+        self._client.on_message = self._on_message
+
+    def start(self) -> AlertWatch:
+        """Connect in the background."""
+        self._client.connect_async("127.0.0.1", self._port, keepalive=30)
+        self._client.loop_start()
+        return self
+
+    def stop(self) -> None:
+        """Disconnect."""
+        self._client.disconnect()
+        self._client.loop_stop()
+
+    def _on_connect(self, client: mqtt.Client, *_: Any) -> None:
+        filters = [self.topics.alerts, self.topics.state, self.topics.readers_filter]
+        client.subscribe([(f, SubscribeOptions(qos=1)) for f in filters])
+
+    def _on_message(self, _c: mqtt.Client, _u: object, message: mqtt.MQTTMessage) -> None:
+        try:
+            payload = json.loads(message.payload)
+        except ValueError:
+            return
+        if not isinstance(payload, dict):
+            return
+        with self._lock:
+            if message.topic == self.topics.alerts:
+                self.alerts.append(ObservedAlert(payload.get("hand"), str(payload.get("code")),
+                                                 payload.get("seat")))
+            elif message.topic == self.topics.state:
+                self.states += 1
+            else:
+                self.readers[message.topic] = str(payload.get("state"))
+
+    def ready(self, readers: int) -> bool:
+        """The retained state has arrived and ``readers`` readers are online."""
+        with self._lock:
+            online = sum(1 for state in self.readers.values() if state == "online")
+            return self.states > 0 and online >= readers
+
+    def request_rebirth(self) -> int:
+        """Ask the daemon to republish its retained set; the state count before."""
+        with self._lock:
+            before = self.states
+        self._client.publish(self.topics.cmd_rebirth, b"", qos=1)
+        return before
+
+    def state_count(self) -> int:
+        """How many state messages arrived so far."""
+        with self._lock:
+            return self.states
+
+    def snapshot(self) -> list[ObservedAlert]:
+        """Every alert so far."""
+        with self._lock:
+            return list(self.alerts)
+
+
+class JournalWatch:
+    """Reads the daemon's journal as it grows: per hand, the cards placed, and which
+    (zone, card) pairs are on the table as far as the daemon knows."""
+
+    def __init__(self, path: Path) -> None:
+        """Watch ``path`` (it may not exist yet)."""
+        self.path = path
+        self._offset = 0
+        self._partial = b""
+        self.hands = 0
+        self.placed: dict[int, set[tuple[str, str]]] = {}
+        self.on_table: set[tuple[str, str]] = set()
+
+    def poll(self) -> None:
+        """Read whatever was appended since the last poll."""
+        try:
+            with self.path.open("rb") as journal:
+                journal.seek(self._offset)
+                data = journal.read()
+        except FileNotFoundError:
+            return
+        self._offset += len(data)
+        lines = (self._partial + data).split(b"\n")
+        self._partial = lines.pop()  # an incomplete last line waits for the rest
+        for line in lines:
+            if line:
+                self._record(decode_line(line))
+
+    def _record(self, record: Mapping[str, Any]) -> None:
+        op = record.get("op")
+        if op == "hand":
+            self.hands += 1
+            self.placed[self.hands] = set()
+            return
+        card = record.get("card")
+        if not isinstance(card, str):
+            return  # table settings, unknown tags
+        key = (str(record.get("zone")), card)
+        if op == "place":
+            self.placed.setdefault(self.hands, set()).add(key)
+            self.on_table.add(key)
+        elif op == "remove":
+            self.on_table.discard(key)
+
+
+def _wait(condition: Callable[[], bool], timeout: float, alive: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline or not alive():
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def _dealt(hand: SimHand) -> set[tuple[str, str]]:
+    return {(e.zone.name, e.card.code) for e in hand.events if isinstance(e, CardPlaced)}
+
+
+def _play(table: SimulatedTable, hand: SimHand, speed: float, journal: JournalWatch) -> None:
+    """Deal ``hand`` card by card, then clear it seat by seat, at the dealer's pace.
+
+    A pickup (cards taken off a zone and not put down elsewhere: the burn pile
+    gathered for the rule-15 scramble) is followed by the scramble, which takes a
+    dealer seconds; the presence hold reports the pickup only after it, so the
+    dealer goes on once the journal shows the pickup, never sooner.
+    """
+    events = hand.events
+    for index, event in enumerate(events):
+        table.apply(event)
+        following = events[index + 1] if index + 1 < len(events) else None
+        if isinstance(event, CardRemoved) and not (
+            isinstance(following, CardRemoved | CardPlaced) and following.card == event.card
+        ) and not isinstance(following, CardRemoved):
+            shown_gone = partial(_journal_shows_gone, journal, _pickup(events, index))
+            if not _wait(shown_gone, HAND_TIMEOUT, table.daemon_alive):
+                raise LiveError(f"hand {hand.number}: the daemon did not see the cards"
+                                " picked up for the rule-15 scramble leave the table")
+        moving = isinstance(event, CardRemoved | UnknownTagRemoved)
+        time.sleep((MOVE_PAUSE if moving else CARD_PAUSE) / speed)
+    zone = None
+    for clear in hand.clear:
+        if zone is not None and clear.zone != zone and clear.zone.seat != zone.seat:
+            time.sleep(SEAT_PAUSE / speed)
+        zone = clear.zone
+        table.apply(clear)
+
+
+def _pickup(events: tuple[TableEvent, ...], last: int) -> set[tuple[str, str]]:
+    """The (zone, card) pairs of the run of removals ending at ``events[last]``."""
+    gone: set[tuple[str, str]] = set()
+    index = last
+    while index >= 0 and isinstance(events[index], CardRemoved):
+        event = events[index]
+        assert isinstance(event, CardRemoved)
+        gone.add((event.zone.name, event.card.code))
+        index -= 1
+    return gone
+
+
+def _journal_shows_gone(journal: JournalWatch, gone: set[tuple[str, str]]) -> bool:
+    journal.poll()
+    return not gone & journal.on_table
+
+
+@contextmanager
+def _running(speed: float) -> Iterator[tuple[SimulatedTable, AlertWatch]]:
+    workdir = Path(tempfile.mkdtemp(prefix="stud-simulate-"))
+    table = SimulatedTable(workdir, speed=speed)
+    watch: AlertWatch | None = None
+    try:
+        table.start()
+        watch = AlertWatch(table.broker.port).start()
+        yield table, watch
+    finally:
+        try:
+            table.close()
+        finally:
+            if watch is not None:
+                watch.stop()
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def run_daemon(
+    hands: int,
+    seed: int,
+    rates: Mapping[str, float],
+    *,
+    speed: float = 1.0,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[list[SimHand], list[ObservedAlert], dict[str, int]]:
+    """Deal the planned hands through the real table (module docstring); return the
+    hands, the alerts read from MQTT, and the wire figures. Raises :class:`LiveError`."""
+    if speed <= 0:
+        raise ValueError("speed must be positive")
+    with _running(speed) as (table, watch):
+        readers = len(table.layout.readers)
+        if not _wait(lambda: watch.ready(readers), READY_TIMEOUT, table.daemon_alive):
+            raise LiveError("the daemon did not publish its table with every reader online"
+                            f" within {READY_TIMEOUT:.0f} s; its log ends with:\n"
+                            + table.daemon_log_tail())
+        journal = JournalWatch(table.journal_path)
+        planned: list[SimHand] = []
+        wrong = missed = 0
+        for hand in plan_hands(hands, seed, rates):
+            planned.append(hand)
+            table.set_readers(hand.readers)
+            _play(table, hand, speed, journal)
+            dealt = _dealt(hand)
+
+            def cleared(number: int = hand.number, dealt: set[tuple[str, str]] = dealt) -> bool:
+                journal.poll()
+                return journal.hands >= number and not journal.on_table and (
+                    dealt <= journal.placed.get(number, set()))
+
+            if not _wait(cleared, HAND_TIMEOUT, table.daemon_alive) and (
+                journal.on_table or journal.hands < hand.number
+            ):
+                raise LiveError(
+                    f"hand {hand.number}: the daemon did not see the table clear within"
+                    f" {HAND_TIMEOUT:.0f} s (still on it: {sorted(journal.on_table)[:6]});"
+                    f" its log ends with:\n{table.daemon_log_tail()}")
+            table.set_readers(None)
+            seen = journal.placed.get(hand.number, set())
+            wrong += len(seen - dealt)
+            missed += len(dealt - seen)
+            if progress is not None:
+                progress(hand.number)
+        before = watch.request_rebirth()
+        if not _wait(lambda: watch.state_count() > before, SYNC_TIMEOUT, table.daemon_alive):
+            raise LiveError("the daemon did not republish its state on cmd/rebirth")
+        return planned, watch.snapshot(), {"wrong_cards": wrong, "missed_cards": missed}

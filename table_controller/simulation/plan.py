@@ -1,0 +1,217 @@
+"""Simulated hands, planned: players, the (possibly wrong) deal, then clearing the table.
+
+Theory of operation
+-------------------
+Hand ``n`` of a run with seed ``s`` is drawn from its own ``Random(f"{s}:{n}")``,
+so any hand can be replayed alone and both modes (fast and daemon) deal exactly
+the same cards. Per hand:
+
+1. :func:`choose_kind` draws at most one kind from the per-kind rates. **At most
+   one error per hand** keeps attribution exact: every alert of a hand is either
+   the injected error's, a consequence of it (a *secondary* alert), or false.
+2. 2-8 players at random seats get a clean physical deal
+   (:func:`~table_controller.simulation.physical.deal_random`: folds, burns, rule
+   15); kinds that need 7th street get a hand without folds.
+3. A deal kind rewrites the events (:mod:`.errors`). If the deal gives it no
+   chance, or only a placement a card-only table cannot see
+   (:mod:`.kinds`), the injection is tried again on the same deal and then on new
+   deals (up to :data:`INJECT_ATTEMPTS` each); a kind that still finds no place
+   leaves the hand clean, counted as *not injectable*.
+4. The dealer then clears the table as physically left by those events: every
+   card at the seats is picked up (seat by seat), then the muck, burn pile and
+   board are gathered (:func:`clear_events`). The daemon's card-only hands end
+   when the seats are clear, which also settles the showdown.
+
+Pure: no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from table_controller.cards import Card
+from table_controller.events import (
+    CardPlaced,
+    CardRemoved,
+    HandStarted,
+    TableEvent,
+    UnknownTag,
+    UnknownTagRemoved,
+)
+from table_controller.simulation.kinds import DEAL_KINDS, KINDS, Level, ReaderSettings
+from table_controller.simulation.physical import deal_random
+from table_controller.zones import MAX_SEATS, Zone, ZoneKind
+
+INJECT_ATTEMPTS = 20
+"""Tries per deal, and deals per hand, to find a place for the drawn error."""
+
+FOLD_CHANCE = 0.15
+"""Chance that a player folds after each street's deal."""
+
+ClearEvent = CardRemoved | UnknownTagRemoved
+"""What clearing the table produces."""
+
+
+class RateError(ValueError):
+    """Rates that cannot be used (unknown kind, bad number, sum above 1)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SimHand:
+    """One planned hand: what is dealt, what clears it, and what must be flagged."""
+
+    number: int
+    seats: tuple[int, ...]
+    kind: str | None
+    """The injected kind, or None for a clean hand."""
+    expected_code: str | None
+    expected_seat: int | None
+    events: tuple[TableEvent, ...]
+    """The deal as the dealer makes it (no ``HandStarted``: the table has no console)."""
+    clear: tuple[ClearEvent, ...]
+    not_injectable: str | None = None
+    """A kind that was drawn but found no place in this hand (the hand is clean)."""
+
+    @property
+    def readers(self) -> ReaderSettings | None:
+        """How the readers misbehave during this hand (reader kinds), or None."""
+        return KINDS[self.kind].readers if self.kind is not None else None
+
+
+def parse_rates(items: Sequence[str], kinds: Sequence[str]) -> dict[str, float]:
+    """Rates from ``--rate`` arguments: ``0.05`` (every kind of ``kinds``) or
+    ``kind=0.1``; later arguments override earlier ones. Raises :class:`RateError`."""
+    rates: dict[str, float] = {}
+    for item in items:
+        name, sep, value = item.rpartition("=")
+        rate = _rate(value, item)
+        if not sep:
+            rates.update(dict.fromkeys(kinds, rate))
+        elif name in KINDS:
+            if name not in kinds:
+                raise RateError(f"{name} needs --mode daemon (it acts on the readers)")
+            rates[name] = rate
+        else:
+            raise RateError(f"unknown error kind {name!r}; known: {', '.join(KINDS)}")
+    check_rates(rates)
+    return {name: rate for name, rate in rates.items() if rate > 0}
+
+
+def _rate(text: str, item: str) -> float:
+    try:
+        rate = float(text)
+    except ValueError:
+        raise RateError(f"bad rate {item!r}: expected a number or kind=number") from None
+    if not 0.0 <= rate <= 1.0:
+        raise RateError(f"bad rate {item!r}: a rate is between 0 and 1")
+    return rate
+
+
+def check_rates(rates: Mapping[str, float]) -> None:
+    """At most one error per hand: the rates are chances of one draw and sum to <= 1."""
+    unknown = [name for name in rates if name not in KINDS]
+    if unknown:
+        raise RateError(f"unknown error kind(s): {', '.join(unknown)}")
+    total = sum(rates.values())
+    if total > 1.0 + 1e-9:
+        raise RateError(
+            f"the rates add up to {total:g}: at most one error is injected per hand,"
+            " so they must add up to 1 or less"
+        )
+
+
+def choose_kind(rng: random.Random, rates: Mapping[str, float]) -> str | None:
+    """One draw: kind ``k`` with probability ``rates[k]``, else None (clean)."""
+    draw = rng.random()
+    total = 0.0
+    for name in KINDS:  # registry order: stable whatever order the rates came in
+        total += rates.get(name, 0.0)
+        if draw < total:
+            return name
+    return None
+
+
+def plan_hand(number: int, seed: int, rates: Mapping[str, float]) -> SimHand:
+    """Hand ``number`` (1-based) of the run with ``seed`` (module docstring)."""
+    rng = random.Random(f"{seed}:{number}")
+    kind = choose_kind(rng, rates)
+    spec = KINDS[kind] if kind is not None else None
+    for _deal in range(INJECT_ATTEMPTS):
+        players = rng.randint(2, MAX_SEATS)
+        seats = sorted(rng.sample(range(1, MAX_SEATS + 1), players))
+        folds: dict[int, int] | None = {} if spec is not None and spec.needs_seventh else None
+        deal = deal_random(seats, rng, folds=folds, fold_chance=FOLD_CHANCE)
+        if spec is None or spec.level is Level.READER:
+            return _hand(number, deal.seats, kind, code=None, seat=None, events=deal.events)
+        assert spec.injector is not None
+        for _try in range(INJECT_ATTEMPTS):
+            injection = spec.injector(deal, rng)
+            if injection is None:
+                break  # this deal gives the kind no chance at all: deal again
+            if spec.visible is None or spec.visible(deal, injection):
+                return _hand(number, deal.seats, kind, code=kind, seat=injection.seat,
+                             events=injection.events)
+    return SimHand(number, deal.seats, None, None, None, _no_start(deal.events),
+                   tuple(clear_events(deal.events)), not_injectable=kind)
+
+
+def _hand(number: int, seats: tuple[int, ...], kind: str | None, *, code: str | None,
+          seat: int | None, events: Sequence[TableEvent]) -> SimHand:
+    dealt = _no_start(events)
+    return SimHand(number, seats, kind, code, seat, dealt, tuple(clear_events(dealt)))
+
+
+def _no_start(events: Sequence[TableEvent]) -> tuple[TableEvent, ...]:
+    return tuple(e for e in events if not isinstance(e, HandStarted))
+
+
+def plan_hands(count: int, seed: int, rates: Mapping[str, float]) -> Iterator[SimHand]:
+    """Hands 1..``count`` of the run with ``seed``."""
+    check_rates(rates)
+    for number in range(1, count + 1):
+        yield plan_hand(number, seed, rates)
+
+
+def clear_events(events: Sequence[TableEvent]) -> list[ClearEvent]:
+    """Clear what ``events`` left on the table: seats first (in seat order, down
+    cards then up cards: the dealer picks up each hand), then muck, burn pile and
+    board. Removals carry the deck of the copy removed (two decks may be in play)."""
+    lying: dict[Zone, dict[tuple[Card, str | None] | str, None]] = {}
+    for event in events:
+        if isinstance(event, CardPlaced):
+            lying.setdefault(event.zone, {})[(event.card, event.deck)] = None
+        elif isinstance(event, CardRemoved):
+            lying.get(event.zone, {}).pop((event.card, event.deck), None)
+        elif isinstance(event, UnknownTag):
+            lying.setdefault(event.zone, {})[event.uid] = None
+    out: list[ClearEvent] = []
+    for zone in sorted(lying, key=_clear_order):
+        for item in lying[zone]:
+            if isinstance(item, str):
+                out.append(UnknownTagRemoved(zone, item))
+            else:
+                out.append(CardRemoved(zone, item[0], deck=item[1]))
+    return out
+
+
+def _clear_order(zone: Zone) -> tuple[int, int, int]:
+    if zone.seat is not None:
+        return (0, zone.seat, 0 if zone.kind is ZoneKind.DOWN else 1)
+    piles = (ZoneKind.MUCK, ZoneKind.BURN, ZoneKind.BOARD)
+    return (1, piles.index(zone.kind), 0)
+
+
+__all__ = [
+    "DEAL_KINDS",
+    "ClearEvent",
+    "RateError",
+    "SimHand",
+    "check_rates",
+    "choose_kind",
+    "clear_events",
+    "parse_rates",
+    "plan_hand",
+    "plan_hands",
+]

@@ -1,0 +1,278 @@
+"""The detection report: injected errors matched to the alerts the table raised.
+
+Rules of attribution (every alert carries the number of its hand):
+
+* a hand with an injected **deal** kind is *flagged* when the kind's code (at the
+  injected seat, when the injection names one) is among the hand's alerts; its
+  other alerts are *secondary* (consequences of the same mistake: shown, never
+  counted as false);
+* any alert in a **clean** hand, or in a **reader_flicker** hand, or with no hand
+  at all (a reader going offline between hands), is a *false alert*;
+* alerts in a **wire_noise** hand are secondary too: a lost frame can delay a card
+  until the reader's next inventory, which a dealer would see as a card out of
+  order; what noise must never cause is a wrong card (``wire`` figures);
+* announcements (``community_card``, rule 15) are not errors: counted apart.
+
+Precision of a code = flagged / (flagged + false alerts with that code).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from table_controller.simulation.kinds import KINDS, WIRE_NOISE, Level
+from table_controller.simulation.plan import SimHand
+
+ANNOUNCEMENTS: Final = frozenset({"community_card"})
+"""Alert codes that announce a correct procedure (rule 15), not a mistake."""
+
+MAX_LISTED: Final = 20
+"""Missed injections and false alerts listed by hand, for a look at the cases."""
+
+
+@dataclass(frozen=True, slots=True)
+class ObservedAlert:
+    """An alert as the table raised it: its hand number, code and seat."""
+
+    hand: int | None
+    code: str
+    seat: int | None
+
+
+@dataclass(slots=True)
+class KindTally:
+    """Counts for one kind."""
+
+    injected: int = 0
+    flagged: int = 0
+    not_injectable: int = 0
+    false_alerts: int = 0
+    """Deal kinds: false alerts bearing this kind's code anywhere. Reader kinds:
+    false alerts raised in this kind's hands."""
+    secondary: Counter[str] = field(default_factory=Counter)
+
+    def recall(self, level: Level) -> float | None:
+        """flagged / injected (deal kinds with at least one injection)."""
+        if level is not Level.DEAL or not self.injected:
+            return None
+        return self.flagged / self.injected
+
+    def precision(self, level: Level) -> float | None:
+        """flagged / (flagged + false alerts) for a deal kind's code."""
+        if level is not Level.DEAL or not self.flagged + self.false_alerts:
+            return None
+        return self.flagged / (self.flagged + self.false_alerts)
+
+
+@dataclass(slots=True)
+class DetectionReport:
+    """The whole run's figures; build with :meth:`judge`, print with :func:`render`."""
+
+    mode: str
+    seed: int
+    rates: dict[str, float]
+    hands: int = 0
+    seconds: float = 0.0
+    kinds: dict[str, KindTally] = field(default_factory=dict)
+    clean_hands: int = 0
+    false_alerts: Counter[str] = field(default_factory=Counter)
+    announcements: Counter[str] = field(default_factory=Counter)
+    missed: list[dict[str, Any]] = field(default_factory=list)
+    false_listed: list[dict[str, Any]] = field(default_factory=list)
+    wire: dict[str, int] | None = None
+    """Daemon mode: ``wrong_cards`` (journaled placements the dealer never made) and
+    ``missed_cards`` (placements never journaled)."""
+
+    def tally(self, kind: str) -> KindTally:
+        """The tally of ``kind`` (created on first use)."""
+        return self.kinds.setdefault(kind, KindTally())
+
+    def judge(self, hands: Iterable[SimHand], alerts: Iterable[ObservedAlert]) -> None:
+        """Match ``alerts`` to the planned ``hands`` (module docstring) and count."""
+        by_hand: dict[int | None, list[ObservedAlert]] = {}
+        for alert in alerts:
+            by_hand.setdefault(alert.hand, []).append(alert)
+        seen: set[int] = set()
+        for hand in hands:
+            seen.add(hand.number)
+            self._judge_hand(hand, by_hand.get(hand.number, []))
+        for number, stray in by_hand.items():
+            if number is None or number not in seen:
+                for alert in stray:
+                    self._false(alert, None)
+
+    def _judge_hand(self, hand: SimHand, alerts: list[ObservedAlert]) -> None:
+        self.hands += 1
+        if hand.not_injectable is not None:
+            self.tally(hand.not_injectable).not_injectable += 1
+        errors = []
+        for alert in alerts:
+            if alert.code in ANNOUNCEMENTS:
+                self.announcements[alert.code] += 1
+            else:
+                errors.append(alert)
+        if hand.kind is None:
+            self.clean_hands += 1
+            for alert in errors:
+                self._false(alert, None)
+            return
+        spec = KINDS[hand.kind]
+        tally = self.tally(hand.kind)
+        tally.injected += 1
+        if spec.level is Level.READER:
+            for alert in errors:
+                if hand.kind == WIRE_NOISE:
+                    tally.secondary[alert.code] += 1
+                else:
+                    self._false(alert, hand.kind)
+            return
+        match = next(
+            (a for a in errors if a.code == hand.expected_code
+             and (hand.expected_seat is None or a.seat == hand.expected_seat)),
+            None,
+        )
+        if match is not None:
+            tally.flagged += 1
+        elif len(self.missed) < MAX_LISTED:
+            self.missed.append({
+                "hand": hand.number, "kind": hand.kind, "seat": hand.expected_seat,
+                "alerts": [[a.code, a.seat] for a in errors],
+            })
+        for alert in errors:
+            if alert is not match:
+                tally.secondary[alert.code] += 1
+
+    def _false(self, alert: ObservedAlert, reader_kind: str | None) -> None:
+        self.false_alerts[alert.code] += 1
+        if reader_kind is not None:
+            self.tally(reader_kind).false_alerts += 1
+        elif alert.code in KINDS:
+            self.tally(alert.code).false_alerts += 1
+        if len(self.false_listed) < MAX_LISTED:
+            self.false_listed.append(
+                {"hand": alert.hand, "code": alert.code, "seat": alert.seat,
+                 "in": reader_kind or "clean hand"}
+            )
+
+    # ------------------------------------------------------------- figures
+
+    @property
+    def injected(self) -> int:
+        """Deal-kind errors injected."""
+        return sum(t.injected for k, t in self.kinds.items() if KINDS[k].level is Level.DEAL)
+
+    @property
+    def flagged(self) -> int:
+        """Deal-kind errors flagged."""
+        return sum(t.flagged for k, t in self.kinds.items() if KINDS[k].level is Level.DEAL)
+
+    @property
+    def recall(self) -> float | None:
+        """All deal kinds together."""
+        return self.flagged / self.injected if self.injected else None
+
+    @property
+    def precision(self) -> float | None:
+        """Flagged over flagged plus every false alert."""
+        total = self.flagged + sum(self.false_alerts.values())
+        return self.flagged / total if total else None
+
+    @property
+    def hands_per_second(self) -> float:
+        """Hands simulated per second of wall time."""
+        return self.hands / self.seconds if self.seconds > 0 else 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        """The report as ``stud-table simulate --json`` prints it."""
+        kinds = {}
+        for name, spec in KINDS.items():
+            tally = self.kinds.get(name)
+            if tally is None:
+                if name not in self.rates:
+                    continue
+                tally = KindTally()
+            kinds[name] = {
+                "level": spec.level.value,
+                "rate": self.rates.get(name, 0.0),
+                "injected": tally.injected,
+                "flagged": tally.flagged if spec.level is Level.DEAL else None,
+                "recall": tally.recall(spec.level),
+                "false_alerts": tally.false_alerts,
+                "precision": tally.precision(spec.level),
+                "secondary_alerts": dict(sorted(tally.secondary.items())),
+                "not_injectable": tally.not_injectable,
+            }
+        return {
+            "mode": self.mode,
+            "seed": self.seed,
+            "hands": self.hands,
+            "seconds": round(self.seconds, 3),
+            "hands_per_second": round(self.hands_per_second, 1),
+            "clean_hands": self.clean_hands,
+            "kinds": kinds,
+            "totals": {
+                "injected": self.injected,
+                "flagged": self.flagged,
+                "recall": self.recall,
+                "false_alerts": sum(self.false_alerts.values()),
+                "precision": self.precision,
+            },
+            "false_alerts": dict(sorted(self.false_alerts.items())),
+            "announcements": dict(sorted(self.announcements.items())),
+            "missed": list(self.missed),
+            "false_alert_list": list(self.false_listed),
+            "wire": dict(self.wire) if self.wire is not None else None,
+        }
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.2f}%"
+
+
+def render(report: DetectionReport) -> str:
+    """The report as a table for people."""
+    data = report.as_json()
+    lines = [
+        f"stud-table simulate: {data['hands']} hands, mode {data['mode']}, seed {data['seed']},"
+        f" {data['seconds']:.1f} s ({data['hands_per_second']:g} hands/s)",
+        "",
+        f"{'kind':<24}{'rate':>7}{'injected':>10}{'flagged':>9}{'recall':>9}"
+        f"{'false':>7}{'precision':>11}  secondary alerts",
+    ]
+    for name, row in data["kinds"].items():
+        secondary = ", ".join(f"{code} {n}" for code, n in row["secondary_alerts"].items())
+        skipped = f" (no place in {row['not_injectable']} hands)" if row["not_injectable"] else ""
+        flagged = "-" if row["flagged"] is None else str(row["flagged"])
+        lines.append(
+            f"{name:<24}{row['rate']:>7g}{row['injected']:>10}{flagged:>9}"
+            f"{_pct(row['recall']):>9}{row['false_alerts']:>7}{_pct(row['precision']):>11}"
+            f"  {secondary or '-'}{skipped}"
+        )
+    totals = data["totals"]
+    lines += [
+        "",
+        f"total: {totals['injected']} errors injected, {totals['flagged']} flagged"
+        f" (recall {_pct(totals['recall'])}), {totals['false_alerts']} false alerts"
+        f" (precision {_pct(totals['precision'])}); {data['clean_hands']} clean hands",
+    ]
+    if data["false_alerts"]:
+        lines.append("false alerts: " + _counts(data["false_alerts"]))
+    if data["announcements"]:
+        lines.append("announcements (not errors): " + _counts(data["announcements"]))
+    if data["wire"] is not None:
+        lines.append(f"cards on the wire: {data['wire']['wrong_cards']} wrong,"
+                     f" {data['wire']['missed_cards']} missed")
+    for miss in data["missed"]:
+        lines.append(f"missed: hand {miss['hand']} {miss['kind']} seat {miss['seat']},"
+                     f" alerts {miss['alerts'] or 'none'}")
+    for alert in data["false_alert_list"]:
+        lines.append(f"false: hand {alert['hand']} {alert['code']} seat {alert['seat']}"
+                     f" ({alert['in']})")
+    return "\n".join(lines)
+
+
+def _counts(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{code} {n}" for code, n in counts.items())

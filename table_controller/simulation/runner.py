@@ -1,0 +1,97 @@
+"""``simulate()``: deal planned hands, collect the alerts, build the detection report.
+
+Two modes deal the very same hands (:mod:`.plan`):
+
+* ``fast``: the events go straight into one :class:`DealingEngine` with the
+  daemon's card-only settings (``auto_hands``: hands found from the cards, ended
+  by clearing the table), as fast as the engine goes;
+* ``daemon``: the events become tags on emulated readers on ptys, read by the
+  real daemon, whose alerts are read back from MQTT (:mod:`.live`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Final, Literal
+
+from table_controller.engine.alerts import Alert
+from table_controller.engine.dealing import DealingEngine
+from table_controller.engine.settings import TableSettings
+from table_controller.simulation.kinds import KINDS, Level
+from table_controller.simulation.live import run_daemon
+from table_controller.simulation.plan import RateError, SimHand, check_rates, plan_hands
+from table_controller.simulation.report import DetectionReport, ObservedAlert
+
+Mode = Literal["fast", "daemon"]
+
+Progress = Callable[[int], None]
+"""Called with the number of hands done so far."""
+
+FAST_SETTINGS: Final = TableSettings(auto_hands=True)
+"""The daemon's engine settings for the demo stakes: card-only, hands from the cards."""
+
+
+def simulate(
+    hands: int,
+    seed: int,
+    rates: Mapping[str, float],
+    mode: Mode = "fast",
+    *,
+    speed: float = 1.0,
+    progress: Progress | None = None,
+) -> DetectionReport:
+    """Deal ``hands`` hands from ``seed`` with errors drawn at ``rates`` (kind -> chance
+    per hand, summing to at most 1) and return the detection report.
+
+    ``speed`` (daemon mode) makes the virtual dealer N times faster than a real
+    one. Raises :class:`RateError` for unusable rates (reader kinds in fast mode
+    among them) and, in daemon mode, ``LiveError`` when the table cannot run.
+    """
+    if hands < 1:
+        raise ValueError("simulate at least one hand")
+    check_rates(rates)
+    if mode == "fast":
+        readers = [k for k in rates if KINDS[k].level is Level.READER and rates[k] > 0]
+        if readers:
+            raise RateError(f"{', '.join(readers)} needs --mode daemon (it acts on the readers)")
+    report = DetectionReport(mode=mode, seed=seed, rates=dict(rates))
+    started = time.perf_counter()
+    if mode == "fast":
+        planned, alerts = run_fast(hands, seed, rates, progress)
+    else:
+        planned, alerts, wire = run_daemon(hands, seed, rates, speed=speed, progress=progress)
+        report.wire = wire
+    report.seconds = time.perf_counter() - started
+    report.judge(planned, alerts)
+    return report
+
+
+def run_fast(
+    hands: int, seed: int, rates: Mapping[str, float], progress: Progress | None = None
+) -> tuple[list[SimHand], list[ObservedAlert]]:
+    """Deal every hand into one engine; return the hands and every alert raised."""
+    engine = DealingEngine(FAST_SETTINGS)
+    planned: list[SimHand] = []
+    alerts: list[ObservedAlert] = []
+    for hand in plan_hands(hands, seed, rates):
+        # Only what the report needs is kept: 100,000 hands' events would not fit.
+        planned.append(_summary(hand))
+        for event in (*hand.events, *hand.clear):
+            for output in engine.apply(event):
+                if isinstance(output, Alert):
+                    number = engine.hand.number if engine.hand is not None else None
+                    alerts.append(ObservedAlert(number, output.code.value, output.seat))
+        if progress is not None:
+            progress(hand.number)
+    for output in engine.finish_hand():
+        if isinstance(output, Alert):
+            number = engine.hand.number if engine.hand is not None else None
+            alerts.append(ObservedAlert(number, output.code.value, output.seat))
+    return planned, alerts
+
+
+def _summary(hand: SimHand) -> SimHand:
+    """``hand`` without its events (the report only needs the expectation)."""
+    return SimHand(hand.number, hand.seats, hand.kind, hand.expected_code,
+                   hand.expected_seat, (), (), hand.not_injectable)
