@@ -20,6 +20,7 @@ ints; docs/evaluator.md describes the encoding and the contract.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -318,12 +319,21 @@ def showing_value(up_cards: Sequence[Card]) -> ShowingValue:
     Hands showing different numbers of cards compare on one scale: category first,
     then ranks, a missing rank counting below a deuce (A alone beats 5-4-3-2).
     """
-    indices = _checked_indices(up_cards, 1, 7, "showing_value")
-    if len(indices) >= 5:
-        return ShowingValue(_strength(indices))
+    if 1 <= len(up_cards) <= 4:
+        # The common case (every street of every hand): validate cheaply and look
+        # the rank multiset up in a cache, since suits never count here.
+        if len(set(up_cards)) != len(up_cards):
+            _checked_indices(up_cards, 1, 4, "showing_value")  # raises, naming the cards
+        return ShowingValue(_small_board(tuple(sorted(card.rank for card in up_cards))))
+    return ShowingValue(_strength(_checked_indices(up_cards, 1, 7, "showing_value")))
+
+
+@functools.lru_cache(maxsize=8192)
+def _small_board(ranks: tuple[int, ...]) -> int:
+    """Strength of a board of one to four cards given its ranks (suits never count)."""
     counts: dict[int, int] = {}
-    for card in up_cards:
-        counts[card.rank] = counts.get(card.rank, 0) + 1
+    for rank in ranks:
+        counts[rank] = counts.get(rank, 0) + 1
     groups = sorted(((n, rank) for rank, n in counts.items()), reverse=True)
     shape = tuple(n for n, _ in groups if n > 1)
     category = {
@@ -333,7 +343,7 @@ def showing_value(up_cards: Sequence[Card]) -> ShowingValue:
         (3,): HandCategory.THREE_OF_A_KIND,
         (4,): HandCategory.FOUR_OF_A_KIND,
     }[shape]
-    return ShowingValue(_t.pack(category, [rank for _, rank in groups]))
+    return _t.pack(category, [rank for _, rank in groups])
 
 
 def describe_showing(up_cards: Sequence[Card]) -> str:
@@ -342,7 +352,11 @@ def describe_showing(up_cards: Sequence[Card]) -> str:
     High cards name the top two ranks. Possible straights or flushes are never named;
     with five or more cards up, a made straight or flush is.
     """
-    value = showing_value(up_cards)
+    return describe_showing_value(showing_value(up_cards))
+
+
+def describe_showing_value(value: ShowingValue) -> str:
+    """:func:`describe_showing` of a showing value already computed."""
     if value.category != HandCategory.HIGH_CARD:
         return _describe_strength(value.strength)
     return "-".join(_singular(rank) for rank in value.ranks[:2]) + " high"
@@ -386,6 +400,13 @@ def first_to_act(up_by_seat: Mapping[int, Sequence[Card]], seat_order: Sequence[
     still in the hand; ties go to the seat first in ``seat_order`` — suits never
     break a high-hand tie.
     """
-    position = _positions(seat_order, up_by_seat)
-    values = {seat: showing_value(cards) for seat, cards in up_by_seat.items()}
+    return highest_showing(
+        {seat: showing_value(cards) for seat, cards in up_by_seat.items()}, seat_order
+    )
+
+
+def highest_showing(values: Mapping[int, ShowingValue], seat_order: Sequence[int]) -> int:
+    """:func:`first_to_act` on showing values already computed (the engine reuses
+    them for the rule-12 announcements): the highest, ties to the first in order."""
+    position = _positions(seat_order, values)
     return min(values, key=lambda seat: (-values[seat].strength, position[seat]))

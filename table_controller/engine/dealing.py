@@ -44,11 +44,15 @@ from table_controller.events import (
     UnknownTag,
 )
 from table_controller.hands import (
+    HandCategory,
+    HandValue,
+    ShowingValue,
     bring_in_seat,
     describe,
-    describe_showing,
+    describe_showing_value,
     evaluate,
-    first_to_act,
+    highest_showing,
+    showing_value,
 )
 from table_controller.zones import Zone, ZoneKind
 
@@ -157,11 +161,30 @@ class HandState:
     last_zone: dict[Card, Zone] = field(default_factory=dict)
     mucked_by: dict[Card, int] = field(default_factory=dict)
     burned_for: dict[Card, int] = field(default_factory=dict)
+    first_deck: dict[Card, str | None] = field(default_factory=dict)
+    _live: tuple[int, ...] | None = field(default=None, repr=False)
 
     @property
-    def live_seats(self) -> list[int]:
+    def live_seats(self) -> tuple[int, ...]:
         """Seats still contesting the pot, in position order."""
-        return [s for s in self.players if self.seats[s].status is SeatStatus.ACTIVE]
+        live = self._live
+        if live is None:  # cached: asked for on every card, changed only by folds
+            live = self._live = tuple(
+                s for s in self.players if self.seats[s].status is SeatStatus.ACTIVE
+            )
+        return live
+
+    def set_status(self, seat: int, status: SeatStatus) -> None:
+        """Change a seat's status (and forget the cached live seats)."""
+        self.seats[seat].status = status
+        self._live = None
+
+    def add_player(self, seat: int) -> SeatState:
+        """Deal ``seat`` into the hand (auto hands learn players from the deal)."""
+        state = self.seats[seat] = SeatState(seat=seat)
+        self.players = tuple(sorted((*self.players, seat)))
+        self._live = None
+        return state
 
     @property
     def street(self) -> int | None:
@@ -221,7 +244,7 @@ class DealingEngine:
             self._start_hand(HandStarted((), at=event.at))
         if self.hand is not None:
             if isinstance(event, CardPlaced):
-                self._place(event.card, event.zone)
+                self._place(event.card, event.zone, event.deck)
             elif isinstance(event, CardRemoved):
                 self._remove(event.card, event.zone)
             elif isinstance(event, UnknownTag):
@@ -284,7 +307,7 @@ class DealingEngine:
         self.hand = HandState(
             number=number, players=players, seats=seats, forming=not players, auto=not players
         )
-        self._emit(GameEvent(GameEventKind.HAND_STARTED, text=f"hand {number}"))
+        self._emit(GameEventKind.HAND_STARTED, text=f"hand {number}")
 
     # --------------------------------------------------------------- routing
 
@@ -298,15 +321,21 @@ class DealingEngine:
             " remove it from the table.",
         )
 
-    def _place(self, card: Card, zone: Zone) -> None:
+    def _place(self, card: Card, zone: Zone, deck: str | None = None) -> None:
         hand = self._hand()
         present = hand.where.setdefault(card, [])
-        if zone in present:
+        # Presence names the deck of each tag: another deck's copy of a card on the
+        # table is a second physical card even where the first one lies.
+        first_deck = hand.first_deck.setdefault(card, deck)
+        second_copy = bool(present) and deck != first_deck  # None: a script's one deck
+        if zone in present and not second_copy:
             return  # already seen there: nothing new
         owner = hand.owner.get(card)
         from_muck = hand.last_zone.get(card) == _MUCK or _MUCK in present
         if present:
-            if zone.kind is ZoneKind.MUCK or all(z.kind in _DEALER_PILES for z in present):
+            if not second_copy and (
+                zone.kind is ZoneKind.MUCK or all(z.kind in _DEALER_PILES for z in present)
+            ):
                 # A card dropped on the muck, or taken from the muck or burn pile, is
                 # moving (the remove was not seen): a second copy would need a second
                 # deck, and presence tells decks apart before the engine.
@@ -416,10 +445,10 @@ class DealingEngine:
         seat = hand.seats[seat_no]
         if seat.status is not SeatStatus.ACTIVE or hand.finished:
             return  # mucking after the result is clearing the table, not folding
-        if hand.live_seats == [seat_no]:
+        if hand.live_seats == (seat_no,):
             return  # the last hand standing being gathered up is not a fold
-        seat.status = SeatStatus.FOLDED
-        self._emit(GameEvent(GameEventKind.FOLD, seat=seat_no, street=hand.street))
+        hand.set_status(seat_no, SeatStatus.FOLDED)
+        self._emit(GameEventKind.FOLD, seat=seat_no, street=hand.street)
         self._after_change()
 
     def _return_to_seat(self, card: Card, zone: Zone) -> None:
@@ -451,9 +480,7 @@ class DealingEngine:
             if seat is None:
                 # Auto hand, first round: every seat dealt in joins the hand (in any
                 # order: two readers may report cards a scan cycle apart).
-                seat = SeatState(seat=seat_no)
-                hand.seats[seat_no] = seat
-                hand.players = tuple(sorted((*hand.players, seat_no)))
+                seat = hand.add_player(seat_no)
             elif seat.received >= 1:
                 hand.forming = False  # a second card: the first round is over
         if seat is None:
@@ -629,17 +656,16 @@ class DealingEngine:
 
     def _emit_dealt(self, seat_no: int, card: Card, face: ZoneKind, number: int) -> None:
         kind = GameEventKind.CARD_DEALT_UP if face is UP else GameEventKind.CARD_DEALT_DOWN
-        self._emit(GameEvent(kind, seat=seat_no, street=street_of_card(number), card=card))
+        self._emit(kind, seat=seat_no, street=street_of_card(number), card=card)
 
     def _kill(self, seat_no: int, reason: str) -> None:
         hand = self._hand()
         seat = hand.seats[seat_no]
         if seat.status is SeatStatus.DEAD:
             return
-        seat.status = SeatStatus.DEAD
+        hand.set_status(seat_no, SeatStatus.DEAD)
         seat.dead_reason = reason
-        self._emit(GameEvent(GameEventKind.HAND_DEAD, seat=seat_no, street=hand.street,
-                             text=reason))
+        self._emit(GameEventKind.HAND_DEAD, seat=seat_no, street=hand.street, text=reason)
         self._after_change()
 
     # ------------------------------------------------------- burns and board
@@ -656,7 +682,7 @@ class DealingEngine:
         if street in hand.started_streets:
             return
         hand.started_streets.add(street)
-        self._emit(GameEvent(GameEventKind.STREET_STARTED, street=street))
+        self._emit(GameEventKind.STREET_STARTED, street=street)
         if street == 3 and number != 1:
             return
         if hand.burns.get(street, 0) < min(1, self._allowed_burns(street)):
@@ -671,7 +697,7 @@ class DealingEngine:
     def _burn_street(self) -> int:
         """The street a burn happening now belongs to."""
         hand = self._hand()
-        live = hand.live_seats or list(hand.players)
+        live = hand.live_seats or hand.players
         counts = [hand.seats[s].received for s in live]
         if not counts:
             return 3
@@ -690,7 +716,7 @@ class DealingEngine:
         hand.burned_for[card] = street
         if street == 7:
             hand.reshuffle_burn_due = False
-        self._emit(GameEvent(GameEventKind.CARD_BURNED, street=street, card=card))
+        self._emit(GameEventKind.CARD_BURNED, street=street, card=card)
         allowed = self._allowed_burns(street)
         if count > allowed:
             if allowed == 0:
@@ -731,7 +757,7 @@ class DealingEngine:
             f"The deck is short: the {card.name} is a community card that every player"
             " uses; the highest hand using it starts the last betting round (rule 15).",
         )
-        self._emit(GameEvent(GameEventKind.COMMUNITY_CARD, street=7, card=card))
+        self._emit(GameEventKind.COMMUNITY_CARD, street=7, card=card)
         for seat_no in live:
             if hand.seats[seat_no].received + 1 > CARDS_PER_HAND:
                 self._alert(
@@ -757,16 +783,18 @@ class DealingEngine:
             return
         if len(live) < 2:
             return
+        seats = hand.seats
+        fewest = min(seats[s].received for s in live)
         while True:
             street = hand.completed_streets[-1] + 1 if hand.completed_streets else 3
             if street > 7:
                 return
             needed = 3 if street == 3 else street
             have = 1 if hand.community is not None and street == 7 else 0
-            if any(hand.seats[s].received + have < needed for s in live):
+            if fewest + have < needed:
                 return
             hand.completed_streets.append(street)
-            self._emit(GameEvent(GameEventKind.STREET_COMPLETE, street=street))
+            self._emit(GameEventKind.STREET_COMPLETE, street=street)
             if street == 3:
                 self._settle_bring_in()
             else:
@@ -803,65 +831,68 @@ class DealingEngine:
         else:
             announce += ", brings it in."
         hand.bring_in = bringer
-        self._emit(GameEvent(GameEventKind.ANNOUNCEMENT, seat=bringer, street=3, text=announce))
+        self._emit(GameEventKind.ANNOUNCEMENT, seat=bringer, street=3, text=announce)
 
     def _settle_first_to_act(self, street: int) -> None:
         hand = self._hand()
-        showing: dict[int, list[Card]] = {}
+        values: dict[int, ShowingValue] = {}
         for seat_no in hand.live_seats:
-            up = list(hand.seats[seat_no].up)
+            up = hand.seats[seat_no].up
             if street == 7 and hand.community is not None:
                 up.append(hand.community)
-            showing[seat_no] = up
-        if not any(showing.values()):
+            if up:
+                # dict.fromkeys: two copies of one card (duplicate_card) count once.
+                values[seat_no] = showing_value(list(dict.fromkeys(up)))
+        if not values:
             return
-        order = [s for s in hand.players if showing.get(s)]
-        first = first_to_act({s: showing[s] for s in order}, order)
+        order = [s for s in hand.players if s in values]
+        first = highest_showing(values, order)
         hand.first_to_act[street] = first
         # Rule 12: announce the high hand and every pair showing, never straights
-        # or flushes (describe_showing does not name them).
+        # or flushes (describe_showing_value does not name possible ones).
         self._emit(
-            GameEvent(
-                GameEventKind.ANNOUNCEMENT,
-                seat=first,
-                street=street,
-                text=f"Seat {first} is high with {describe_showing(showing[first])}.",
-            )
+            GameEventKind.ANNOUNCEMENT,
+            seat=first,
+            street=street,
+            text=f"Seat {first} is high with {describe_showing_value(values[first])}.",
         )
         for seat_no in order:
-            if seat_no == first:
-                continue
-            text = describe_showing(showing[seat_no])
-            if _names_a_pair(text):
+            value = values[seat_no]
+            if seat_no != first and value.category >= HandCategory.PAIR:
                 self._emit(
-                    GameEvent(
-                        GameEventKind.ANNOUNCEMENT,
-                        seat=seat_no,
-                        street=street,
-                        text=f"Seat {seat_no} shows {text}.",
-                    )
+                    GameEventKind.ANNOUNCEMENT,
+                    seat=seat_no,
+                    street=street,
+                    text=f"Seat {seat_no} shows {describe_showing_value(value)}.",
                 )
+
+    def _showdown_cards(self, seat_no: int) -> list[Card]:
+        """The cards ``seat_no`` plays at showdown: its own plus the community card,
+        a second copy of a card (duplicate_card) counted once."""
+        hand = self._hand()
+        cards = hand.seats[seat_no].all_cards
+        if hand.community is not None:
+            cards.append(hand.community)
+        return list(dict.fromkeys(cards))
 
     def _showdown(self) -> None:
         hand = self._hand()
-        live = hand.live_seats
-        if not live:
+        values: dict[int, HandValue] = {}
+        for seat_no in hand.live_seats:
+            cards = self._showdown_cards(seat_no)
+            if 5 <= len(cards) <= CARDS_PER_HAND:
+                values[seat_no] = evaluate(cards)
+        if not values:
             self._award([], showdown=True)
             return
-        values = {}
-        for seat_no in live:
-            cards = hand.seats[seat_no].all_cards
-            if hand.community is not None:
-                cards = [*cards, hand.community]
-            values[seat_no] = evaluate(cards)
         best = max(values.values())
-        self._award([s for s in live if values[s] == best], showdown=True, values=values)
+        self._award([s for s in values if values[s] == best], showdown=True, values=values)
 
     def _award(
         self,
         winners: list[int],
         showdown: bool,
-        values: Mapping[int, object] | None = None,
+        values: Mapping[int, HandValue] | None = None,
     ) -> None:
         hand = self._hand()
         hand.winners = winners
@@ -869,10 +900,8 @@ class DealingEngine:
         shown: list[ShownHand] = []
         if showdown and values is not None:
             for seat_no in winners:
-                cards = hand.seats[seat_no].all_cards
-                if hand.community is not None:
-                    cards = [*cards, hand.community]
-                shown.append(ShownHand(seat_no, tuple(cards), describe(evaluate(cards))))
+                cards = self._showdown_cards(seat_no)
+                shown.append(ShownHand(seat_no, tuple(cards), describe(values[seat_no])))
         text = (
             "no winner"
             if not winners
@@ -883,13 +912,11 @@ class DealingEngine:
         if shown and len(shown) == 1:
             text += f" with {shown[0].description}"
         self._emit(
-            GameEvent(
-                GameEventKind.HAND_RESULT,
-                street=hand.street,
-                winners=tuple(winners),
-                shown=tuple(shown),
-                text=text,
-            )
+            GameEventKind.HAND_RESULT,
+            street=hand.street,
+            winners=tuple(winners),
+            shown=tuple(shown),
+            text=text,
         )
 
     def _left_of(self, seat_no: int) -> int:
@@ -905,18 +932,19 @@ class DealingEngine:
         assert self.hand is not None
         return self.hand
 
-    def _emit(self, event: GameEvent) -> None:
+    def _emit(
+        self,
+        kind: GameEventKind,
+        *,
+        seat: int | None = None,
+        street: int | None = None,
+        card: Card | None = None,
+        text: str | None = None,
+        winners: tuple[int, ...] = (),
+        shown: tuple[ShownHand, ...] = (),
+    ) -> None:
         self._out.append(
-            GameEvent(
-                event.kind,
-                seat=event.seat,
-                street=event.street,
-                card=event.card,
-                text=event.text,
-                winners=event.winners,
-                shown=event.shown,
-                at=self._at,
-            )
+            GameEvent(kind, seat, street, card, text, winners, shown, self._at)
         )
 
     def _alert(

@@ -432,3 +432,16 @@ def test_every_later_street_needs_its_burn(street: int) -> None:
         deal_street(t, s, burn=s != street)
     alert = only_alert(t.report())
     assert (alert["code"], alert["street"]) == ("missing_burn", street)
+
+
+def test_two_copies_of_a_card_at_one_seat_never_crash_the_engine() -> None:
+    # A second deck's Ks lands in seat 4's up row next to the first: flagged, and
+    # the boards and showdown still evaluate (the copy counts once).
+    t = deal_third(Table([2, 4, 5]))
+    t.burn("9h").up(2, "4d").up(4, "Ks").up(5, "Js")
+    t.lines.append({"op": "place", "zone": "seat4.up", "card": "Ks", "deck": "blue"})
+    for street in (5, 6, 7):
+        deal_street(t, street)
+    report = t.report()
+    assert "duplicate_card" in codes(report)
+    assert report["winners"]
