@@ -31,6 +31,10 @@ Stacks come from the ``hand`` line (chips behind after the ante, plus the
 ante). Without them a placeholder far above any fixed-limit hand's wagers is
 written and flagged (``_stacks = "unknown"``). Showdown: every seat still in
 after the 7th-street betting shows its seven cards (``sm``).
+
+Rule 15's community card has no place in PokerKit's Seven Card Stud (it deals
+no board card in stud): such a hand's actions end after 6th street and the
+card is written as ``_community_card``.
 """
 
 from __future__ import annotations
@@ -128,8 +132,10 @@ def _to_hand(rec: _Recorder, settings: TableSettings) -> StudHand | None:
     betting = _Betting(settings, dict(zip(seats, starting, strict=True)))
     live = list(seats)
     for street in STREETS:
+        if street == 7 and hand.community is not None:
+            break  # PokerKit's stud deals no board card: the file ends before 7th street
         dealt = _deals(cards, seats, street)
-        if not dealt and not (street == 7 and hand.community is not None):
+        if not dealt:
             break
         items += dealt
         if len(live) < 2:
@@ -142,7 +148,7 @@ def _to_hand(rec: _Recorder, settings: TableSettings) -> StudHand | None:
         for bet in bets:
             if bet.verb == "f" and bet.seat in live:
                 live.remove(bet.seat)
-    if len(live) >= 2 and all(len(cards[s]) == 7 or hand.community for s in live):
+    if len(live) >= 2 and all(len(cards[s]) == 7 for s in live):
         items += [Bet(seat, 7, "sm", None, cards[seat]) for seat in _rotate(live, hand, 7)]
     return StudHand(
         seats=seats,
