@@ -27,7 +27,7 @@ import select
 import threading
 import time
 import tty
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Final
@@ -345,6 +345,14 @@ class ReaderEmulator:
         self.frames_sent = 0
         self.frames_dropped = 0
         """Frames lost on purpose (noise), unplugged, or because the pty buffer was full."""
+        self.on_frame_written: Callable[[Message, float], None] | None = None
+        """Off (None) by default. If set, called on the emulator's thread (under its
+        lock: keep it short) after each frame is written whole to the pty, with the
+        message and the ``time.time()`` taken just before the ``os.write`` call that
+        wrote it. Taken before, not after: ``os.write`` releases the GIL, and getting
+        it back can take a switch interval (5 ms) in a busy process, while the
+        write itself takes microseconds. The latency benchmark starts its clock
+        there; wall time, so another process (a subscriber) can stop it."""
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -489,8 +497,12 @@ class ReaderEmulator:
             if self._master is None or self.noise.drop_frame():
                 self.frames_dropped += 1
                 continue
-            if self._write_locked(self.noise.corrupt(frame)):
+            data = self.noise.corrupt(frame)
+            written_at = time.time()
+            if self._write_locked(data):
                 self.frames_sent += 1
+                if self.on_frame_written is not None:
+                    self.on_frame_written(message, written_at)
             else:
                 self.frames_dropped += 1
 

@@ -210,7 +210,7 @@ def _run(console: Console, workdir: Path, stop: threading.Event, *,
         assert table.table is not None
         dealer = VirtualDealer(
             table.table, feed, seed=seed, speed=speed, hands=hands,
-            min_shuffle=table.presence_hold + 0.5, say=console.say,
+            settle_time=table.presence_hold + 0.5, say=console.say,
         ).start()
         while not stop.is_set() and not dealer.done.is_set():
             console.refresh()

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol
 
 from table_controller.cards import Card
-from table_controller.events import CardPlaced, CardRemoved, HandStarted
+from table_controller.events import CardPlaced, CardRemoved
 from table_controller.simulation.emulated_table import EmulatedTable
 from table_controller.simulation.physical import PhysicalDeal, deal_random
 from table_controller.zones import MAX_SEATS, MUCK, Zone, ZoneKind
@@ -38,6 +38,9 @@ CARD_PAUSE: Final = (0.4, 0.6)
 
 MUCK_PAUSE: Final = (0.15, 0.25)
 """Seconds between two cards pushed into the muck: quicker than dealing."""
+
+SCRAMBLE_PAUSE: Final = 1.5
+"""Seconds to pick up the burn pile and scramble it with the last card (rule 15)."""
 
 SEAT_PAUSE: Final = 0.3
 """Seconds between picking up two seats' hands at the end of a hand."""
@@ -61,10 +64,15 @@ TableEvent = CardPlaced | CardRemoved
 
 @dataclass(frozen=True, slots=True)
 class Motion:
-    """One movement of the dealer: ``events`` applied at once, then ``pause`` seconds."""
+    """One movement of the dealer: ``events`` applied at once, then ``pause`` seconds.
+
+    ``settle``: cards left the table; whatever the speed, the dealer then waits
+    for the daemon to notice (its presence hold) before the next motion.
+    """
 
     events: tuple[TableEvent, ...]
     pause: float
+    settle: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,10 +107,13 @@ def plan_hand(
     *,
     seats: int = MAX_SEATS,
     fold_chance: float = DEFAULT_FOLD_CHANCE,
+    players: int | None = None,
 ) -> HandPlan:
-    """A random clean hand for 2..``seats`` players, dealt and cleared (pure)."""
-    players = sorted(rng.sample(range(1, seats + 1), rng.randint(2, seats)))
-    deal = deal_random(players, rng, fold_chance=fold_chance)
+    """A random clean hand for ``players`` (default: 2..``seats`` at random) of the
+    ``seats`` seats, dealt and cleared (pure)."""
+    count = rng.randint(2, seats) if players is None else players
+    chosen = sorted(rng.sample(range(1, seats + 1), count))
+    deal = deal_random(chosen, rng, fold_chance=fold_chance)
     motions = _deal_motions(deal, rng)
     motions += _clear_motions(deal, rng)
     motions.append(_gather_motion(motions))
@@ -112,11 +123,11 @@ def plan_hand(
 def _deal_motions(deal: PhysicalDeal, rng: random.Random) -> list[Motion]:
     """The deal as motions: a removal followed by the same card's placement is one move."""
     motions: list[Motion] = []
-    events = [e for e in deal.events if not isinstance(e, HandStarted)]
+    # A clean physical deal is made of card placements and removals only.
+    events = [e for e in deal.events if isinstance(e, CardPlaced | CardRemoved)]
     index = 0
     while index < len(events):
         event = events[index]
-        assert isinstance(event, CardPlaced | CardRemoved)
         following = events[index + 1] if index + 1 < len(events) else None
         if (
             isinstance(event, CardRemoved)
@@ -126,9 +137,22 @@ def _deal_motions(deal: PhysicalDeal, rng: random.Random) -> list[Motion]:
             motions.append(Motion((event, following), rng.uniform(*MUCK_PAUSE)))
             index += 2
             continue
-        pause = rng.uniform(*CARD_PAUSE) if isinstance(event, CardPlaced) else 0.05
-        motions.append(Motion((event,), pause))
+        if isinstance(event, CardPlaced):
+            motions.append(Motion((event,), rng.uniform(*CARD_PAUSE)))
+            index += 1
+            continue
+        # Cards taken off the table for good: rule 15's burn pile picked up to be
+        # scrambled with the last card. The daemon reports a removal only after
+        # its presence hold, so the next card waits until it has (settle).
+        taken: list[TableEvent] = [event]
         index += 1
+        while index < len(events) and isinstance(events[index], CardRemoved):
+            following = events[index + 1] if index + 1 < len(events) else None
+            if isinstance(following, CardPlaced) and following.card == events[index].card:
+                break
+            taken.append(events[index])
+            index += 1
+        motions.append(Motion(tuple(taken), SCRAMBLE_PAUSE, settle=True))
     return motions
 
 
@@ -174,7 +198,7 @@ def _gather_motion(motions: Sequence[Motion]) -> Motion:
     removals = tuple(
         CardRemoved(zone, card) for card, zone in where.items() if zone.kind in _PILES
     )
-    return Motion(removals, GATHER_PAUSE)
+    return Motion(removals, GATHER_PAUSE, settle=True)
 
 
 class TableWatch(Protocol):
@@ -189,6 +213,9 @@ class VirtualDealer:
     """Deals planned hands on ``table`` from a thread (see the module docstring).
 
     ``hands=None`` deals until :meth:`stop`. ``speed`` divides every pause.
+    ``players`` fixes the number of players (default: 2-8 at random per hand).
+    ``settle_time`` is the least pause after cards leave the table (the daemon's
+    presence hold plus a margin): see :attr:`Motion.settle`.
     ``say`` receives one line per hand dealt. ``failed`` is set (with a reason
     in :attr:`failure`) when the table did not clear in time.
     """
@@ -201,8 +228,9 @@ class VirtualDealer:
         seed: int,
         speed: float = 1.0,
         hands: int | None = None,
-        min_shuffle: float = 0.0,
+        settle_time: float = 0.0,
         fold_chance: float = DEFAULT_FOLD_CHANCE,
+        players: int | None = None,
         clear_timeout: float = CLEAR_TIMEOUT,
         say: Callable[[str], None] | None = None,
     ) -> None:
@@ -212,8 +240,9 @@ class VirtualDealer:
         self.watch = watch
         self.speed = speed
         self.hands = hands
-        self.min_shuffle = min_shuffle
+        self.settle_time = settle_time
         self.fold_chance = fold_chance
+        self.players = players
         self.clear_timeout = clear_timeout
         self._rng = random.Random(seed)
         self._say = say or (lambda _line: None)
@@ -244,7 +273,7 @@ class VirtualDealer:
                 if self.hands is not None and self.hands_dealt >= self.hands:
                     return
                 plan = plan_hand(self._rng, seats=self.table.layout.seats,
-                                 fold_chance=self.fold_chance)
+                                 fold_chance=self.fold_chance, players=self.players)
                 self.hands_dealt += 1
                 self._say(
                     f"dealer: hand {self.hands_dealt}, {len(plan.players)} players "
@@ -255,7 +284,7 @@ class VirtualDealer:
                 if not self._wait_clear(self.hands_dealt, empty_seats=not plan.showdown):
                     return
                 self.hands_completed += 1
-                shuffle = max(SHUFFLE_PAUSE / self.speed, self.min_shuffle)
+                shuffle = max(SHUFFLE_PAUSE / self.speed, self.settle_time)
                 if self.hands is not None and self.hands_dealt >= self.hands:
                     return
                 self._stop.wait(shuffle)
@@ -269,7 +298,8 @@ class VirtualDealer:
             self.table.apply_all(motion.events)
             if self.on_motion is not None:
                 self.on_motion(motion)
-            self._stop.wait(motion.pause / self.speed)
+            pause = motion.pause / self.speed
+            self._stop.wait(max(pause, self.settle_time) if motion.settle else pause)
         return True
 
     def _wait_clear(self, hand_results: int, *, empty_seats: bool) -> bool:

@@ -71,6 +71,9 @@ def test_a_plan_leaves_the_table_empty_and_never_doubles_a_card(seed: int) -> No
     where: dict[Card, Zone] = {}
     for motion in plan.motions:
         assert motion.pause >= 0
+        if not any(isinstance(e, CardPlaced) for e in motion.events):
+            # Cards leaving the table: the dealer waits out the daemon's presence hold.
+            assert motion.settle
         for event in motion.events:
             if isinstance(event, CardPlaced):
                 assert event.card not in where, f"{event.card} placed twice"

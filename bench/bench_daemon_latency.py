@@ -1,0 +1,386 @@
+"""Daemon latency, reader frame -> MQTT subscriber, and the daemon's memory.
+
+1. **End to end.** The demo's table (:class:`~table_controller.demo.session.DemoTable`):
+   mosquitto on loopback, five emulated readers on ptys for the 8-seat layout, and
+   the real daemon as a ``stud-table run`` child process. A virtual dealer deals
+   8-player hands continuously. The clock starts when the emulator has written the
+   last byte of a TAG_ARRIVED frame to the pty (``ReaderEmulator.on_frame_written``)
+   and stops when a subscriber in this process receives the matching
+   ``secure/events`` message (``card_dealt_up``/``card_dealt_down`` for a seat,
+   ``card_burned``, ``community_card``: matched by card and zone). In between: pty,
+   the daemon's link thread (pyserial read, decode), its queue, presence, the
+   journal append (fsync per the policy), engine, projection, paho, mosquitto, paho.
+2. **Reference, in process.** The same kind of hands applied to a
+   :class:`DealingEngine` in card-only mode plus the payload projection and JSON
+   serialisation the core does per zone event (events, then public and secure
+   state): the pure cost of the engine thread's work per event, without I/O. The
+   journal append alone (per fsync policy) is timed too, on the same disk as the
+   end-to-end run's journal.
+3. **Wire.** What the frame would take on a real serial line: frame bytes x 10
+   bits / baud (115200, the link's rate). A pty has no baud limit, so the
+   end-to-end figure excludes it; a real table adds it.
+4. **Memory.** VmRSS of the daemon process (``/proc/<pid>/status``) once it is up,
+   and after all hands (VmHWM: the peak).
+
+    .venv/bin/python bench/bench_daemon_latency.py [--hands 20] [--speed 10] \
+        [--fsync always never]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, cast
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
+
+from firmware_bridge.encoder import FrameEncoder
+from firmware_bridge.link import BAUDRATE
+from firmware_bridge.messages import Message, TagArrived
+from table_controller.daemon.projection import (
+    alert_payload,
+    event_payloads,
+    public_state,
+    secure_state,
+)
+from table_controller.demo.dealer import VirtualDealer, plan_hand
+from table_controller.demo.feed import TableFeed
+from table_controller.demo.session import TABLE_ID, DemoTable, FsyncPolicy
+from table_controller.engine.alerts import Alert
+from table_controller.engine.dealing import DealingEngine
+from table_controller.engine.settings import TableSettings
+from table_controller.events import HandStarted
+from table_controller.journal import Journal
+from table_controller.logging import configure_logging
+from table_controller.payloads import to_json
+from table_controller.script import event_to_op
+from table_controller.topics import TableTopics
+from table_controller.zones import BOARD, BURN, Zone
+
+READY_TIMEOUT = 60.0
+BASELINE_TOPIC = "bench/baseline"
+
+
+def percentile(values: list[float], share: float) -> float:
+    """The ``share`` quantile by nearest rank."""
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(share * len(ordered)) - 1))
+    return ordered[index]
+
+
+def summary(values: list[float]) -> tuple[float, float]:
+    """(median, p99) of ``values``."""
+    return statistics.median(values), percentile(values, 0.99)
+
+
+def rss_kib(pid: int) -> dict[str, int]:
+    """VmRSS and VmHWM (peak) of process ``pid`` in KiB."""
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            out[key] = int(value.split()[0])
+    return out
+
+
+class LatencyProbe:
+    """Pairs 'frame written' times with 'message received' times (see module doc).
+
+    The receiving side is ``mosquitto_sub`` (C, its own process), which stamps
+    each message with the wall time it arrived (``-F %U``): a Python subscriber
+    in this busy process would add its own GIL waits to the figures.
+    """
+
+    def __init__(self, demo: DemoTable) -> None:
+        self.demo = demo
+        self.topics = TableTopics(TABLE_ID)
+        self._lock = threading.Lock()
+        self._writes: list[tuple[float, str]] = []
+        self._baseline_sent: dict[int, float] = {}
+        self._out = demo.workdir / "probe.txt"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def attach(self) -> None:
+        """Start the subscriber, wait until it receives, then hook every reader."""
+        binary = shutil.which("mosquitto_sub")
+        if binary is None:
+            raise RuntimeError("mosquitto_sub not found: run scripts/setup")
+        with self._out.open("wb") as out:
+            self._proc = subprocess.Popen(
+                [binary, "-h", "127.0.0.1", "-p", str(self.demo.port), "-q", "1",
+                 "-t", self.topics.secure_events, "-t", BASELINE_TOPIC,
+                 "-F", "%U %t %p", "--nodelay", "-i", "bench-probe"],
+                stdout=out, stderr=subprocess.DEVNULL,
+            )
+        deadline = time.monotonic() + READY_TIMEOUT
+        while b"ping" not in self._out.read_bytes():
+            if time.monotonic() > deadline:
+                raise RuntimeError("mosquitto_sub never received")
+            subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(self.demo.port),
+                            "-t", BASELINE_TOPIC, "-m", '{"ping": 1}'], check=True)
+            time.sleep(0.2)
+        assert self.demo.table is not None
+        for reader_id, emulator in self.demo.table.readers.items():
+            emulator.on_frame_written = self._frame_hook(reader_id)
+
+    def close(self) -> None:
+        """Stop the subscriber."""
+        if self._proc is not None:
+            self._proc.terminate()
+            self._proc.wait(timeout=10)
+            self._proc = None
+
+    def _frame_hook(self, reader_id: int) -> Any:
+        layout, registry = self.demo.layout, self.demo.registry
+
+        def hook(message: Message, at: float) -> None:
+            if not isinstance(message, TagArrived):
+                return
+            zone = layout.zone_for(reader_id, message.antenna)
+            found = registry.lookup(message.uid)
+            if zone is not None and found is not None:
+                with self._lock:
+                    self._writes.append((at, f"{found.card.code}@{zone.name}"))
+
+        return hook
+
+    def measure_baseline(self, count: int) -> None:
+        """MQTT alone: a paho client publishing from a thread of its own (as the
+        daemon's core does) -> mosquitto -> the subscriber, ``count`` messages of
+        a state's size, one every 20 ms."""
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="bench-baseline",
+                             protocol=MQTTProtocolVersion.MQTTv5)
+        client.connect("127.0.0.1", self.demo.port)
+        client.loop_start()
+        try:
+            for index in range(count):
+                payload = json.dumps({"i": index, "pad": "x" * 900}).encode()
+                self._baseline_sent[index] = time.time()
+                client.publish(BASELINE_TOPIC, payload, qos=1)
+                time.sleep(0.02)
+            time.sleep(1.0)
+        finally:
+            client.disconnect()
+            client.loop_stop()
+
+    def results(self) -> tuple[list[float], list[float], int]:
+        """(end-to-end latencies, MQTT-alone latencies, unmatched messages), seconds."""
+        writes: dict[str, list[float]] = {}
+        with self._lock:
+            for at, key in self._writes:
+                writes.setdefault(key, []).append(at)
+        latencies: list[float] = []
+        baseline: list[float] = []
+        unmatched = 0
+        for line in self._out.read_bytes().decode().splitlines():
+            stamp, topic, payload = line.split(" ", 2)
+            received = float(stamp)
+            event = json.loads(payload)
+            if topic == BASELINE_TOPIC:
+                sent = self._baseline_sent.get(event.get("i", -1))
+                if sent is not None:
+                    baseline.append(received - sent)
+                continue
+            key = _event_key(event)
+            if key is None:
+                continue
+            # The card's frame is the latest one written for it before the message
+            # (the same card lands in the same zone again only hands later).
+            earlier = [t for t in writes.get(key, []) if t <= received]
+            if earlier:
+                latencies.append(received - earlier[-1])
+            else:
+                unmatched += 1
+        return latencies, baseline, unmatched
+
+
+def _event_key(event: dict[str, Any]) -> str | None:
+    """``card@zone`` of a secure event that reports a card reaching a zone."""
+    kind, card = event.get("kind"), event.get("card")
+    zone: Zone | None = None
+    if kind == "card_dealt_up":
+        zone = Zone.up(event["seat"])
+    elif kind == "card_dealt_down":
+        zone = Zone.down(event["seat"])
+    elif kind == "card_burned":
+        zone = BURN
+    elif kind == "community_card":
+        zone = BOARD
+    if zone is None or card is None:
+        return None
+    return f"{card}@{zone.name}"
+
+
+def run_end_to_end(hands: int, speed: float, fsync: str, seed: int) -> dict[str, Any]:
+    """Deal ``hands`` 8-player hands through the real daemon; latencies and memory."""
+    with tempfile.TemporaryDirectory(prefix="bench-daemon-") as tmp:
+        demo = DemoTable(Path(tmp), scan_period=0.02, fsync=cast(FsyncPolicy, fsync),
+                         log_level="warning")
+        probe = LatencyProbe(demo)
+        feed = None
+        try:
+            demo.start()
+            feed = TableFeed("127.0.0.1", demo.port, TABLE_ID, lambda _lines: None).start()
+            deadline = time.monotonic() + READY_TIMEOUT
+            readers = len(demo.layout.readers)
+            while not (feed.ready and feed.readers_online(readers)):
+                if time.monotonic() > deadline or not demo.daemon_alive():
+                    raise RuntimeError("daemon not ready:\n" + demo.daemon_log_tail())
+                time.sleep(0.05)
+            probe.attach()
+            assert demo.daemon_pid is not None
+            assert demo.table is not None
+            memory_start = rss_kib(demo.daemon_pid)
+            dealer = VirtualDealer(demo.table, feed, seed=seed, speed=speed, hands=hands,
+                                   players=8, settle_time=demo.presence_hold + 0.5)
+            started = time.monotonic()
+            dealer.start()
+            dealer.done.wait()
+            elapsed = time.monotonic() - started
+            if dealer.failure:
+                raise RuntimeError(dealer.failure + "\n" + demo.daemon_log_tail())
+            time.sleep(1.0)  # let the last messages arrive before counting
+            memory_end = rss_kib(demo.daemon_pid)
+            probe.measure_baseline(500)
+            latencies, baseline, unmatched = probe.results()
+        finally:
+            probe.close()
+            demo.close()
+            if feed is not None:
+                feed.stop()
+    return {
+        "latencies": latencies, "unmatched": unmatched, "elapsed": elapsed,
+        "rss_start": memory_start["VmRSS"], "rss_end": memory_end["VmRSS"],
+        "rss_peak": memory_end["VmHWM"], "baseline": baseline,
+    }
+
+
+def run_in_process(hands: int, seed: int) -> list[float]:
+    """Engine + projection + JSON per zone event, for 8-player hands (seconds each)."""
+    settings = TableSettings(seats=8, ante=1, bring_in=2, small_bet=5, big_bet=10,
+                             auto_hands=True)
+    engine = DealingEngine(settings)
+    rng = random.Random(seed)
+    costs: list[float] = []
+    clock = time.perf_counter
+    for _ in range(3):
+        # Warm-up, not measured: the first showdown loads the hand evaluator's
+        # tables (about 0.7 s, once per process).
+        for motion in plan_hand(rng, players=8, fold_chance=0.0).motions:
+            for event in motion.events:
+                if engine.starts_hand(event):
+                    engine.apply(HandStarted((), at=event.at))
+                engine.apply(event)
+    for _ in range(hands):
+        for motion in plan_hand(rng, players=8).motions:
+            for event in motion.events:
+                start = clock()
+                outputs = []
+                if engine.starts_hand(event):
+                    outputs += engine.apply(HandStarted((), at=event.at))
+                outputs += engine.apply(event)
+                hand = engine.hand
+                for output in outputs:
+                    if isinstance(output, Alert):
+                        to_json(alert_payload(TABLE_ID, hand, output))
+                    else:
+                        payloads = event_payloads(TABLE_ID, hand, output)
+                        if payloads is not None:
+                            to_json(payloads[0])
+                            to_json(payloads[1])
+                to_json(public_state(TABLE_ID, 8, hand))
+                to_json(secure_state(TABLE_ID, 8, hand))
+                costs.append(clock() - start)
+    return costs
+
+
+def run_journal(fsync: str, count: int, seed: int) -> list[float]:
+    """Journal appends of real zone events with the ``fsync`` policy (seconds each)."""
+    rng = random.Random(seed)
+    events = [e for m in plan_hand(rng, players=8).motions for e in m.events]
+    costs = []
+    with tempfile.TemporaryDirectory(prefix="bench-journal-") as tmp:
+        journal = Journal.open(Path(tmp) / "j.jsonl", fsync=cast(FsyncPolicy, fsync))
+        try:
+            for index in range(count):
+                op = event_to_op(events[index % len(events)])
+                start = time.perf_counter()
+                journal.append(op, at=time.time())
+                costs.append(time.perf_counter() - start)
+        finally:
+            journal.close()
+    return costs
+
+
+def wire_time() -> tuple[int, float]:
+    """(bytes, seconds) of a TAG_ARRIVED frame with a 7-byte UID at the link's baud."""
+    frame = FrameEncoder().encode(TagArrived(1, "04A1B2C3D4E5F6"))
+    return len(frame), len(frame) * 10 / BAUDRATE
+
+
+def ms(seconds: float) -> str:
+    """Seconds as milliseconds, 3 decimals."""
+    return f"{seconds * 1000:.3f} ms"
+
+
+def main() -> int:
+    """Run the benchmark and print its figures."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hands", type=int, default=20, help="8-player hands per run")
+    parser.add_argument("--speed", type=float, default=10.0,
+                        help="dealing speed (1 = 0.4-0.6 s per card)")
+    parser.add_argument("--fsync", nargs="+", default=["always", "never"],
+                        choices=["always", "batch", "never"], help="journal policies to run")
+    parser.add_argument("--seed", type=int, default=2026)
+    args = parser.parse_args()
+    configure_logging("console", "warning")
+
+    frame_bytes, wire = wire_time()
+    pure = run_in_process(max(args.hands, 200), args.seed)
+    pure_median, pure_p99 = summary(pure)
+    print(f"in-process engine + projection + JSON per zone event ({len(pure)} events):")
+    print(f"  median {ms(pure_median)}   p99 {ms(pure_p99)}")
+    print(f"serial wire time of a TAG_ARRIVED frame: {frame_bytes} bytes x 10 bits"
+          f" / {BAUDRATE} baud = {ms(wire)} (a pty has no baud limit: not in the figures below)")
+    for policy in args.fsync:
+        journal = run_journal(policy, 2000, args.seed)
+        j_median, j_p99 = summary(journal)
+        print(f"journal append, fsync={policy} (2000 records in {tempfile.gettempdir()}):"
+              f" median {ms(j_median)}   p99 {ms(j_p99)}")
+    for policy in args.fsync:
+        result = run_end_to_end(args.hands, args.speed, policy, args.seed)
+        latencies = result["latencies"]
+        if not latencies:
+            print(f"fsync={policy}: no matched messages", file=sys.stderr)
+            return 1
+        median, p99 = summary(latencies)
+        print(f"end to end, pty frame written -> secure/events received, fsync={policy}"
+              f" ({len(latencies)} cards, {args.hands} hands in {result['elapsed']:.0f} s,"
+              f" {result['unmatched']} unmatched):")
+        print(f"  median {ms(median)}   p99 {ms(p99)}   max {ms(max(latencies))}")
+        print(f"  vs in-process engine + projection: median x{median / pure_median:.0f},"
+              f" p99 x{p99 / pure_p99:.0f};  + wire time: median {ms(median + wire)},"
+              f" p99 {ms(p99 + wire)}")
+        b_median, b_p99 = summary(result["baseline"])
+        print(f"  MQTT alone (paho thread -> mosquitto -> subscriber, same run):"
+              f" median {ms(b_median)}   p99 {ms(b_p99)}")
+        print(f"  daemon's share (end to end minus MQTT alone): median {ms(median - b_median)},"
+              f" p99 {ms(p99 - b_p99)}")
+        print(f"  daemon RSS: {result['rss_start'] / 1024:.1f} MiB at start,"
+              f" {result['rss_end'] / 1024:.1f} MiB after {args.hands} hands"
+              f" (peak {result['rss_peak'] / 1024:.1f} MiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
