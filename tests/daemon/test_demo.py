@@ -93,8 +93,12 @@ def test_demo_stops_on_sigint_with_exit_0() -> None:
         reader.start()
         try:
             # Stop it in the middle of dealing, as a user pressing Ctrl-C would.
-            wait_until(lambda: any("hand 1: 3rd street" in line for line in lines),
-                       RUN_TIMEOUT, "the first hand to be dealt")
+            wait_until(
+                lambda: proc.poll() is not None
+                or any("hand 1: 3rd street" in line for line in lines),
+                RUN_TIMEOUT, "the first hand to be dealt",
+            )
+            assert proc.poll() is None, "".join(lines)
             proc.send_signal(signal.SIGINT)
             assert proc.wait(timeout=60) == 0
         finally:

@@ -71,8 +71,10 @@ def test_a_plan_leaves_the_table_empty_and_never_doubles_a_card(seed: int) -> No
     where: dict[Card, Zone] = {}
     for motion in plan.motions:
         assert motion.pause >= 0
-        if not any(isinstance(e, CardPlaced) for e in motion.events):
-            # Cards leaving the table: the dealer waits out the daemon's presence hold.
+        placed = any(isinstance(e, CardPlaced) for e in motion.events)
+        if not placed and any(e.zone.seat is None for e in motion.events):
+            # Dealer's piles leaving the table (rule-15 pickup, gathering): the
+            # dealer waits out the daemon's presence hold before going on.
             assert motion.settle
         for event in motion.events:
             if isinstance(event, CardPlaced):
