@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO, cast
 
 from table_controller.config import BrokerConfig
 from table_controller.daemon.projection import (
@@ -44,6 +45,7 @@ from table_controller.engine.dealing import DealingEngine
 from table_controller.engine.outputs import EngineOutput
 from table_controller.engine.settings import TableSettings
 from table_controller.events import TableEvent
+from table_controller.logging import configure_logging
 from table_controller.publisher import MqttPublisher, Publisher
 from table_controller.replay import load_script, replay_file
 from table_controller.script import ScriptError
@@ -217,6 +219,19 @@ def add_mqtt_arguments(replay: argparse.ArgumentParser) -> None:
                         help="with --mqtt: N times faster than real time (default 1)")
 
 
+class _CurrentStderr:
+    """Writes to whatever ``sys.stderr`` is at the time (it may be swapped, e.g. by tests)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
 def run_republish(args: argparse.Namespace) -> int:
     """``stud-table replay FILE --mqtt HOST:PORT --table ID``: republish, then report.
 
@@ -225,6 +240,8 @@ def run_republish(args: argparse.Namespace) -> int:
     printed exactly as without ``--mqtt``; otherwise one summary line.
     """
     name = "stud-table replay"
+    # Logs go to stderr: stdout carries the --json report and nothing else.
+    configure_logging("console", "warning", cast(TextIO, _CurrentStderr()))
     try:
         host, port = parse_host_port(args.mqtt)
         if args.table is None:

@@ -50,6 +50,7 @@ from table_controller.events import ConsoleAction, HandStarted, TableEvent
 from table_controller.handhistory.model import STREETS, Bet, Deal, HandItem, StudHand
 from table_controller.replay import load_script
 from table_controller.script import Script
+from table_controller.zones import MUCK
 
 PLACEHOLDER_BIG_BETS = 1000
 """Unknown stacks are written as this many big bets: no fixed-limit hand can
@@ -76,7 +77,13 @@ class _Recorder:
         for seat_no, seat in hand.seats.items():
             before = self.status.get(seat_no, SeatStatus.ACTIVE)
             if seat.status is SeatStatus.ACTIVE:
-                self.cards[seat_no] = tuple(seat.all_cards)
+                current = tuple(seat.all_cards)
+                lost = (c for c in self.cards.get(seat_no, ()) if c not in current)
+                # A card gone to the muck never changes what a seat was dealt (a fold,
+                # or the last seat's cards gathered up); a card moved elsewhere does
+                # (rule 13: a misdealt card corrected to its proper place).
+                if not any(MUCK in hand.where.get(card, ()) for card in lost):
+                    self.cards[seat_no] = current
             elif before is SeatStatus.ACTIVE:
                 self.out.append((seat_no, street))
             self.status[seat_no] = seat.status

@@ -21,7 +21,7 @@ from table_controller.cards import Card
 from table_controller.cli import main
 from table_controller.engine.dealing import SeatStatus
 from table_controller.engine.settings import RuleProfile, TableSettings
-from table_controller.events import ConsoleAction, TableEvent
+from table_controller.events import ConsoleAction, HandStarted, TableEvent
 from table_controller.handhistory import (
     PhhError,
     StudHand,
@@ -418,3 +418,22 @@ def test_cli_import_stdout_and_fill_unknown(
     out = capsys.readouterr()
     assert "3 unknown cards dealt as" in out.err
     assert parse_script(out.out.splitlines()).settings.small_bet == 5
+
+
+def test_cards_gathered_after_the_hand_still_count_as_dealt() -> None:
+    """Regression: a card-only table's last seat standing has its cards gathered into
+    the muck one by one; the export must keep what it was dealt."""
+    from table_controller.events import CardPlaced, CardRemoved
+    from table_controller.zones import MUCK, Zone
+
+    deal = deal_random([2, 3, 5, 8], random.Random(7), fold_chance=0.25)
+    gathered: list[TableEvent] = []
+    for seat in deal.live_seats:
+        for zone, cards in ((Zone.down(seat), deal.down(seat)), (Zone.up(seat), deal.up(seat))):
+            for card in cards:
+                gathered += [CardRemoved(zone, card), CardPlaced(MUCK, card)]
+    events = [e for e in deal.events if not isinstance(e, HandStarted)] + gathered
+    [exported] = export_events(events, TableSettings(auto_hands=True))
+    for seat in deal.seats:
+        assert exported.cards_of(seat) == deal.cards[seat]
+    assert set(exported.folds()) == set(deal.folds)
