@@ -121,7 +121,7 @@ def _event_fields(
             ],
         }
     else:
-        return None  # street_complete and the like stay internal
+        return None  # nothing else is published
     return _both(kind.value, fields)
 
 

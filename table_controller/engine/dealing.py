@@ -334,7 +334,9 @@ class DealingEngine:
         from_muck = hand.last_zone.get(card) == _MUCK or _MUCK in present
         if present:
             if not second_copy and (
-                zone.kind is ZoneKind.MUCK or all(z.kind in _DEALER_PILES for z in present)
+                zone.kind is ZoneKind.MUCK
+                or all(z.kind in _DEALER_PILES for z in present)
+                or all(z.seat == zone.seat for z in present)  # turned over at its seat
             ):
                 # A card dropped on the muck, or taken from the muck or burn pile, is
                 # moving (the remove was not seen): a second copy would need a second
@@ -794,7 +796,6 @@ class DealingEngine:
             if fewest + have < needed:
                 return
             hand.completed_streets.append(street)
-            self._emit(GameEventKind.STREET_COMPLETE, street=street)
             if street == 3:
                 self._settle_bring_in()
             else:
