@@ -193,16 +193,28 @@ class HandState:
             return None
         return max(self.started_streets)
 
-    def next_due(self) -> tuple[int, ZoneKind] | None:
-        """The seat whose card is due next and the face it should land with."""
+    def due_seat(self) -> int | None:
+        """The seat whose card is due next: the first live seat with the fewest cards."""
         live = self.live_seats
         if len(live) < 2 or self.finished:
             return None
-        fewest = min(self.seats[s].received for s in live)
+        seats = self.seats
+        due, fewest = live[0], seats[live[0]].received
+        for seat_no in live:  # one pass: this runs for every card dealt
+            received = seats[seat_no].received
+            if received < fewest:
+                due, fewest = seat_no, received
         if fewest >= CARDS_PER_HAND or (self.community is not None and fewest >= 6):
             return None
-        seat = next(s for s in live if self.seats[s].received == fewest)
-        return seat, self.face_due(self.seats[seat], fewest + 1)
+        return due
+
+    def next_due(self) -> tuple[int, ZoneKind] | None:
+        """The seat whose card is due next and the face it should land with."""
+        seat = self.due_seat()
+        if seat is None:
+            return None
+        state = self.seats[seat]
+        return seat, self.face_due(state, state.received + 1)
 
     def face_due(self, seat: SeatState, number: int) -> ZoneKind:
         """The face ``seat``'s ``number``-th card should land with (rules 5 and 17b)."""
@@ -520,15 +532,15 @@ class DealingEngine:
             self._hold(seat, card, face, number=0)
             return
 
-        due = hand.next_due()
+        due = hand.due_seat()
         number = seat.received + 1
         street = street_of_card(number)
-        if due is not None and due[0] != seat_no:
+        if due is not None and due != seat_no:
             self._alert(
                 AlertCode.OUT_OF_ORDER,
                 seat_no,
                 street,
-                f"Seat {seat_no} got a card but seat {due[0]} was next:"
+                f"Seat {seat_no} got a card but seat {due} was next:"
                 " deal one card at a time, clockwise from the dealer's left.",
             )
         if number <= CARDS_PER_HAND:
