@@ -18,6 +18,7 @@ Precision of a code = flagged / (flagged + false alerts with that code).
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -229,7 +230,8 @@ class DetectionReport:
 
 
 def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.2f}%"
+    # Rounded down: 64,850 of 64,851 must not print as 100.00%.
+    return "-" if value is None else f"{math.floor(10_000 * value) / 100:.2f}%"
 
 
 def render(report: DetectionReport) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from table_controller.cli import main
 from table_controller.engine.dealing import DealingEngine
 from table_controller.events import CardPlaced, CardRemoved, UnknownTag
+from table_controller.replay import replay_file
 from table_controller.simulation.errors import ErrorKind
 from table_controller.simulation.kinds import DEAL_KINDS, KINDS, READER_KINDS
 from table_controller.simulation.plan import (
@@ -277,3 +279,20 @@ def test_progress_bar_plain_and_terminal() -> None:
     bar.close()
     assert term.getvalue().count("\r") == 5
     assert term.getvalue().endswith("\n")
+
+
+# ------------------------------------------------------ found by the simulator
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+@pytest.mark.xfail(strict=True, reason="engine: a burn pile picked up before the 7th-street"
+                   " burn is not taken for the rule-15 gathering; reported to the lead")
+def test_rule15_pickup_without_the_seventh_street_burn_is_a_missing_burn() -> None:
+    name = "rule15-pickup-without-seventh-burn"
+    expected = json.loads((SCRIPTS / f"{name}.expected.json").read_text())["alerts"]
+    (hand_report,) = replay_file(SCRIPTS / f"{name}.jsonl")["hands"]
+    raised = [{key: alert[key] for key in ("code", "seat", "street", "rule")}
+              for alert in hand_report["alerts"]]
+    for alert in expected:
+        assert alert in raised
