@@ -570,7 +570,7 @@ class DealingEngine:
             self._kill(seat_no, "more than seven cards")
             return
         self._check_face(seat, held, face_due)
-        self._after_change()
+        self._after_change(seat)
 
     def _folded_seat_due(self, seat: SeatState) -> bool:
         """Whether a folded seat's next card arrives exactly in its turn (rule 7)."""
@@ -786,8 +786,12 @@ class DealingEngine:
 
     # ------------------------------------------------- streets and showdown
 
-    def _after_change(self) -> None:
-        """Close every street whose deal is now complete; end a hand won by folds."""
+    def _after_change(self, dealt: SeatState | None = None) -> None:
+        """Close every street whose deal is now complete; end a hand won by folds.
+
+        ``dealt``: the seat that just got a card. Until it has the cards the next
+        street needs, no street can complete, which spares most cards the scan.
+        """
         hand = self._hand()
         if hand.finished:
             return
@@ -797,8 +801,11 @@ class DealingEngine:
             return
         if len(live) < 2:
             return
+        street = hand.completed_streets[-1] + 1 if hand.completed_streets else 3
+        if dealt is not None and dealt.received < (3 if street == 3 else street) - 1:
+            return
         seats = hand.seats
-        fewest = min(seats[s].received for s in live)
+        fewest = min([seats[s].received for s in live])
         while True:
             street = hand.completed_streets[-1] + 1 if hand.completed_streets else 3
             if street > 7:
