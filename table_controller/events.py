@@ -92,8 +92,32 @@ class ConsoleAction:
     at: float = 0.0
 
 
+FLOOR_RULINGS = ("kill", "live")
+"""Floor rulings: ``kill`` a hand (rules 6, 10, 18...), rule a short hand ``live`` (18)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FloorRuling:
+    """A floor supervisor's ruling on ``seat`` entered at the console."""
+
+    seat: int
+    ruling: str
+    reason: str = ""
+    at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class HandEnded:
+    """The console closes the hand (showdown over, pot pushed)."""
+
+    at: float = 0.0
+
+
 ZoneEvent = CardPlaced | CardRemoved | UnknownTag | UnknownTagRemoved
 """What presence tracking produces from reader reports."""
 
-TableEvent = ZoneEvent | HandStarted | ConsoleAction
+ConsoleEvent = ConsoleAction | FloorRuling | HandEnded
+"""What a dealer's console enters besides starting a hand."""
+
+TableEvent = ZoneEvent | HandStarted | ConsoleEvent
 """Everything the engine consumes."""

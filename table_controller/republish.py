@@ -42,7 +42,7 @@ from table_controller.daemon.projection import (
 )
 from table_controller.engine.alerts import Alert
 from table_controller.engine.dealing import DealingEngine
-from table_controller.engine.outputs import EngineOutput
+from table_controller.engine.outputs import EngineOutput, GameEvent
 from table_controller.engine.settings import TableSettings
 from table_controller.events import TableEvent
 from table_controller.logging import configure_logging
@@ -143,7 +143,7 @@ def _publish(
         if isinstance(output, Alert):
             publisher.publish_alert(alert_payload(table, hand, output))
             alerts += 1
-        else:
+        elif isinstance(output, GameEvent):
             payloads = event_payloads(table, hand, output)
             if payloads is not None:
                 publisher.publish_event(*payloads)

@@ -19,9 +19,12 @@ from table_controller.cards import Card, CardParseError
 from table_controller.engine.settings import TableSettings
 from table_controller.events import (
     CONSOLE_ACTIONS,
+    FLOOR_RULINGS,
     CardPlaced,
     CardRemoved,
     ConsoleAction,
+    FloorRuling,
+    HandEnded,
     HandStarted,
     TableEvent,
     UnknownTag,
@@ -29,8 +32,9 @@ from table_controller.events import (
 )
 from table_controller.zones import MAX_SEATS, Zone, ZoneParseError
 
-OPS = ("table", "hand", "place", "remove", "act")
-"""The ops a script line may carry."""
+OPS = ("table", "hand", "place", "remove", "act", "kill", "live", "end")
+"""The ops a script line may carry: CONFORMANCE.md's five, plus the console's floor
+rulings (``kill``, ``live``) and ``end`` of a hand, which journals also record."""
 
 
 class ScriptError(ValueError):
@@ -117,6 +121,13 @@ def op_to_event(obj: Mapping[str, Any], seats: int = MAX_SEATS) -> TableEvent:
         return UnknownTagRemoved(zone, uid, at)
     if op == "act":
         return _act(obj, seats, at)
+    if op in FLOOR_RULINGS:
+        reason = obj.get("reason", "")
+        if not isinstance(reason, str):
+            raise ValueError("\"reason\" must be a string")
+        return FloorRuling(_seat(obj.get("seat"), seats, f"{op} seat"), str(op), reason, at)
+    if op == "end":
+        return HandEnded(at)
     if op is None:
         raise ValueError("missing \"op\"")
     raise ValueError(f"unknown op {op!r}: expected one of {', '.join(OPS)}")
@@ -143,6 +154,13 @@ def event_to_op(event: TableEvent) -> dict[str, Any]:
     if isinstance(event, UnknownTag | UnknownTagRemoved):
         op_name = "place" if isinstance(event, UnknownTag) else "remove"
         return {"op": op_name, "zone": event.zone.name, "uid": event.uid}
+    if isinstance(event, FloorRuling):
+        op = {"op": event.ruling, "seat": event.seat}
+        if event.reason:
+            op["reason"] = event.reason
+        return op
+    if isinstance(event, HandEnded):
+        return {"op": "end"}
     op = {"op": "act", "seat": event.seat, "action": event.action}
     if event.amount is not None:
         op["amount"] = event.amount

@@ -39,7 +39,7 @@ from table_controller.daemon.projection import (
 from table_controller.deck import DeckRegistry
 from table_controller.engine.alerts import Alert
 from table_controller.engine.dealing import DealingEngine
-from table_controller.engine.outputs import EngineOutput
+from table_controller.engine.outputs import EngineOutput, GameEvent
 from table_controller.engine.settings import TableSettings
 from table_controller.events import CardPlaced, HandStarted, TableEvent, ZoneEvent
 from table_controller.journal import Journal, strip_envelope
@@ -243,7 +243,7 @@ class TableCore:
                 self.publisher.publish_alert(alert_payload(self.table_id, hand, output))
                 log.warning("dealing_alert", code=output.code.value, seat=output.seat,
                             street=output.street, rule=output.rule)
-            else:
+            elif isinstance(output, GameEvent):
                 payloads = event_payloads(self.table_id, hand, output)
                 if payloads is not None:
                     self.publisher.publish_event(*payloads)

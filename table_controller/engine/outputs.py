@@ -60,5 +60,15 @@ class GameEvent(NamedTuple):
         return self.card
 
 
-EngineOutput = Alert | GameEvent
+class ConsoleResult(NamedTuple):
+    """The engine's answer to a console input (hand start, action, ruling, end):
+    accepted, or rejected with a stable ``code`` and a message for the console.
+    A rejected input changes nothing."""
+
+    accepted: bool
+    code: str | None = None
+    message: str = ""
+
+
+EngineOutput = Alert | GameEvent | ConsoleResult
 """Everything :meth:`DealingEngine.apply` returns."""
