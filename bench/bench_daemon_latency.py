@@ -248,7 +248,10 @@ def run_end_to_end(hands: int, speed: float, fsync: str, seed: int) -> dict[str,
             dealer.done.wait()
             elapsed = time.monotonic() - started
             if dealer.failure:
-                raise RuntimeError(dealer.failure + "\n" + demo.daemon_log_tail())
+                kept = Path(tempfile.mkdtemp(prefix="bench-daemon-failed-"))
+                shutil.copytree(demo.workdir / "journal", kept / "journal")
+                raise RuntimeError(f"{dealer.failure}; journal kept in {kept}\n"
+                                   + demo.daemon_log_tail())
             time.sleep(1.0)  # let the last messages arrive before counting
             memory_end = rss_kib(demo.daemon_pid)
             probe.measure_baseline(500)

@@ -129,11 +129,7 @@ def _deal_motions(deal: PhysicalDeal, rng: random.Random) -> list[Motion]:
     while index < len(events):
         event = events[index]
         following = events[index + 1] if index + 1 < len(events) else None
-        if (
-            isinstance(event, CardRemoved)
-            and isinstance(following, CardPlaced)
-            and following.card == event.card
-        ):
+        if following is not None and _is_move(event, following):
             motions.append(Motion((event, following), rng.uniform(*MUCK_PAUSE)))
             index += 2
             continue
@@ -148,12 +144,27 @@ def _deal_motions(deal: PhysicalDeal, rng: random.Random) -> list[Motion]:
         index += 1
         while index < len(events) and isinstance(events[index], CardRemoved):
             following = events[index + 1] if index + 1 < len(events) else None
-            if isinstance(following, CardPlaced) and following.card == events[index].card:
+            if _is_move(events[index], following):
                 break
             taken.append(events[index])
             index += 1
         motions.append(Motion(tuple(taken), SCRAMBLE_PAUSE, settle=True))
     return motions
+
+
+def _is_move(event: TableEvent, following: TableEvent | None) -> bool:
+    """Whether ``event`` and ``following`` move one card from one zone to another.
+
+    A card taken off a zone and put back on the *same* zone (rule 15: a burn card
+    picked up with the burn pile and burned again) is not a move: done at once it
+    would be invisible to the readers, so it stays two motions.
+    """
+    return (
+        isinstance(event, CardRemoved)
+        and isinstance(following, CardPlaced)
+        and following.card == event.card
+        and following.zone != event.zone
+    )
 
 
 def _clear_motions(deal: PhysicalDeal, rng: random.Random) -> list[Motion]:
