@@ -298,6 +298,7 @@ class JournalWatch:
         self.path = path
         self._offset = 0
         self._partial = b""
+        self._inode: int | None = None
         self.hands = 0
         self.placed: dict[int, set[tuple[str, str]]] = {}
         self.on_table: set[tuple[str, str]] = set()
@@ -306,6 +307,11 @@ class JournalWatch:
         """Read whatever was appended since the last poll."""
         try:
             with self.path.open("rb") as journal:
+                inode = os.fstat(journal.fileno()).st_ino
+                if inode != self._inode:
+                    # Rotated (at a hand record, past max_bytes): a fresh file. The
+                    # old one was read to its end while waiting for the last clear.
+                    self._inode, self._offset, self._partial = inode, 0, b""
                 journal.seek(self._offset)
                 data = journal.read()
         except FileNotFoundError:

@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 from table_controller.cli import main
 from table_controller.engine.dealing import DealingEngine
 from table_controller.events import CardPlaced, CardRemoved, UnknownTag
+from table_controller.journal import Journal, encode_record
 from table_controller.replay import replay_file
 from table_controller.simulation.errors import ErrorKind
 from table_controller.simulation.kinds import DEAL_KINDS, KINDS, READER_KINDS
+from table_controller.simulation.live import JournalWatch
 from table_controller.simulation.plan import (
     RateError,
     SimHand,
@@ -296,3 +298,45 @@ def test_rule15_pickup_without_the_seventh_street_burn_is_a_missing_burn() -> No
               for alert in hand_report["alerts"]]
     for alert in expected:
         assert alert in raised
+
+
+# ------------------------------------------------------- daemon mode, offline
+
+
+def test_journal_watch_follows_hands_partial_lines_and_rotation(tmp_path: Path) -> None:
+    path = tmp_path / "t.journal.jsonl"
+    watch = JournalWatch(path)
+    watch.poll()  # no file yet: nothing
+    assert watch.hands == 0
+    journal = Journal.open(path, fsync="never", max_bytes=4096)
+    journal.append({"op": "hand", "players": []}, at=1.0)
+    journal.append({"op": "place", "zone": "seat1.down", "card": "As"}, at=1.0)
+    journal.append({"op": "place", "zone": "burn", "card": "2c"}, at=1.0)
+    watch.poll()
+    assert watch.hands == 1
+    assert watch.on_table == {("seat1.down", "As"), ("burn", "2c")}
+    # A line the daemon is still writing is read once it is whole.
+    line = encode_record({"op": "remove", "zone": "burn", "card": "2c"}, 4, 1.0)
+    with path.open("ab") as raw:
+        raw.write(line[:10])
+        raw.flush()
+        watch.poll()
+        assert ("burn", "2c") in watch.on_table
+        raw.write(line[10:])
+    watch.poll()
+    assert watch.on_table == {("seat1.down", "As")}
+    journal.close()
+    journal = Journal.open(path, fsync="never", max_bytes=4096)
+    journal.append({"op": "remove", "zone": "seat1.down", "card": "As"}, at=2.0)
+    for _ in range(60):  # past max_bytes: the next hand record rotates the file
+        journal.append({"op": "place", "zone": "muck", "card": "Kd"}, at=2.0)
+        journal.append({"op": "remove", "zone": "muck", "card": "Kd"}, at=2.0)
+    watch.poll()
+    journal.append({"op": "hand", "players": []}, at=3.0)
+    journal.append({"op": "place", "zone": "seat2.up", "card": "Qh"}, at=3.0)
+    journal.close()
+    assert len(list(tmp_path.iterdir())) == 2, "rotated"
+    watch.poll()
+    assert watch.hands == 2
+    assert watch.placed[2] == {("seat2.up", "Qh")}
+    assert watch.on_table == {("seat2.up", "Qh")}
