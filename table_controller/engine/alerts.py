@@ -34,6 +34,12 @@ class AlertCode(StrEnum):
     # Beyond the contract's minimum list:
     MISDEAL = "misdeal"
     """Tournament profile: a down card dealt face up is a misdeal (rule 5)."""
+    ILLEGAL_ACTION = "illegal_action"
+    """A console action the betting state does not allow (e.g. check facing a bet)."""
+    UPCARDS_LIFTED = "upcards_lifted"
+    """Rule 10: a player picked up the up cards while facing a bet: a fold."""
+    BEATEN_ON_BOARD = "beaten_on_board"
+    """Rule 19: a call into a hand already beaten by an opponent's board."""
     UNEXPECTED_BOARD_CARD = "unexpected_board_card"
     """A card lands in the centre when no community card belongs there (rule 15)."""
 
@@ -59,6 +65,9 @@ RULE_OF: dict[AlertCode, int | None] = {
     AlertCode.ILLEGAL_BET: 3,
     AlertCode.MISDEAL: 5,
     AlertCode.UNEXPECTED_BOARD_CARD: 15,
+    AlertCode.ILLEGAL_ACTION: None,
+    AlertCode.UPCARDS_LIFTED: 10,
+    AlertCode.BEATEN_ON_BOARD: 19,
 }
 """The seed rule number (RULES.md) each alert comes from by default."""
 

@@ -34,11 +34,21 @@ from enum import StrEnum
 
 from table_controller.cards import Card
 from table_controller.engine.alerts import RULE_OF, Alert, AlertCode
-from table_controller.engine.outputs import EngineOutput, GameEvent, GameEventKind, ShownHand
+from table_controller.engine.console import TableConsole
+from table_controller.engine.outputs import (
+    ConsoleResult,
+    EngineOutput,
+    GameEvent,
+    GameEventKind,
+    ShownHand,
+)
 from table_controller.engine.settings import TableSettings
 from table_controller.events import (
     CardPlaced,
     CardRemoved,
+    ConsoleAction,
+    FloorRuling,
+    HandEnded,
     HandStarted,
     TableEvent,
     UnknownTag,
@@ -162,6 +172,12 @@ class HandState:
     mucked_by: dict[Card, int] = field(default_factory=dict)
     burned_for: dict[Card, int] = field(default_factory=dict)
     first_deck: dict[Card, str | None] = field(default_factory=dict)
+    stacks: Mapping[int, int] | None = None
+    """Chips behind each seat after the ante, when the hand line gave them."""
+    bring_in_moved: bool = False
+    """Rules 5 and 8 moved the bring-in left: that seat may fold, bring in or complete."""
+    console: TableConsole | None = field(default=None, repr=False)
+    """Betting and the rules needing it, once a console input reached the hand."""
     _live: tuple[int, ...] | None = field(default=None, repr=False)
 
     @property
@@ -251,6 +267,10 @@ class DealingEngine:
         self._at = event.at
         if isinstance(event, HandStarted):
             self._start_hand(event)
+            self._out.append(ConsoleResult(True, message=f"hand {self._hand().number} started"))
+            return self._out
+        if isinstance(event, ConsoleAction | FloorRuling | HandEnded):
+            self._console_input(event)
             return self._out
         if self.starts_hand(event):
             self._start_hand(HandStarted((), at=event.at))
@@ -262,6 +282,24 @@ class DealingEngine:
             elif isinstance(event, UnknownTag):
                 self._unknown(event.zone)
         return self._out
+
+    def _console_input(self, event: ConsoleAction | FloorRuling | HandEnded) -> None:
+        hand = self.hand
+        if hand is None or (hand.finished and not isinstance(event, HandEnded)):
+            self._out.append(ConsoleResult(False, "hand_over", "no hand is in progress"))
+            return
+        if hand.console is None:
+            if isinstance(event, HandEnded):
+                self._finish()
+                self._out.append(ConsoleResult(True, message="hand closed"))
+                return
+            if len(hand.players) < 2:
+                self._out.append(
+                    ConsoleResult(False, "no_betting_round", "the hand has no players yet")
+                )
+                return
+            hand.console = TableConsole(self, hand)
+        hand.console.apply(event)
 
     def starts_hand(self, event: TableEvent) -> bool:
         """Whether ``event`` opens a new auto hand (card-only tables, ``auto_hands``).
@@ -295,7 +333,8 @@ class DealingEngine:
             for seat_no in live:
                 seat = hand.seats[seat_no]
                 count = len(seat.cards) + (1 if hand.community is not None else 0)
-                if count < CARDS_PER_HAND:
+                ruled_live = hand.console is not None and seat_no in hand.console.ruled_live
+                if count < CARDS_PER_HAND and not ruled_live:
                     self._alert(
                         AlertCode.SHORT_HAND,
                         seat_no,
@@ -317,7 +356,12 @@ class DealingEngine:
         stacks = event.stacks or {}
         seats = {s: SeatState(seat=s, stack=stacks.get(s)) for s in players}
         self.hand = HandState(
-            number=number, players=players, seats=seats, forming=not players, auto=not players
+            number=number,
+            players=players,
+            seats=seats,
+            forming=not players,
+            auto=not players,
+            stacks=dict(stacks) if event.stacks is not None else None,
         )
         self._emit(GameEventKind.HAND_STARTED, text=f"hand {number}")
 
@@ -423,6 +467,11 @@ class DealingEngine:
             held = hand.seats[owner].held(card)
             if held is not None:
                 held.present = False
+                if hand.console is not None and hand.console.card_left(card, zone, owner):
+                    # Rule 14: a premature card taken off the table is out of play.
+                    hand.seats[owner].cards.remove(held)
+                    hand.seats[owner].received -= 1
+                    del hand.owner[card]
         if zone.seat is not None:
             self._check_cleared()
 
@@ -454,7 +503,7 @@ class DealingEngine:
             # Rule 13: a card moved to its proper place no longer counts here.
             seat.received -= 1
 
-    def _fold(self, seat_no: int) -> None:
+    def _fold(self, seat_no: int, by_console: bool = False) -> None:
         hand = self._hand()
         seat = hand.seats[seat_no]
         if seat.status is not SeatStatus.ACTIVE or hand.finished:
@@ -463,6 +512,8 @@ class DealingEngine:
             return  # the last hand standing being gathered up is not a fold
         hand.set_status(seat_no, SeatStatus.FOLDED)
         self._emit(GameEventKind.FOLD, seat=seat_no, street=hand.street)
+        if hand.console is not None and not by_console:
+            hand.console.seat_out(seat_no, "cards mucked")
         self._after_change()
 
     def _return_to_seat(self, card: Card, zone: Zone) -> None:
@@ -516,7 +567,8 @@ class DealingEngine:
             self._hold(seat, card, face, number=0)
             return
         if seat.status is SeatStatus.FOLDED:
-            if self._folded_seat_due(seat):
+            rule7 = hand.console is None or hand.console.may_receive_after_fold(seat_no)
+            if rule7 and self._folded_seat_due(seat):
                 # Rule 7: a hand folded with no bet keeps receiving cards. Without
                 # betting input the engine cannot tell, so a card in turn is fine.
                 seat.received += 1
@@ -545,6 +597,8 @@ class DealingEngine:
             )
         if number <= CARDS_PER_HAND:
             self._check_burn_before(street, number)
+        if hand.console is not None:
+            hand.console.card_dealt(seat_no, card, street)
         if hand.reshuffle_burn_due:
             hand.reshuffle_burn_due = False
             self._alert(
@@ -680,15 +734,18 @@ class DealingEngine:
         hand.set_status(seat_no, SeatStatus.DEAD)
         seat.dead_reason = reason
         self._emit(GameEventKind.HAND_DEAD, seat=seat_no, street=hand.street, text=reason)
+        if hand.console is not None:
+            hand.console.seat_out(seat_no, reason)
         self._after_change()
 
     # ------------------------------------------------------- burns and board
 
     def _allowed_burns(self, street: int) -> int:
         hand = self._hand()
+        extra = hand.console.allowed_extra_burns(street) if hand.console is not None else 0
         if street == 3:
-            return 1 if self.settings.rules.burn_before_third else 0
-        return 2 if street == 7 and hand.reshuffled else 1
+            return (1 if self.settings.rules.burn_before_third else 0) + extra
+        return (2 if street == 7 and hand.reshuffled else 1) + extra
 
     def _check_burn_before(self, street: int, number: int) -> None:
         """Rule 13: the first card of a street needs its burn."""
@@ -797,7 +854,8 @@ class DealingEngine:
             return
         live = hand.live_seats
         if len(live) == 1 and len(hand.players) > 1:
-            self._award([live[0]], showdown=False)
+            if hand.console is None:  # with a console the pots pay the last seat
+                self._award([live[0]], showdown=False)
             return
         if len(live) < 2:
             return
@@ -838,12 +896,14 @@ class DealingEngine:
         bringer = low
         if held is not None and held.exposed_hole:
             bringer = self._left_of(low)
+            hand.bring_in_moved = True
             announce += (
                 f" (an exposed hole card, rule 5): seat {bringer} acts first and may fold,"
                 " bring it in or complete."
             )
         elif seat.stack == 0:
             bringer = self._left_of(low)
+            hand.bring_in_moved = True
             announce += (
                 f" is all-in for the ante (rule 8): seat {bringer} acts first and may fold,"
                 " bring it in or complete."
@@ -852,6 +912,8 @@ class DealingEngine:
             announce += ", brings it in."
         hand.bring_in = bringer
         self._emit(GameEventKind.ANNOUNCEMENT, seat=bringer, street=3, text=announce)
+        if hand.console is not None:
+            hand.console.street_dealt(3)
 
     def _settle_first_to_act(self, street: int) -> None:
         hand = self._hand()
@@ -868,6 +930,8 @@ class DealingEngine:
         order = [s for s in hand.players if s in values]
         first = highest_showing(values, order)
         hand.first_to_act[street] = first
+        if hand.console is not None:
+            hand.console.street_dealt(street)
         # Rule 12: announce the high hand and every pair showing, never straights
         # or flushes (describe_showing_value does not name possible ones).
         self._emit(
@@ -905,6 +969,10 @@ class DealingEngine:
         if not values:
             self._award([], showdown=True)
             return
+        if hand.console is not None:
+            # The pots decide: side pots can pay several seats, best hand or not.
+            self._award(hand.console.showdown(values), showdown=True, values=values)
+            return
         best = max(values.values())
         self._award([s for s in values if values[s] == best], showdown=True, values=values)
 
@@ -920,8 +988,9 @@ class DealingEngine:
         shown: list[ShownHand] = []
         if showdown and values is not None:
             for seat_no in winners:
-                cards = self._showdown_cards(seat_no)
-                shown.append(ShownHand(seat_no, tuple(cards), describe(values[seat_no])))
+                if seat_no in values:
+                    cards = self._showdown_cards(seat_no)
+                    shown.append(ShownHand(seat_no, tuple(cards), describe(values[seat_no])))
         text = (
             "no winner"
             if not winners
@@ -962,9 +1031,10 @@ class DealingEngine:
         text: str | None = None,
         winners: tuple[int, ...] = (),
         shown: tuple[ShownHand, ...] = (),
+        amount: int | None = None,
     ) -> None:
         self._out.append(
-            GameEvent(kind, seat, street, card, text, winners, shown, self._at)
+            GameEvent(kind, seat, street, card, text, winners, shown, self._at, amount)
         )
 
     def _alert(

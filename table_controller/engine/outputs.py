@@ -23,6 +23,7 @@ class GameEventKind(StrEnum):
     FOLD = "fold"
     HAND_DEAD = "hand_dead"
     HAND_RESULT = "hand_result"
+    ACTION = "action"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,8 @@ class GameEvent(NamedTuple):
     winners: tuple[int, ...] = ()
     shown: tuple[ShownHand, ...] = ()
     at: float = 0.0
+    amount: int | None = None
+    """``action`` events: the total the seat has put in this round after it."""
 
     @property
     def public_card(self) -> Card | None:

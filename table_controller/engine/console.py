@@ -1,0 +1,364 @@
+"""The dealer's console inside the engine: betting joined to the dealing tracker.
+
+Theory of operation
+-------------------
+A hand has a console as soon as one console input reaches it (an ``act`` line
+of a script, a command from the daemon's MQTT console). From then on a
+:class:`BettingHand` keeps antes, bets, stacks and pots, and the rules that need
+both cards and chips are enforced here (RULES.md numbers):
+
+* streets: when the dealing tracker completes a street's deal it opens the
+  betting round with the bring-in seat (3rd street; the next seat left when the
+  low card is an exposed hole card, rule 5, or all-in for the ante, rule 8) or
+  the high hand (4th-7th; the open-pair option of rule 4 on 4th street);
+* rule 9: a bring-in by the wrong seat is flagged ``wrong_bring_in``; if the true
+  low card acts next the bring-in is taken back and theirs counts, otherwise the
+  bet stands and the true low card has no obligation;
+* rule 7: a hand folded with no bet to call keeps receiving cards until a bet
+  kills it; a card to a seat that folded facing a bet is ``card_to_inactive_seat``;
+* rule 10: up cards picked up while facing a bet are a fold;
+* rule 14: a card dealt before the betting round is complete is a
+  ``premature_deal``; taken off the table, it is out of play (not a fold);
+* rule 6 and the floor: ``kill`` rulings; rule 18: a short hand ruled ``live``;
+* rule 19: a call into a hand already beaten on board is flagged to the console;
+* showdown: every live hand's value pays the main and side pots, odd chips by
+  the high card by suit; ``winners`` are the seats that won chips.
+
+Every console input gets exactly one :class:`ConsoleResult`: accepted, or
+rejected with a code and a reason; a rejected input changes nothing, and the
+floor gets an alert when it should know (out of turn, illegal bet...).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from table_controller.cards import Card
+from table_controller.engine.alerts import AlertCode
+from table_controller.engine.betting import (
+    ActionKind,
+    ActionTaken,
+    BettingError,
+    BettingHand,
+    BettingStructure,
+)
+from table_controller.engine.outputs import ConsoleResult, GameEventKind
+from table_controller.engine.pots import odd_chip_order
+from table_controller.events import ConsoleAction, FloorRuling, HandEnded
+from table_controller.hands import HandCategory, HandValue, evaluate, showing_value
+from table_controller.zones import Zone, ZoneKind
+
+if TYPE_CHECKING:
+    from table_controller.engine.dealing import DealingEngine, HandState
+
+UNKNOWN_STACK = 10**9
+"""Chips assumed behind a seat whose stack the console never gave: betting is
+checked for order and size; the chip counts are then only relative."""
+
+_ALERTED = {
+    "out_of_turn": AlertCode.OUT_OF_TURN,
+    "illegal_bet": AlertCode.ILLEGAL_BET,
+    "illegal_action": AlertCode.ILLEGAL_ACTION,
+}
+"""Betting error codes the floor is alerted to (the rest only reject the input)."""
+
+_WAGERS = (ActionKind.BRING_IN, ActionKind.COMPLETE, ActionKind.BET, ActionKind.RAISE)
+
+
+class TableConsole:
+    """Console state of one hand, owned by the :class:`DealingEngine`."""
+
+    def __init__(self, engine: DealingEngine, hand: HandState) -> None:
+        self.engine = engine
+        self.hand = hand
+        settings = engine.settings
+        stacks = dict.fromkeys(hand.players, UNKNOWN_STACK)
+        if hand.stacks:
+            stacks.update(hand.stacks)
+        self.betting = BettingHand(
+            stacks, BettingStructure.from_settings(settings), stacks_after_ante=True
+        )
+        self.folded_without_bet: set[int] = set()
+        """Rule 7: folded with nothing to call; still dealt to until a bet kills it."""
+        self.premature: set[Card] = set()
+        """Rule 14: cards dealt before their betting round was complete."""
+        self.premature_streets: set[int] = set()
+        self.wrong_bring_in: tuple[int, int] | None = None
+        """Rule 9: (wrong seat, true low card) until the next action."""
+        self.ruled_live: set[int] = set()
+        """Rule 18: short hands the floor ruled live."""
+        self.awarded = False
+        # Rounds whose deal completed before the console came in open now.
+        for street in hand.completed_streets:
+            self.street_dealt(street)
+
+    # ------------------------------------------------------------- streets
+
+    def street_dealt(self, street: int) -> None:
+        """The dealing tracker completed ``street``'s deal: open its betting round."""
+        betting = self.betting
+        if betting.hand_over or betting.betting_closed:
+            return
+        expected = 3 if betting.street is None else betting.street + 1
+        if street != expected or not betting.round_complete:
+            return  # opened when the round before it completes (rule 14 premature deal)
+        hand = self.hand
+        if street == 3:
+            opener = hand.bring_in
+            optional = hand.bring_in_moved
+        else:
+            opener = hand.first_to_act.get(street)
+            optional = False
+        if opener is None or opener not in betting.live_seats:
+            return
+        open_pair = street == 4 and any(
+            showing_value(hand.seats[s].up).category >= HandCategory.PAIR
+            for s in hand.live_seats
+            if hand.seats[s].up
+        )
+        if betting.can_start_street(
+            street, opener, open_pair=open_pair, bring_in_optional=optional
+        ):
+            betting.start_street(street, opener, open_pair=open_pair, bring_in_optional=optional)
+
+    def _open_next_streets(self) -> None:
+        """After a round completes, open the next one if its deal already came."""
+        for street in list(self.hand.completed_streets):
+            self.street_dealt(street)
+
+    # ---------------------------------------------------------------- cards
+
+    def card_dealt(self, seat: int, card: Card, street: int) -> None:
+        """Rule 14: a card for a later street while a betting round is open."""
+        betting = self.betting
+        if (
+            betting.round_complete
+            or betting.hand_over
+            or betting.street is None
+            or street <= betting.street
+        ):
+            return
+        self.premature.add(card)
+        if street in self.premature_streets:
+            return
+        self.premature_streets.add(street)
+        self.engine._alert(
+            AlertCode.PREMATURE_DEAL,
+            seat,
+            street,
+            f"A card for {_street(street)} was dealt before the betting on"
+            f" {_street(betting.street)} was complete (rule 14): take the early cards out of"
+            " play, finish the betting, take out one more card per player, burn and go on.",
+        )
+
+    def allowed_extra_burns(self, street: int) -> int:
+        """Rule 14: after a premature deal the dealer burns again for that street."""
+        return 1 if street in self.premature_streets else 0
+
+    def card_left(self, card: Card, zone: Zone, owner: int) -> bool:
+        """A seat's card left its zone. Returns True if it is now out of play
+        (a premature card taken off the table, rule 14)."""
+        if card in self.premature:
+            self.premature.discard(card)
+            return True
+        if zone.kind is ZoneKind.UP:
+            self._rule10(owner)
+        return False
+
+    def _rule10(self, seat: int) -> None:
+        """Up cards picked up while facing a bet: the hand is folded."""
+        betting = self.betting
+        if betting.round_complete or betting.hand_over or seat not in betting.live_seats:
+            return
+        bets = betting.bets
+        if bets[seat] >= max(bets.values()):
+            return  # not facing a bet: at showdown or with nothing to call it means nothing
+        if betting.can_kill(seat):
+            betting.kill(seat, "picked up the up cards facing a bet (rule 10)")
+        self.engine._alert(
+            AlertCode.UPCARDS_LIFTED,
+            seat,
+            betting.street,
+            f"Seat {seat} picked up the up cards while facing a bet: that is a fold and the"
+            " hand is dead (rule 10).",
+        )
+        self.engine._fold(seat, by_console=True)
+        self._after_betting()
+
+    def may_receive_after_fold(self, seat: int) -> bool:
+        """Rule 7: whether a folded seat is still to be dealt to."""
+        return seat in self.folded_without_bet
+
+    def seat_out(self, seat: int, reason: str) -> None:
+        """The dealing tracker killed or folded ``seat`` (muck, rule 5, 18...)."""
+        betting = self.betting
+        if seat in betting.live_seats and not betting.hand_over and betting.can_kill(seat):
+            betting.kill(seat, reason)
+            self._after_betting()
+
+    # -------------------------------------------------------------- actions
+
+    def apply(self, event: ConsoleAction | FloorRuling | HandEnded) -> None:
+        """Apply one console input; emits exactly one :class:`ConsoleResult`."""
+        if isinstance(event, HandEnded):
+            self.engine._finish()
+            self._result(True, message="hand closed")
+            return
+        if event.seat not in self.hand.seats:
+            self._result(False, "unknown_seat", f"seat {event.seat} is not in this hand")
+            return
+        if isinstance(event, FloorRuling):
+            self._ruling(event)
+        else:
+            self._action(event)
+
+    def _ruling(self, event: FloorRuling) -> None:
+        seat = event.seat
+        if event.ruling == "live":
+            self.ruled_live.add(seat)
+            self._result(True, message=f"seat {seat}'s hand ruled live (rule 18)")
+            return
+        reason = event.reason or "killed by the floor"
+        if self.betting.can_kill(seat):
+            self.betting.kill(seat, reason)
+        self.engine._kill(seat, reason)
+        self._after_betting()
+        self._result(True, message=f"seat {seat}'s hand is dead: {reason}")
+
+    def _action(self, event: ConsoleAction) -> None:
+        betting = self.betting
+        seat, action = event.seat, event.action
+        if betting.hand_over:
+            self._reject("hand_over", "the hand is over", seat)
+            return
+        if betting.street is None:
+            self._reject("no_betting_round", "3rd street is not dealt yet", seat)
+            return
+        self._rule9_before(seat, action)
+        before = betting.bets
+        facing = max(before.values()) > before.get(seat, 0)
+        try:
+            taken = betting.act(seat, action, event.amount)
+        except BettingError as error:
+            self._reject(error.code, str(error), seat)
+            return
+        self._after_action(taken, facing)
+        self._result(True, message=f"seat {seat} {taken.action.value}")
+
+    def _rule9_before(self, seat: int, action: str) -> None:
+        """Rule 9 around a bring-in: flag a wrong one, or correct it in time."""
+        betting = self.betting
+        pending, self.wrong_bring_in = self.wrong_bring_in, None
+        if pending is not None:
+            _wrong, true_low = pending
+            if seat == true_low and betting.can_retract_bring_in(true_low):
+                betting.retract_bring_in(true_low)  # the wrong player takes the bet back
+            return
+        first_action = not any(isinstance(op, ActionTaken) for op in betting.log)
+        if (
+            betting.street == 3
+            and first_action
+            and action in ("bring_in", "complete", "bet", "raise")
+            and betting.to_act is not None
+            and seat != betting.to_act
+            and betting.can_set_opener(seat)
+        ):
+            true_low = betting.to_act
+            betting.set_opener(seat)
+            self.wrong_bring_in = (seat, true_low)
+            self.engine._alert(
+                AlertCode.WRONG_BRING_IN,
+                seat,
+                3,
+                f"Seat {seat} brought it in, but the low card is seat {true_low}: if seat"
+                f" {true_low} acts next the bet is taken back and seat {true_low} brings it"
+                " in; otherwise the bet stands and the low card has no obligation (rule 9).",
+            )
+
+    def _after_action(self, taken: ActionTaken, facing: bool) -> None:
+        engine = self.engine
+        seat = taken.seat
+        engine._emit(
+            GameEventKind.ACTION,
+            seat=seat,
+            street=taken.street,
+            text=taken.action.value,
+            amount=taken.total,
+        )
+        if taken.action in _WAGERS:
+            self.folded_without_bet.clear()  # rule 7: a bet kills those hands
+        if taken.action is ActionKind.FOLD:
+            if not facing:
+                self.folded_without_bet.add(seat)
+            engine._fold(seat, by_console=True)
+        elif taken.action is ActionKind.CALL:
+            self._rule19(seat, taken.street)
+        self._after_betting()
+
+    def _after_betting(self) -> None:
+        """Open the next round if its deal came; pay the pot if the hand is won."""
+        betting = self.betting
+        if betting.hand_over and not self.awarded:
+            self.awarded = True
+            winners = sorted(s for s, chips in betting.winnings.items() if chips > 0)
+            self.engine._award(winners, showdown=False)
+            return
+        if betting.round_complete:
+            self._open_next_streets()
+
+    def _rule19(self, seat: int, street: int) -> None:
+        """A call into a hand an opponent's board already beats (told, not refused)."""
+        hand = self.hand
+        cards = list(dict.fromkeys(hand.seats[seat].all_cards))
+        if len(cards) < 5:
+            return
+        mine = evaluate(cards[:7])
+        for other in hand.live_seats:
+            up = list(dict.fromkeys(hand.seats[other].up))
+            if other == seat or not up:
+                continue
+            if showing_value(up).strength > mine.strength:
+                self.engine._alert(
+                    AlertCode.BEATEN_ON_BOARD,
+                    seat,
+                    street,
+                    f"Seat {seat} called, but seat {other}'s board already beats seat {seat}'s"
+                    " hand: no claim to the money back (rule 19).",
+                )
+                return
+
+    # ------------------------------------------------------------- showdown
+
+    def showdown(self, values: dict[int, HandValue]) -> list[int]:
+        """Pay the pots from the showdown ``values``; return the seats that won chips."""
+        betting = self.betting
+        if not self.awarded and not betting.hand_over:
+            for seat in betting.live_seats:
+                if seat not in values and betting.can_kill(seat):
+                    betting.kill(seat, "no hand at showdown")
+            live = betting.live_seats
+            if live and not betting.hand_over and betting.can_award(
+                {s: values[s] for s in live}
+            ):
+                cards = {s: self.hand.seats[s].all_cards for s in live}
+                betting.award({s: values[s] for s in live}, odd_chip_order(cards))
+        self.awarded = True
+        return sorted(s for s, chips in betting.winnings.items() if chips > 0)
+
+    # -------------------------------------------------------------- replies
+
+    def _reject(self, code: str, reason: str, seat: int) -> None:
+        alert = _ALERTED.get(code)
+        if alert is not None:
+            self.engine._alert(alert, seat, self.betting.street, f"Seat {seat}: {reason}.")
+        self._result(False, code, reason)
+
+    def _result(self, accepted: bool, code: str | None = None, message: str = "") -> None:
+        self.engine._out.append(ConsoleResult(accepted, code, message))
+
+
+def _street(street: int) -> str:
+    return {3: "3rd street", 4: "4th street", 5: "5th street", 6: "6th street"}.get(
+        street, "7th street"
+    )
+
