@@ -10,6 +10,7 @@ from pathlib import Path
 
 from table_controller.config import load_config
 from table_controller.config_file import ConfigError
+from table_controller.console_client import add_console_parser, run_console
 from table_controller.daemon.runner import Daemon
 from table_controller.demo import run_demo
 from table_controller.handhistory.commands import add_phh_parser, run_phh
@@ -86,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="daemon mode: deal N times faster than a real dealer")
     simulate.add_argument("--json", action="store_true", help="print the report as JSON")
     add_phh_parser(commands)
+    add_console_parser(commands)
     return parser
 
 
@@ -197,4 +199,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_phh(args)
     if args.command == "simulate":
         return _simulate(args)
+    if args.command == "console":
+        return run_console(args)
     return EXIT_BAD_INPUT  # pragma: no cover - argparse rejects unknown commands
