@@ -37,7 +37,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -365,9 +365,7 @@ def _play(table: SimulatedTable, hand: SimHand, speed: float, journal: JournalWa
     for index, event in enumerate(events):
         table.apply(event)
         following = events[index + 1] if index + 1 < len(events) else None
-        if isinstance(event, CardRemoved) and not (
-            isinstance(following, CardRemoved | CardPlaced) and following.card == event.card
-        ) and not isinstance(following, CardRemoved):
+        if isinstance(event, CardRemoved) and not _moves_on(event, following):
             shown_gone = partial(_journal_shows_gone, journal, _pickup(events, index))
             if not _wait(shown_gone, HAND_TIMEOUT, table.daemon_alive):
                 raise LiveError(f"hand {hand.number}: the daemon did not see the cards"
@@ -380,6 +378,19 @@ def _play(table: SimulatedTable, hand: SimHand, speed: float, journal: JournalWa
             time.sleep(SEAT_PAUSE / speed)
         zone = clear.zone
         table.apply(clear)
+
+
+def _moves_on(removed: CardRemoved, following: TableEvent | None) -> bool:
+    """Whether ``following`` continues the movement that ``removed`` began: the same
+    card landing in another zone (a fold to the muck), or the next card of the same
+    pickup. The same card put back on the *same* zone (the rule-15 scramble can
+    bring a burn card back to the burn pile) is a pickup and a new placement: the
+    presence hold would take a quick return for a flicker, and no dealer scrambles
+    that fast."""
+    if isinstance(following, CardRemoved):
+        return True
+    return (isinstance(following, CardPlaced) and following.card == removed.card
+            and following.zone != removed.zone)
 
 
 def _pickup(events: tuple[TableEvent, ...], last: int) -> set[tuple[str, str]]:
@@ -473,6 +484,17 @@ def run_daemon(
 ) -> tuple[list[SimHand], list[ObservedAlert], dict[str, int]]:
     """Deal the planned hands through the real table (module docstring); return the
     hands, the alerts read from MQTT, and the wire figures. Raises :class:`LiveError`."""
+    return deal_through_daemon(plan_hands(hands, seed, rates), speed=speed, progress=progress)
+
+
+def deal_through_daemon(
+    hands: Iterable[SimHand],
+    *,
+    speed: float = 1.0,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[list[SimHand], list[ObservedAlert], dict[str, int]]:
+    """Deal ``hands`` through a fresh table, in order; see :func:`run_daemon`. Hands
+    must be numbered 1, 2, ... (the daemon numbers its hands from 1)."""
     if speed <= 0:
         raise ValueError("speed must be positive")
     with _running(speed) as (table, watch):
@@ -484,12 +506,14 @@ def run_daemon(
         journal = JournalWatch(table.journal_path)
         planned: list[SimHand] = []
         wrong = missed = 0
-        for hand in plan_hands(hands, seed, rates):
+        for expected_number, hand in enumerate(hands, start=1):
+            if hand.number != expected_number:
+                raise ValueError(f"hand {hand.number} dealt as the table's hand"
+                                 f" {expected_number}: renumber it")
             planned.append(hand)
             table.set_readers(hand.readers)
             _play(table, hand, speed, journal)
             dealt = _dealt(hand)
-
             _wait_cleared(table, journal, hand.number, dealt)
             table.set_readers(None)
             seen = journal.placed.get(hand.number, set())

@@ -3,9 +3,15 @@ process, a private mosquitto; alerts read back from MQTT and matched per hand.""
 
 from __future__ import annotations
 
-from table_controller.simulation.plan import plan_hands
+import itertools
+from dataclasses import replace
+
+from table_controller.events import CardPlaced, CardRemoved
+from table_controller.simulation.live import deal_through_daemon
+from table_controller.simulation.plan import plan_hand, plan_hands
 from table_controller.simulation.report import DetectionReport
 from table_controller.simulation.runner import run_fast, simulate
+from table_controller.zones import BURN
 
 SEED = 9
 RATES = {"missing_burn": 0.25, "upcard_dealt_down": 0.25, "reader_flicker": 0.3}
@@ -41,3 +47,23 @@ def test_six_hands_through_the_daemon_all_flagged_no_false_alert() -> None:
         for key in ("injected", "flagged", "false_alerts", "secondary_alerts"):
             assert data["kinds"][kind][key] == expected["kinds"][kind][key], (kind, key)
     assert data["announcements"] == expected["announcements"]
+
+
+def test_a_burn_card_scrambled_back_onto_the_burn_pile_is_seen_leaving_and_coming_back() -> None:
+    # Hand 154 of seed 2026 (clean, eight players): at 7th street the dealer picks
+    # up the burn pile for the rule-15 scramble and re-burns one of those cards.
+    # Put back at once, the readers and the presence hold would never see it
+    # leave: the dealer waits for the table to show the pickup, as the scramble's
+    # seconds would.
+    hand = replace(plan_hand(154, 2026, {}), number=1)
+    returns = [
+        (a, b) for a, b in itertools.pairwise(hand.events)
+        if isinstance(a, CardRemoved) and isinstance(b, CardPlaced)
+        and a.card == b.card and a.zone == b.zone == BURN
+    ]
+    assert returns, "the hand re-burns a card it picked up"
+    planned, alerts, wire = deal_through_daemon([hand], speed=SPEED)
+    report = DetectionReport(mode="daemon", seed=2026, rates={})
+    report.judge(planned, alerts)
+    assert report.false_alerts == {}, report.false_listed
+    assert wire == {"wrong_cards": 0, "missed_cards": 0}
