@@ -112,6 +112,10 @@ class _SeatBase(_Model):
     up: list[CardCode] = Field(description="Face-up cards in the order received.")
     down_count: int = Field(ge=0, description="Number of face-down cards held.")
     stack: int | None = Field(default=None, description="Chips behind, when known.")
+    bet: int | None = Field(
+        default=None,
+        description="Chips in front of the seat this betting round (null without a console).",
+    )
 
 
 class PublicSeat(_SeatBase):
@@ -124,13 +128,50 @@ class SecureSeat(_SeatBase):
     down: list[CardCode] = Field(description="Face-down cards in the order received.")
 
 
+ConsoleActionName = Literal[
+    "bring_in", "complete", "bet", "raise", "call", "check", "fold", "allin"
+]
+"""A betting action as the console names it (``events.CONSOLE_ACTIONS``)."""
+
+
+class LegalActionPayload(_Model):
+    """An action the seat to act may take now, with the bet totals it leads to.
+
+    ``min_total``/``max_total`` are the seat's total bet this round after the
+    action (equal, except for the open-pair bet of rule 4: small or big bet).
+    """
+
+    action: ConsoleActionName
+    min_total: int = Field(ge=0)
+    max_total: int = Field(ge=0)
+    all_in: bool = Field(default=False, description="The action takes the whole stack.")
+
+
+class PotPayload(_Model):
+    """One pot from the finished betting rounds: main pot first, then side pots."""
+
+    amount: int = Field(ge=0)
+    eligible: list[Seat] = Field(description="Seats that can win this pot.")
+
+
 class _StateBase(Envelope):
     street: Street | None = Field(description="Street being dealt or bet, or null.")
     bring_in: Seat | None = Field(description="Seat that must bring it in, once known.")
     to_act: Seat | None = Field(description="Seat due to act, when known (needs a console).")
     community: CardCode | None = Field(description="Community card of rule 15, or null.")
     alerts: list[OpenAlert] = Field(description="Alerts open in this hand, oldest first.")
-    pot: int | None = Field(default=None, description="Pot size, when known.")
+    pot: int | None = Field(
+        default=None,
+        description="Total chips in play: the pots plus the bets in front (null without a"
+        " console).",
+    )
+    pots: list[PotPayload] = Field(
+        default_factory=list,
+        description="Main and side pots of the finished rounds (bets in front not included).",
+    )
+    legal_actions: list[LegalActionPayload] = Field(
+        default_factory=list, description="What the seat in to_act may do now."
+    )
 
 
 class PublicState(_StateBase):
@@ -218,8 +259,12 @@ class ActionEvent(Envelope):
 
     kind: Literal["action"] = "action"
     seat: Seat
-    action: Literal["bring_in", "complete", "bet", "raise", "call", "check", "fold", "allin"]
-    amount: int | None = None
+    action: ConsoleActionName = Field(
+        description="What the action amounted to (an all-in is named for what it was)."
+    )
+    amount: int | None = Field(
+        default=None, description="The seat's total bet this round after the action."
+    )
 
 
 class FoldEvent(Envelope):
@@ -299,6 +344,27 @@ class ReaderStatus(Envelope):
     zones: list[ZoneName] = Field(description="Zones this reader's antennas cover.")
 
 
+# --------------------------------------------------------------------------- console
+
+
+class ConsoleReply(_Model):
+    """The answer to a console command, published on the request's response topic
+    with its correlation data (MQTT 5). Not an :class:`Envelope`: it is not part
+    of the table's sequenced stream.
+    """
+
+    table: str = Field(description="Table id.")
+    command: str = Field(description="The command answered (the <name> of cmd/<name>).")
+    accepted: bool
+    code: str | None = Field(
+        description="Why the command was rejected (stable code), or null when accepted."
+    )
+    reason: str = Field(description="Readable reason of a rejection; empty when accepted.")
+    hand: int | None = Field(description="Hand number after the command, or null.")
+    to_act: Seat | None = Field(description="Seat due to act after the command, or null.")
+    pot: int | None = Field(description="Total chips in play after the command, or null.")
+
+
 # --------------------------------------------------------------------------- schemas
 
 SCHEMAS: Final[dict[str, TypeAdapter[Any]]] = {
@@ -309,6 +375,7 @@ SCHEMAS: Final[dict[str, TypeAdapter[Any]]] = {
     "secure-event": SECURE_EVENT_ADAPTER,
     "alert": TypeAdapter(AlertPayload),
     "reader": TypeAdapter(ReaderStatus),
+    "console-reply": TypeAdapter(ConsoleReply),
 }
 """Schema file stem -> the payload type it describes."""
 

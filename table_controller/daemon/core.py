@@ -8,6 +8,15 @@ requests (from the MQTT thread), stop requests (from signal handlers). Only this
 thread touches the presence tracker, the engine and the journal, so none of
 them needs a lock and their order of events is the order of the queue.
 
+Console commands (``cmd/hand``, ``act``, ``kill``, ``live``, ``end``) come the
+same way: the MQTT thread only enqueues the raw request; here it is parsed
+(:mod:`table_controller.console_commands`), journaled, applied, published, and
+answered on the request's response topic with the engine's
+:class:`ConsoleResult` (docs/console.md). A well-formed command is journaled
+even when the engine rejects it, so a replay meets the same rejection; a
+malformed one never reaches the engine or the journal: it is logged, alerted
+(``console_rejected``) and answered.
+
 For every zone event presence produces, the core first appends it to the
 journal (which returns only once the record is on disk per the fsync policy),
 then applies it to the engine, then publishes what the engine said. Nothing is
@@ -30,8 +39,10 @@ import structlog
 from firmware_bridge.link import ConnectionState, LinkStats
 from firmware_bridge.messages import Inventory, ReaderFault, ReaderMessage, TagArrived, TagLeft
 from table_controller.cards import Card
+from table_controller.console_commands import CommandError, parse_command
 from table_controller.daemon.projection import (
     alert_payload,
+    betting_of,
     event_payloads,
     public_state,
     secure_state,
@@ -39,14 +50,14 @@ from table_controller.daemon.projection import (
 from table_controller.deck import DeckRegistry
 from table_controller.engine.alerts import Alert
 from table_controller.engine.dealing import DealingEngine
-from table_controller.engine.outputs import EngineOutput, GameEvent
+from table_controller.engine.outputs import ConsoleResult, EngineOutput, GameEvent
 from table_controller.engine.settings import TableSettings
 from table_controller.events import CardPlaced, HandStarted, TableEvent, ZoneEvent
 from table_controller.journal import Journal, strip_envelope
 from table_controller.layout import TableLayout
-from table_controller.payloads import AlertPayload, ReaderStatus
+from table_controller.payloads import AlertPayload, ConsoleReply, ReaderStatus, to_json
 from table_controller.presence import PresenceTracker
-from table_controller.publisher import Publisher
+from table_controller.publisher import CommandRequest, Publisher
 from table_controller.script import event_to_op, op_to_event
 
 log = structlog.get_logger(__name__)
@@ -89,6 +100,18 @@ class RebirthRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class ConsoleCommand:
+    """A console command from ``cmd/<name>``, still raw (parsed on the engine thread)."""
+
+    request: CommandRequest
+
+
+CONSOLE_REJECTED: Final = "console_rejected"
+"""Alert code for a console command refused before the engine (malformed JSON,
+unknown command, bad fields, a seat the table does not have)."""
+
+
+@dataclass(frozen=True, slots=True)
 class StopRequest:
     """Shut down cleanly (SIGTERM/SIGINT)."""
 
@@ -99,12 +122,15 @@ class TablePublisher(Publisher, Protocol):
     def republish_retained(self) -> None:
         """Republish the whole retained set."""
 
+    def reply(self, request: CommandRequest, payload: bytes) -> bool:
+        """Answer a console request on its response topic (False if it cannot)."""
+
 
 LinkStatsSource = Callable[[int], LinkStats | None]
 """Latest counters of reader ``id``'s link (read from the link, thread-safe)."""
 
 
-DaemonInput = ReaderReport | ReaderStateChange | RebirthRequest | StopRequest
+DaemonInput = ReaderReport | ReaderStateChange | RebirthRequest | ConsoleCommand | StopRequest
 """Everything the core's queue carries."""
 
 
@@ -195,6 +221,8 @@ class TableCore:
             self._reader_state_change(item)
         elif isinstance(item, RebirthRequest):
             self.publisher.republish_retained()
+        elif isinstance(item, ConsoleCommand):
+            self.console_command(item.request)
         elif isinstance(item, StopRequest):
             return False
         return True
@@ -230,11 +258,69 @@ class TableCore:
             self._journal_and_apply(event)
         self._publish_state()
 
-    def _journal_and_apply(self, event: TableEvent) -> None:
+    def _journal_and_apply(self, event: TableEvent) -> list[EngineOutput]:
         self.journal.append(event_to_op(event), at=self._wall())
         outputs = self.engine.apply(event)
         self.events_applied += 1
         self._publish_outputs(outputs)
+        return outputs
+
+    # ---------------------------------------------------------------- console
+
+    def console_command(self, request: CommandRequest) -> ConsoleResult:
+        """Parse, journal, apply and publish one console command; answer it.
+
+        Returns the result the requester was sent.
+        """
+        try:
+            event = parse_command(request.name, request.payload, self.layout.seats,
+                                  at=self._mono())
+        except CommandError as exc:
+            # Nothing to journal: the command is no table event. The floor hears
+            # about it because a console sending garbage may be sending it for real.
+            log.warning("console_command_rejected", command=request.name, code=exc.code,
+                        reason=exc.reason)
+            self._daemon_alert(
+                CONSOLE_REJECTED,
+                f"Console command {request.name!r} rejected ({exc.code}): {exc.reason}",
+                seat=exc.seat,
+            )
+            result = ConsoleResult(False, exc.code, exc.reason)
+            self._reply(request, result)
+            return result
+        outputs = self._journal_and_apply(event)
+        results = [output for output in outputs if isinstance(output, ConsoleResult)]
+        if len(results) != 1:
+            # The engine's contract is one answer per console input; say so loudly
+            # rather than guess, but still answer the requester.
+            log.error("console_result_missing", command=request.name, results=len(results))
+        result = results[0] if results else ConsoleResult(
+            False, "internal_error", "the engine gave no answer to this command"
+        )
+        log.info("console_command", command=request.name, accepted=result.accepted,
+                 code=result.code)
+        self._publish_state()  # before the reply: a requester reading state sees the change
+        self._reply(request, result)
+        return result
+
+    def _reply(self, request: CommandRequest, result: ConsoleResult) -> None:
+        hand = self.engine.hand
+        betting = betting_of(hand)
+        reply = ConsoleReply(
+            table=self.table_id,
+            command=request.name,
+            accepted=result.accepted,
+            code=None if result.accepted else (result.code or "rejected"),
+            reason="" if result.accepted else result.message,
+            hand=hand.number if hand else None,
+            to_act=betting.to_act if betting is not None else None,
+            pot=betting.pot_total if betting is not None else None,
+        )
+        if request.response_topic is None:
+            log.warning("console_command_without_response_topic", command=request.name)
+            return
+        if not self.publisher.reply(request, to_json(reply)):
+            log.warning("console_reply_not_sent", command=request.name)
 
     def _publish_outputs(self, outputs: Sequence[EngineOutput]) -> None:
         hand = self.engine.hand

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from table_controller.engine.alerts import Alert
+from table_controller.engine.betting import BettingHand
 from table_controller.engine.dealing import HandState
 from table_controller.engine.outputs import GameEvent, GameEventKind
 from table_controller.payloads import (
@@ -40,7 +41,22 @@ def _alert_fields(alert: Alert) -> dict[str, Any]:
     }
 
 
+def betting_of(hand: HandState | None) -> BettingHand | None:
+    """The hand's betting (chips), or ``None`` on a card-only hand.
+
+    The engine gives a hand its betting at the hand's first console input.
+    """
+    if hand is None or hand.console is None:
+        return None
+    return hand.console.betting
+
+
 def _state(table: str, seats: int, hand: HandState | None, secure: bool) -> dict[str, Any]:
+    betting = betting_of(hand)
+    # Without stacks from the hand command the engine bets from notional chips:
+    # the pot and bets are real, the stacks are not, so they stay null.
+    stacks = betting.stacks if betting and hand and hand.stacks is not None else {}
+    bets = betting.bets if betting else {}
     rows = []
     for seat_no in range(1, seats + 1):
         seat = hand.seats.get(seat_no) if hand else None
@@ -49,7 +65,9 @@ def _state(table: str, seats: int, hand: HandState | None, secure: bool) -> dict
             "status": seat.status.value if seat else "empty",
             "up": [card.code for card in seat.up] if seat else [],
             "down_count": len(seat.down) if seat else 0,
-            "stack": seat.stack if seat else None,
+            # Chips are public: the console's counts when it runs the hand.
+            "stack": stacks.get(seat_no, seat.stack if seat else None),
+            "bet": bets.get(seat_no),
         }
         if secure:
             row["down"] = [card.code for card in seat.down] if seat else []
@@ -59,10 +77,31 @@ def _state(table: str, seats: int, hand: HandState | None, secure: bool) -> dict
         "seats": rows,
         "street": hand.street if hand else None,
         "bring_in": hand.bring_in if hand else None,
-        "to_act": None,
         "community": hand.community.code if hand and hand.community else None,
         "alerts": [_alert_fields(alert) for alert in hand.alerts] if hand else [],
-        "pot": None,
+        **_chips(betting),
+    }
+
+
+def _chips(betting: BettingHand | None) -> dict[str, Any]:
+    """Pot, pots, whose turn and the legal actions (all empty without a console)."""
+    if betting is None:
+        return {"to_act": None, "pot": None, "pots": [], "legal_actions": []}
+    return {
+        "to_act": betting.to_act,
+        "pot": betting.pot_total,
+        "pots": [
+            {"amount": pot.amount, "eligible": list(pot.eligible)} for pot in betting.pots()
+        ],
+        "legal_actions": [
+            {
+                "action": legal.action,
+                "min_total": legal.min_total,
+                "max_total": legal.max_total,
+                "all_in": legal.all_in,
+            }
+            for legal in betting.legal_actions()
+        ],
     }
 
 
@@ -110,6 +149,10 @@ def _event_fields(
         )
     elif kind is GameEventKind.FOLD:
         fields = {"seat": event.seat}
+    elif kind is GameEventKind.ACTION:
+        # The engine names what the action amounted to in ``text`` (an all-in
+        # call is a "call") and the seat's total bet this round in ``amount``.
+        fields = {"seat": event.seat, "action": event.text, "amount": event.amount}
     elif kind is GameEventKind.HAND_RESULT:
         fields = {
             "winners": list(event.winners),

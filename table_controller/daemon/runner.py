@@ -21,6 +21,7 @@ from firmware_bridge.link import ConnectionState, LinkStats, ReaderLink
 from firmware_bridge.messages import ReaderMessage
 from table_controller.config import DaemonConfig
 from table_controller.daemon.core import (
+    ConsoleCommand,
     DaemonInput,
     ReaderReport,
     ReaderStateChange,
@@ -94,6 +95,8 @@ class Daemon:
             SequenceCounter(sequence_path(config)),
             client_id=config.client_id,
             on_rebirth=lambda: self.inbox.put(RebirthRequest()),
+            # paho's thread only enqueues; the engine thread parses and applies.
+            on_command=lambda request: self.inbox.put(ConsoleCommand(request)),
         )
         self.links = {
             reader.id: ReaderLink(
