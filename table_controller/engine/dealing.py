@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from table_controller.cards import Card
+from table_controller.cards import DECK, Card
 from table_controller.engine.alerts import RULE_OF, Alert, AlertCode
 from table_controller.engine.console import TableConsole
 from table_controller.engine.outputs import (
@@ -399,6 +399,7 @@ class DealingEngine:
                 # deck, and presence tells decks apart before the engine.
                 for old in list(present):
                     self._leave(card, old)
+                owner = hand.owner.get(card)  # leaving may take it out of play (rule 14)
             else:
                 self._alert(
                     AlertCode.DUPLICATE_CARD,
@@ -451,12 +452,25 @@ class DealingEngine:
         if not present or zone not in present:
             return
         self._leave(card, zone)
-        seventh = 7 in hand.started_streets or hand.burns.get(7, 0) > 0
-        if zone.kind is ZoneKind.BURN and seventh and not hand.reshuffled:
+        seventh = (
+            7 in hand.started_streets or hand.burns.get(7, 0) > 0 or 6 in hand.completed_streets
+        )
+        if zone.kind is ZoneKind.BURN and seventh and not hand.reshuffled and not hand.finished:
             # Rule 15: burn cards picked up to be scrambled with the last card;
             # the dealer then "scrambles, cuts, burns and deals the rest".
             hand.reshuffled = True
             hand.reshuffle_burn_due = True
+            if hand.burns.get(7, 0) == 0 and len(DECK) - len(hand.where) >= 2:
+                # Two fresh cards left: one to burn for 7th street, the last to go
+                # with the burn cards. (With one left, gathering first is the way.)
+                self._alert(
+                    AlertCode.MISSING_BURN,
+                    None,
+                    7,
+                    "The burn cards were gathered for the short deck before 7th street's"
+                    " burn: burn first, deal all but the last card, then scramble"
+                    " (rules 13 and 15).",
+                )
 
     def _leave(self, card: Card, zone: Zone) -> None:
         hand = self._hand()

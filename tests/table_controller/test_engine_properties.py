@@ -27,12 +27,17 @@ from hypothesis import strategies as st
 from table_controller.cards import DECK, Card
 from table_controller.engine.alerts import Alert, AlertCode
 from table_controller.engine.dealing import DealingEngine, HandState, SeatStatus, replay_events
-from table_controller.engine.outputs import GameEvent
+from table_controller.engine.outputs import ConsoleResult, GameEvent
 from table_controller.engine.report import hand_report
 from table_controller.engine.settings import RuleProfile, TableSettings
 from table_controller.events import (
+    CONSOLE_ACTIONS,
+    FLOOR_RULINGS,
     CardPlaced,
     CardRemoved,
+    ConsoleAction,
+    FloorRuling,
+    HandEnded,
     HandStarted,
     TableEvent,
     UnknownTag,
@@ -149,7 +154,17 @@ random_events = st.one_of(
     st.builds(
         HandStarted,
         st.lists(st.integers(1, 8), min_size=1, max_size=8, unique=True).map(tuple),
+        st.none() | st.dictionaries(st.integers(1, 8), st.integers(0, 50)),
     ),
+    # The dealer's console: any action, amount or ruling, in or out of turn.
+    st.builds(
+        ConsoleAction,
+        st.integers(1, 8),
+        st.sampled_from(CONSOLE_ACTIONS),
+        st.none() | st.integers(0, 60),
+    ),
+    st.builds(FloorRuling, st.integers(1, 8), st.sampled_from(FLOOR_RULINGS)),
+    st.builds(HandEnded),
 )
 
 
@@ -159,7 +174,7 @@ def _check_invariants(
     """The state's invariants. A card may sit in two seats (or twice in one) only
     after the engine flagged it ``duplicate_card``: two physical copies."""
     for out in outputs:
-        assert isinstance(out, Alert | GameEvent)
+        assert isinstance(out, Alert | GameEvent | ConsoleResult)
         if isinstance(out, Alert):
             json.dumps(out.as_dict())
             assert out.street is None or out.street in STREET_NUMBERS

@@ -288,8 +288,6 @@ def test_progress_bar_plain_and_terminal() -> None:
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 
-@pytest.mark.xfail(strict=True, reason="engine: a burn pile picked up before the 7th-street"
-                   " burn is not taken for the rule-15 gathering; reported to the lead")
 def test_rule15_pickup_without_the_seventh_street_burn_is_a_missing_burn() -> None:
     name = "rule15-pickup-without-seventh-burn"
     expected = json.loads((SCRIPTS / f"{name}.expected.json").read_text())["alerts"]
