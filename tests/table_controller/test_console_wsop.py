@@ -37,7 +37,7 @@ def test_replayed_with_betting_ends_with_the_finishing_stacks(path: Path) -> Non
     assert all(r.accepted for r in results), [r for r in results if not r.accepted]
     assert hand.console is not None
     stacks = hand.console.betting.stacks
-    finishing = {seat: chips for seat, chips in enumerate(phh["finishing_stacks"], start=1)}
+    finishing = dict(enumerate(phh["finishing_stacks"], start=1))
     assert stacks == finishing
     grew = sorted(
         seat for seat, chips in finishing.items() if chips > phh["starting_stacks"][seat - 1]
