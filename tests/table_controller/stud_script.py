@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from table_controller.engine.dealing import replay_events
+from table_controller.engine.dealing import DealingEngine, replay_events
 from table_controller.engine.report import replay_report
 from table_controller.script import parse_script
 
@@ -67,6 +67,22 @@ class Table:
             self.remove(f"seat{seat}.{face}", card)
             self.place("muck", card)
         return self
+
+    def act(self, seat: int, action: str, amount: int | None = None) -> Table:
+        """A betting action entered at the dealer's console."""
+        line: dict[str, Any] = {"op": "act", "seat": seat, "action": action}
+        if amount is not None:
+            line["amount"] = amount
+        self.lines.append(line)
+        return self
+
+    def engine(self) -> DealingEngine:
+        """Run the script through an engine (hand left open) and return the engine."""
+        script = parse_script(self.text().splitlines())
+        engine = DealingEngine(script.settings)
+        for _, event in script.events:
+            engine.apply(event)
+        return engine
 
     def text(self) -> str:
         """The script as JSON Lines."""
