@@ -1,0 +1,294 @@
+"""The dealer's console end to end: MQTT 5 commands to the real daemon over Mosquitto.
+
+A hand is started by command, its cards dealt through the emulated readers,
+the betting entered by command; every command gets a reply on its response
+topic. Rejections (out of turn, illegal amount, malformed JSON, unknown
+command or seat) change nothing and reach the floor as alerts. The CLI is run
+as a subprocess; ``kill -9`` mid-betting and a restart replay the journal to
+the same pot and stacks.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from daemon_rig import ROOT, TABLE, TableRig, events_of, latest, subscribe, wait_state
+from mqtt_broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
+
+from table_controller.cards import Card
+from table_controller.console_client import send_request
+from table_controller.events import CardPlaced
+from table_controller.journal import read_journal
+from table_controller.zones import Zone, ZoneKind
+
+STATE = f"{ROOT}/state"
+ALERTS = f"{ROOT}/alerts"
+EVENTS = f"{ROOT}/events"
+
+# Stakes of the rig: ante 1, bring-in 2, small bet 5, big bet 10.
+PLAYERS = [1, 2, 4]
+STACKS = {"1": 100, "2": 100, "4": 80}
+# Seat 2 shows the low card (3c): it brings it in. On 4th street seat 1 shows
+# the high hand (As Kh) and opens; nobody shows a pair (no open-pair option).
+THIRD = {1: ("Jc", "Td", "Kh"), 2: ("8h", "5s", "3c"), 4: ("6d", "4s", "Qd")}
+FOURTH = {1: "As", 2: "7d", 4: "9s"}
+BURNS = ("2h", "2d")
+
+
+@pytest.fixture
+def rig(tmp_path: Path, mosquitto: MosquittoBroker) -> Iterator[TableRig]:
+    table = TableRig(tmp_path, mosquitto)
+    try:
+        yield table
+    finally:
+        table.stop()
+
+
+def place(zone: str, code: str) -> CardPlaced:
+    return CardPlaced(Zone.parse(zone), Card.parse(code))
+
+
+def third_street() -> list[CardPlaced]:
+    cards = []
+    for number in range(3):
+        face = "up" if number == 2 else "down"
+        cards += [place(f"seat{seat}.{face}", THIRD[seat][number]) for seat in PLAYERS]
+    return cards
+
+
+def fourth_street() -> list[CardPlaced]:
+    return [CardPlaced(Zone(ZoneKind.BURN), Card.parse(BURNS[0]))] + [
+        place(f"seat{seat}.up", FOURTH[seat]) for seat in PLAYERS
+    ]
+
+
+def command(rig: TableRig, name: str, body: Any) -> dict[str, Any]:
+    """Send one console command (JSON-encoded unless bytes) and return the reply."""
+    payload = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return send_request("127.0.0.1", rig.broker.port, TABLE, name, payload, timeout=WAIT)
+
+
+def accepted(reply: dict[str, Any]) -> dict[str, Any]:
+    assert reply["accepted"] is True, reply
+    assert reply["code"] is None
+    assert reply["reason"] == ""
+    return reply
+
+
+def rejected(reply: dict[str, Any], code: str) -> dict[str, Any]:
+    assert reply["accepted"] is False, reply
+    assert reply["code"] == code, reply
+    assert reply["reason"], reply
+    return reply
+
+
+def content(state: dict[str, Any]) -> dict[str, Any]:
+    """A state without what changes on every publication."""
+    return {k: v for k, v in state.items() if k not in ("seq", "ts")}
+
+
+def game(state: dict[str, Any]) -> dict[str, Any]:
+    """A state's cards, chips and turn: not the open alerts a rejection may add."""
+    return {k: v for k, v in content(state).items() if k != "alerts"}
+
+
+def chips(state: dict[str, Any]) -> dict[int, tuple[int | None, int | None]]:
+    """seat -> (stack, bet) of the seats in the hand."""
+    return {s["seat"]: (s["stack"], s["bet"]) for s in state["seats"] if s["status"] != "empty"}
+
+
+def legal(state: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    return {a["action"]: (a["min_total"], a["max_total"]) for a in state["legal_actions"]}
+
+
+def start_and_deal_third(rig: TableRig, sub: RecordingSubscriber) -> dict[str, Any]:
+    """Start the hand by command, deal 3rd street; return the state once dealt."""
+    reply = accepted(command(rig, "hand", {"players": PLAYERS, "stacks": STACKS}))
+    assert reply["hand"] is not None
+    rig.deal(third_street(), pace=0.05)
+    return wait_state(
+        sub,
+        lambda s: s["bring_in"] == 2
+        and all(len(x["up"]) == 1 for x in s["seats"] if x["seat"] in PLAYERS),
+    )
+
+
+def test_hand_betting_rejections_and_kill_over_mqtt(rig: TableRig) -> None:
+    sub = subscribe(rig.broker.port)
+    rig.start_thread()
+    wait_state(sub, lambda s: s["hand"] is None)
+    dealt = start_and_deal_third(rig, sub)
+    assert chips(dealt) == {1: (100, None), 2: (100, None), 4: (80, None)}
+    assert dealt["pot"] is None  # chips appear with the hand's first console input
+
+    reply = accepted(command(rig, "act", {"seat": 2, "action": "bring_in", "amount": None}))
+    assert reply["to_act"] == 4
+    assert reply["pot"] == 5
+    state = wait_state(sub, lambda s: s["to_act"] == 4)
+    assert state["pot"] == 5  # three antes and the bring-in
+    assert chips(state) == {1: (100, 0), 2: (98, 2), 4: (80, 0)}
+    assert legal(state) == {"fold": (0, 0), "call": (2, 2), "complete": (5, 5)}
+    assert state["pots"] == [{"amount": 3, "eligible": [1, 2, 4]}]
+    action = sub.wait_topic(EVENTS, lambda e: e.get("kind") == "action")
+    assert action.json()["seat"] == 2
+    assert action.json()["action"] == "bring_in"
+    assert action.json()["amount"] == 2
+
+    # Out of turn: rejected with the reason, the floor alerted, nothing changed.
+    before = game(latest(sub, STATE) or {})
+    reply = rejected(command(rig, "act", {"seat": 1, "action": "call"}), "out_of_turn")
+    assert reply["to_act"] == 4
+    assert reply["pot"] == 5
+    alert = sub.wait_topic(ALERTS, lambda a: a["code"] == "out_of_turn").json()
+    assert alert["seat"] == 1
+    # Wrong amount: a completion is exactly the small bet.
+    rejected(command(rig, "act", {"seat": 4, "action": "complete", "amount": 7}),
+             "illegal_bet")
+    sub.wait_topic(ALERTS, lambda a: a["code"] == "illegal_bet")
+    # A seat of the table that is not in the hand (the engine's call).
+    rejected(command(rig, "act", {"seat": 3, "action": "call"}), "unknown_seat")
+    state = wait_state(sub, lambda s: {"out_of_turn", "illegal_bet"}
+                       <= {a["code"] for a in s["alerts"]})
+    assert game(state) == before
+
+    # Malformed input never reaches the engine: a reply, an alert, no change.
+    before_alerts = len(sub.on_topic(ALERTS))
+    for name, body, code in [
+        ("act", b"{\"seat\": 4, \"action\": ", "bad_json"),
+        ("shuffle", {"seat": 4}, "unknown_command"),
+        ("act", {"seat": 9, "action": "call"}, "unknown_seat"),
+        ("act", {"seat": 4}, "invalid_command"),
+        ("act", {"seat": 4, "action": "call", "chips": 2}, "invalid_command"),
+        ("act", {"seat": "4", "action": "call"}, "invalid_command"),
+        ("hand", {"players": [1, 2], "stacks": {"1": 10}}, "invalid_command"),
+    ]:
+        reply = rejected(command(rig, name, body), code)
+        assert reply["to_act"] == 4, reply
+    sub.wait_for(lambda m: m.topic == ALERTS and m.json()["code"] == "console_rejected",
+                 count=7)
+    assert len(sub.on_topic(ALERTS)) == before_alerts + 7
+    assert game(latest(sub, STATE) or {}) == before
+
+    # The betting goes on: complete, call, call closes 3rd street.
+    accepted(command(rig, "act", {"seat": 4, "action": "complete"}))
+    accepted(command(rig, "act", {"seat": 1, "action": "call"}))
+    reply = accepted(command(rig, "act", {"seat": 2, "action": "call", "amount": 5}))
+    assert reply["to_act"] is None
+    assert reply["pot"] == 18
+    state = wait_state(sub, lambda s: s["pot"] == 18 and s["to_act"] is None)
+    assert chips(state) == {1: (95, 0), 2: (95, 0), 4: (75, 0)}
+    assert state["pots"] == [{"amount": 18, "eligible": [1, 2, 4]}]
+    assert state["legal_actions"] == []
+
+    # 4th street: the high hand (seat 1) opens.
+    rig.deal(fourth_street(), pace=0.05)
+    state = wait_state(sub, lambda s: s["street"] == 4 and s["to_act"] == 1)
+    assert legal(state) == {"fold": (0, 0), "check": (0, 0), "bet": (5, 5)}
+
+    # The floor kills seat 4's hand (absent, rule 6): it is out of the pots.
+    reply = accepted(command(rig, "kill", {"seat": 4, "reason": "absent (rule 6)"}))
+    state = wait_state(
+        sub, lambda s: next(x for x in s["seats"] if x["seat"] == 4)["status"] == "dead"
+    )
+    assert state["pots"] == [{"amount": 18, "eligible": [1, 2]}]
+    accepted(command(rig, "act", {"seat": 1, "action": "bet"}))
+    state = wait_state(sub, lambda s: s["to_act"] == 2 and s["pot"] == 23)
+    assert legal(state) == {"fold": (0, 0), "call": (5, 5), "raise": (10, 10)}
+    actions = [(e["seat"], e["action"], e["amount"]) for e in events_of(sub, EVENTS, "action")]
+    assert actions == [(2, "bring_in", 2), (4, "complete", 5), (1, "call", 5),
+                       (2, "call", 5), (1, "bet", 5)]
+
+    # The journal holds every well-formed command, rejected ones included, and
+    # none of the malformed ones.
+    records = read_journal(rig.tmp / "journal" / f"{TABLE}.journal.jsonl").records
+    ops = [(r["op"], r.get("seat"), r.get("action")) for r in records
+           if r["op"] in ("act", "kill", "hand")]
+    assert ops == [
+        ("hand", None, None), ("act", 2, "bring_in"), ("act", 1, "call"),
+        ("act", 4, "complete"), ("act", 3, "call"), ("act", 4, "complete"),
+        ("act", 1, "call"), ("act", 2, "call"), ("kill", 4, None), ("act", 1, "bet"),
+    ]
+
+    # End the hand: accepted; a later action is refused (hand over).
+    accepted(command(rig, "end", b""))
+    rejected(command(rig, "act", {"seat": 2, "action": "call"}), "hand_over")
+
+
+def run_cli(rig: TableRig, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "table_controller", "console",
+         "--broker", f"127.0.0.1:{rig.broker.port}", "--table", TABLE, "--timeout", str(WAIT),
+         *args],
+        capture_output=True, text=True, timeout=WAIT * 3, check=False,
+    )
+
+
+def test_cli_round_trip(rig: TableRig) -> None:
+    sub = subscribe(rig.broker.port)
+    rig.start_thread()
+    wait_state(sub, lambda s: s["hand"] is None)
+    done = run_cli(rig, "hand", "1", "2", "4", "--stacks", "1=100", "2=100", "4=80")
+    assert done.returncode == 0, done.stderr
+    assert "hand: accepted" in done.stdout
+    rig.deal(third_street(), pace=0.05)
+    wait_state(sub, lambda s: s["bring_in"] == 2
+               and all(len(x["up"]) == 1 for x in s["seats"] if x["seat"] in PLAYERS))
+    done = run_cli(rig, "act", "2", "bring_in")
+    assert done.returncode == 0, done.stderr
+    assert "seat 4 to act" in done.stdout
+    assert "pot 5" in done.stdout
+    done = run_cli(rig, "--json", "act", "1", "call")  # out of turn
+    assert done.returncode == 1, done.stderr
+    reply = json.loads(done.stdout)
+    assert reply["code"] == "out_of_turn"
+    assert reply["accepted"] is False
+    done = run_cli(rig, "raw", "act", "{oops")
+    assert done.returncode == 1
+    assert "rejected (bad_json)" in done.stdout
+    done = run_cli(rig, "act", "4", "complete", "5")
+    assert done.returncode == 0, done.stdout + done.stderr
+    done = run_cli(rig, "kill", "1", "--reason", "absent")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for bad in (["act", "x", "call"], ["act", "4", "shove"], ["hand", "1", "--stacks", "1"]):
+        done = run_cli(rig, *bad)
+        assert done.returncode == 2, (bad, done.stderr)
+    state = wait_state(sub, lambda s: s["to_act"] == 2)
+    assert chips(state)[4] == (75, 5)
+    assert next(x for x in state["seats"] if x["seat"] == 1)["status"] == "dead"
+
+
+def test_kill9_mid_betting_replays_to_the_same_pot_and_stacks(rig: TableRig) -> None:
+    sub = subscribe(rig.broker.port)
+    rig.start_process()
+    wait_until(lambda: (latest(sub, f"{ROOT}/status") or {}).get("status") == "online",
+               what="daemon online")
+    start_and_deal_third(rig, sub)
+    for seat, action in ((2, "bring_in"), (4, "complete"), (1, "call")):
+        accepted(command(rig, "act", {"seat": seat, "action": action}))
+    rejected(command(rig, "act", {"seat": 4, "action": "call"}), "out_of_turn")
+    before = wait_state(sub, lambda s: s["to_act"] == 2 and s["pot"] == 15)
+    rig.kill9()
+    sub.close()
+
+    after_sub = subscribe(rig.broker.port)
+    rig.start_process()
+    # Only what the restarted daemon publishes counts (seq never goes back), not
+    # the retained copies of the killed one.
+    wait_until(
+        lambda: any(m.json()["status"] == "online" and m.json()["seq"] > before["seq"]
+                    for m in after_sub.on_topic(f"{ROOT}/status")),
+        what="the restarted daemon online",
+    )
+    after = wait_state(after_sub, lambda s: s["seq"] > before["seq"])
+    assert content(after) == content(before)
+    # The replayed hand goes on where it stopped.
+    reply = accepted(command(rig, "act", {"seat": 2, "action": "call"}))
+    assert reply["pot"] == 18
+    assert reply["to_act"] is None
+    after_sub.close()

@@ -1,0 +1,135 @@
+"""Console command parsing (pure): JSON -> table events, or a coded rejection."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from table_controller.cli import build_parser
+from table_controller.console_client import command_payload
+from table_controller.console_commands import (
+    BAD_JSON,
+    INVALID_COMMAND,
+    UNKNOWN_COMMAND,
+    UNKNOWN_SEAT,
+    CommandError,
+    parse_command,
+)
+from table_controller.events import ConsoleAction, FloorRuling, HandEnded, HandStarted
+from table_controller.script import event_to_op, op_to_event
+
+
+def test_each_command_becomes_its_event_and_journals_as_its_op() -> None:
+    cases = [
+        ("hand", {"players": [4, 1, 2], "stacks": {"1": 100, "2": 100, "4": 80}},
+         HandStarted((1, 2, 4), {1: 100, 2: 100, 4: 80}, 5.0)),
+        ("act", {"seat": 4, "action": "call", "amount": None}, ConsoleAction(4, "call", None, 5.0)),
+        ("act", {"seat": 4, "action": "raise", "amount": 20}, ConsoleAction(4, "raise", 20, 5.0)),
+        ("kill", {"seat": 3, "reason": "absent (rule 6)"},
+         FloorRuling(3, "kill", "absent (rule 6)", 5.0)),
+        ("live", {"seat": 3}, FloorRuling(3, "live", "", 5.0)),
+        ("end", {}, HandEnded(5.0)),
+    ]
+    for name, body, expected in cases:
+        event = parse_command(name, json.dumps(body).encode(), seats=8, at=5.0)
+        assert event == expected
+        # What the journal stores replays to the same event.
+        assert op_to_event({**event_to_op(event), "at": 5.0}) == expected
+    assert parse_command("end", b"", seats=8) == HandEnded()
+
+
+@pytest.mark.parametrize(
+    ("name", "payload", "code", "words"),
+    [
+        ("act", b"{\"seat\": 4,", BAD_JSON, "not valid JSON"),
+        ("act", b"\xff\xfe", BAD_JSON, "not valid JSON"),
+        ("fold", b"{}", UNKNOWN_COMMAND, "unknown command 'fold'"),
+        ("act", b"{\"seat\": 9, \"action\": \"call\"}", UNKNOWN_SEAT, "seat 9"),
+        ("act", b"{\"seat\": 0, \"action\": \"call\"}", UNKNOWN_SEAT, "seat 0"),
+        ("kill", b"{\"seat\": 7}", UNKNOWN_SEAT, "6-seat table"),
+        ("act", b"{\"seat\": 4}", INVALID_COMMAND, "action: Field required"),
+        ("act", b"{\"seat\": 4, \"action\": \"shove\"}", INVALID_COMMAND, "action"),
+        ("act", b"{\"seat\": 4, \"action\": \"call\", \"x\": 1}", INVALID_COMMAND, "x: Extra"),
+        ("act", b"{\"seat\": \"4\", \"action\": \"call\"}", INVALID_COMMAND, "seat"),
+        ("act", b"{\"seat\": true, \"action\": \"call\"}", INVALID_COMMAND, "seat"),
+        ("act", b"{\"seat\": 4, \"action\": \"bet\", \"amount\": -5}", INVALID_COMMAND,
+         "amount"),
+        ("act", b"[4, \"call\"]", INVALID_COMMAND, "object"),
+        ("hand", b"{\"players\": [1]}", INVALID_COMMAND, "players"),
+        ("hand", b"{\"players\": [1, 1]}", INVALID_COMMAND, "twice"),
+        ("hand", b"{\"players\": [1, 2], \"stacks\": {\"3\": 5, \"1\": 5, \"2\": 5}}",
+         INVALID_COMMAND, "seat 3"),
+        ("hand", b"{\"players\": [1, 2], \"stacks\": {\"1\": 5}}", INVALID_COMMAND,
+         "missing seat(s) 2"),
+        ("hand", b"{\"players\": [1, 2], \"stacks\": {\"1\": 5, \"2\": -1}}", INVALID_COMMAND,
+         "negative"),
+        ("end", b"{\"now\": true}", INVALID_COMMAND, "now"),
+    ],
+)
+def test_bad_commands_are_refused_with_a_code_and_a_reason(
+    name: str, payload: bytes, code: str, words: str
+) -> None:
+    with pytest.raises(CommandError) as caught:
+        parse_command(name, payload, seats=6)
+    assert caught.value.code == code
+    assert words in caught.value.reason
+
+
+@given(st.sampled_from(["hand", "act", "kill", "live", "end", "x"]), st.binary(max_size=80))
+def test_any_bytes_give_an_event_or_a_command_error(name: str, payload: bytes) -> None:
+    error: CommandError | None = None
+    try:
+        parse_command(name, payload, seats=8)
+    except CommandError as exc:
+        error = exc
+    if error is not None:
+        assert error.code in (BAD_JSON, UNKNOWN_COMMAND, INVALID_COMMAND, UNKNOWN_SEAT)
+        assert error.reason
+
+
+@given(
+    st.sampled_from(["hand", "act", "kill", "live", "end"]),
+    st.dictionaries(st.sampled_from(["seat", "action", "amount", "players", "stacks",
+                                     "reason", "hand_id", "other"]),
+                    st.one_of(st.none(), st.integers(-3, 12), st.text(max_size=5),
+                              st.lists(st.integers(0, 9), max_size=4),
+                              st.dictionaries(st.sampled_from(["1", "2", "x"]),
+                                              st.integers(-2, 5), max_size=3)),
+                    max_size=4),
+)
+def test_json_objects_give_an_event_that_journals_or_a_command_error(
+    name: str, body: dict[str, object]
+) -> None:
+    try:
+        event = parse_command(name, json.dumps(body).encode(), seats=8)
+    except CommandError:
+        return
+    # Whatever the daemon accepts, the journal can store and replay.
+    assert op_to_event(event_to_op(event)) == event
+
+
+def test_cli_arguments_build_the_command_json() -> None:
+    parser = build_parser()
+    cases = [
+        (["hand", "1", "2", "4", "--stacks", "1=100", "2=100", "4=80"],
+         ("hand", {"players": [1, 2, 4], "stacks": {"1": 100, "2": 100, "4": 80}})),
+        (["act", "4", "call"], ("act", {"seat": 4, "action": "call", "amount": None})),
+        (["act", "4", "raise", "20"], ("act", {"seat": 4, "action": "raise", "amount": 20})),
+        (["kill", "3", "--reason", "absent"], ("kill", {"seat": 3, "reason": "absent"})),
+        (["end"], ("end", {})),
+    ]
+    for argv, (name, body) in cases:
+        args = parser.parse_args(["console", "--table", "t1", *argv])
+        got_name, payload = command_payload(args)
+        assert (got_name, json.loads(payload)) == (name, body)
+        parse_command(got_name, payload, seats=8)  # the daemon accepts what the CLI sends
+    args = parser.parse_args(["console", "--table", "t1", "raw", "act", "{oops"])
+    assert command_payload(args) == ("act", b"{oops")
+    for bad in (["act", "x", "call"], ["act", "4", "shove"], ["act", "4", "bet", "-1"],
+                ["hand", "1", "--stacks", "1"], ["kill"]):
+        with pytest.raises(SystemExit) as exited:
+            parser.parse_args(["console", "--table", "t1", *bad])
+        assert exited.value.code == 2
