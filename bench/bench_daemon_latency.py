@@ -22,8 +22,13 @@
 4. **Memory.** VmRSS of the daemon process (``/proc/<pid>/status``) once it is up,
    and after all hands (VmHWM: the peak).
 
+5. **Breakdown** (``--breakdown``, a separate run: the timers cost a little). The
+   daemon runs under ``bench/daemon_breakdown.py``: time from the link's read to
+   the engine thread, the engine thread's work per TAG_ARRIVED, and one paho
+   ``publish()`` call.
+
     .venv/bin/python bench/bench_daemon_latency.py [--hands 20] [--speed 10] \
-        [--fsync always never]
+        [--fsync always never] [--breakdown]
 """
 
 from __future__ import annotations
@@ -55,9 +60,10 @@ from table_controller.daemon.projection import (
 )
 from table_controller.demo.dealer import VirtualDealer, plan_hand
 from table_controller.demo.feed import TableFeed
-from table_controller.demo.session import TABLE_ID, DemoTable, FsyncPolicy
+from table_controller.demo.session import DAEMON_COMMAND, TABLE_ID, DemoTable, FsyncPolicy
 from table_controller.engine.alerts import Alert
 from table_controller.engine.dealing import DealingEngine
+from table_controller.engine.outputs import GameEvent
 from table_controller.engine.settings import TableSettings
 from table_controller.events import HandStarted
 from table_controller.journal import Journal
@@ -191,12 +197,12 @@ class LatencyProbe:
                 if sent is not None:
                     baseline.append(received - sent)
                 continue
-            key = _event_key(event)
-            if key is None:
+            card_zone = _event_key(event)
+            if card_zone is None:
                 continue
             # The card's frame is the latest one written for it before the message
             # (the same card lands in the same zone again only hands later).
-            earlier = [t for t in writes.get(key, []) if t <= received]
+            earlier = [t for t in writes.get(card_zone, []) if t <= received]
             if earlier:
                 latencies.append(received - earlier[-1])
             else:
@@ -221,11 +227,15 @@ def _event_key(event: dict[str, Any]) -> str | None:
     return f"{card}@{zone.name}"
 
 
-def run_end_to_end(hands: int, speed: float, fsync: str, seed: int) -> dict[str, Any]:
-    """Deal ``hands`` 8-player hands through the real daemon; latencies and memory."""
+def run_end_to_end(hands: int, speed: float, fsync: str, seed: int,
+                   breakdown: bool = False) -> dict[str, Any]:
+    """Deal ``hands`` 8-player hands through the real daemon; latencies and memory.
+    ``breakdown``: run the daemon under ``daemon_breakdown.py`` and return its lines."""
+    command = ([sys.executable, str(Path(__file__).with_name("daemon_breakdown.py"))]
+               if breakdown else list(DAEMON_COMMAND))
     with tempfile.TemporaryDirectory(prefix="bench-daemon-") as tmp:
         demo = DemoTable(Path(tmp), scan_period=0.02, fsync=cast(FsyncPolicy, fsync),
-                         log_level="warning")
+                         log_level="warning", daemon_command=command)
         probe = LatencyProbe(demo)
         feed = None
         try:
@@ -261,7 +271,10 @@ def run_end_to_end(hands: int, speed: float, fsync: str, seed: int) -> dict[str,
             demo.close()
             if feed is not None:
                 feed.stop()
+        lines = [line.removeprefix("breakdown: ") for line in demo.daemon_log_tail(50).splitlines()
+                 if line.startswith("breakdown:")]
     return {
+        "breakdown": lines,
         "latencies": latencies, "unmatched": unmatched, "elapsed": elapsed,
         "rss_start": memory_start["VmRSS"], "rss_end": memory_end["VmRSS"],
         "rss_peak": memory_end["VmHWM"], "baseline": baseline,
@@ -296,7 +309,7 @@ def run_in_process(hands: int, seed: int) -> list[float]:
                 for output in outputs:
                     if isinstance(output, Alert):
                         to_json(alert_payload(TABLE_ID, hand, output))
-                    else:
+                    elif isinstance(output, GameEvent):
                         payloads = event_payloads(TABLE_ID, hand, output)
                         if payloads is not None:
                             to_json(payloads[0])
@@ -345,6 +358,8 @@ def main() -> int:
     parser.add_argument("--fsync", nargs="+", default=["always", "never"],
                         choices=["always", "batch", "never"], help="journal policies to run")
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also time the daemon's engine thread (bench/daemon_breakdown.py)")
     args = parser.parse_args()
     configure_logging("console", "warning")
 
@@ -361,7 +376,7 @@ def main() -> int:
         print(f"journal append, fsync={policy} (2000 records in {tempfile.gettempdir()}):"
               f" median {ms(j_median)}   p99 {ms(j_p99)}")
     for policy in args.fsync:
-        result = run_end_to_end(args.hands, args.speed, policy, args.seed)
+        result = run_end_to_end(args.hands, args.speed, policy, args.seed, args.breakdown)
         latencies = result["latencies"]
         if not latencies:
             print(f"fsync={policy}: no matched messages", file=sys.stderr)
@@ -382,6 +397,8 @@ def main() -> int:
         print(f"  daemon RSS: {result['rss_start'] / 1024:.1f} MiB at start,"
               f" {result['rss_end'] / 1024:.1f} MiB after {args.hands} hands"
               f" (peak {result['rss_peak'] / 1024:.1f} MiB)")
+        for line in result["breakdown"]:
+            print(f"  inside the daemon: {line}")
     return 0
 
 

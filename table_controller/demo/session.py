@@ -22,6 +22,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final, Literal
 
@@ -50,6 +51,9 @@ READER_HEARTBEAT: Final = 0.5
 DAEMON_STOP_TIMEOUT: Final = 20.0
 """Seconds the daemon gets to stop after SIGTERM before it is killed."""
 
+DAEMON_COMMAND: Final = (sys.executable, "-m", "table_controller", "run")
+"""``stud-table run``, with the same Python as this process."""
+
 FsyncPolicy = Literal["always", "batch", "never"]
 
 
@@ -68,8 +72,10 @@ class DemoTable:
         presence_hold: float = PRESENCE_HOLD,
         fsync: FsyncPolicy = "always",
         log_level: str = "info",
+        daemon_command: Sequence[str] = DAEMON_COMMAND,
     ) -> None:
-        """Prepare (nothing starts before :meth:`start`)."""
+        """Prepare (nothing starts before :meth:`start`). ``daemon_command`` is run
+        with ``--config table.toml`` appended (the benchmark wraps the daemon)."""
         for path in (LAYOUT_FILE, DECK_FILE):
             if not path.is_file():
                 raise DemoError(f"{path} is missing: run the demo from the project checkout")
@@ -80,6 +86,7 @@ class DemoTable:
         self.presence_hold = presence_hold
         self.fsync = fsync
         self.log_level = log_level
+        self.daemon_command = list(daemon_command)
         self.broker = LocalBroker(workdir / "broker")
         self.table: EmulatedTable | None = None
         self.process: subprocess.Popen[bytes] | None = None
@@ -101,8 +108,7 @@ class DemoTable:
             # Its own session: Ctrl-C in the terminal reaches only the demo, which
             # then stops the daemon in order (SIGTERM) before the broker.
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "table_controller", "run",
-                 "--config", str(self.config_path)],
+                [*self.daemon_command, "--config", str(self.config_path)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True,
             )

@@ -1,0 +1,79 @@
+"""The daemon with timers around its engine thread, for ``bench_daemon_latency.py --breakdown``.
+
+Runs ``stud-table run --config FILE`` in this process, unchanged except for two
+wrappers that only read the clock:
+
+* ``TableCore.handle`` for each TAG_ARRIVED report: *queue* = from the link's
+  receive stamp (right after the frame's last byte was read) to the start of
+  handling on the engine thread; *handle* = presence, journal, engine,
+  projection and every publish call for that report;
+* ``paho.mqtt.client.Client.publish``: the cost of one publish call on the
+  engine thread (serialisation, queueing, waking paho's network thread).
+
+At exit (SIGTERM from the benchmark) it prints median and p99 of each to stderr,
+which the benchmark finds in the daemon's log. Not part of the product.
+
+    python bench/daemon_breakdown.py --config table.toml
+"""
+
+from __future__ import annotations
+
+import atexit
+import statistics
+import sys
+import time
+from typing import Any
+
+import paho.mqtt.client as mqtt
+
+from firmware_bridge.messages import TagArrived
+from table_controller.cli import main
+from table_controller.daemon import core
+
+BREAKDOWN_MARK = "breakdown:"
+"""Prefix of the lines this script prints (the benchmark greps for it)."""
+
+_queue: list[float] = []
+_handle: list[float] = []
+_publish: list[float] = []
+
+_original_handle = core.TableCore.handle
+_original_publish = mqtt.Client.publish
+
+
+def _timed_handle(self: core.TableCore, item: core.DaemonInput) -> bool:
+    if not (isinstance(item, core.ReaderReport) and isinstance(item.message, TagArrived)):
+        return _original_handle(self, item)
+    start = time.monotonic()
+    _queue.append(start - item.at)
+    try:
+        return _original_handle(self, item)
+    finally:
+        _handle.append(time.monotonic() - start)
+
+
+def _timed_publish(self: mqtt.Client, *args: Any, **kwargs: Any) -> mqtt.MQTTMessageInfo:
+    start = time.perf_counter()
+    try:
+        return _original_publish(self, *args, **kwargs)
+    finally:
+        _publish.append(time.perf_counter() - start)
+
+
+def _report() -> None:
+    for name, values in (("link read -> engine thread", _queue),
+                         ("engine thread, one TAG_ARRIVED", _handle),
+                         ("one paho publish() call", _publish)):
+        if values:
+            ordered = sorted(values)
+            p99 = ordered[min(len(ordered) - 1, round(0.99 * len(ordered)) - 1)]
+            print(f"{BREAKDOWN_MARK} {name}: n={len(values)} median"
+                  f" {statistics.median(values) * 1000:.3f} ms p99 {p99 * 1000:.3f} ms",
+                  file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    core.TableCore.handle = _timed_handle  # type: ignore[method-assign]
+    mqtt.Client.publish = _timed_publish  # type: ignore[method-assign]
+    atexit.register(_report)
+    sys.exit(main(["run", *sys.argv[1:]]))
