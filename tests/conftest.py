@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import structlog
 from mqtt_broker import MosquittoBroker
 
 
@@ -19,3 +20,12 @@ def mosquitto(tmp_path: Path) -> Iterator[MosquittoBroker]:
         yield broker
     finally:
         broker.close()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_structlog() -> Iterator[None]:
+    """Each test starts with structlog's defaults: a test that configures the
+    daemon's logging (level, renderer) must not change what later tests capture."""
+    structlog.reset_defaults()
+    yield
+    structlog.reset_defaults()
