@@ -292,13 +292,13 @@ def run_in_process(hands: int, seed: int) -> list[float]:
     for _ in range(3):
         # Warm-up, not measured: the first showdown loads the hand evaluator's
         # tables (about 0.7 s, once per process).
-        for motion in plan_hand(rng, players=8, fold_chance=0.0).motions:
+        for motion in plan_hand(rng, players=8, fold_chance=0.0).all_motions:
             for event in motion.events:
                 if engine.starts_hand(event):
                     engine.apply(HandStarted((), at=event.at))
                 engine.apply(event)
     for _ in range(hands):
-        for motion in plan_hand(rng, players=8).motions:
+        for motion in plan_hand(rng, players=8).all_motions:
             for event in motion.events:
                 start = clock()
                 outputs = []
@@ -323,7 +323,7 @@ def run_in_process(hands: int, seed: int) -> list[float]:
 def run_journal(fsync: str, count: int, seed: int) -> list[float]:
     """Journal appends of real zone events with the ``fsync`` policy (seconds each)."""
     rng = random.Random(seed)
-    events = [e for m in plan_hand(rng, players=8).motions for e in m.events]
+    events = [e for m in plan_hand(rng, players=8).all_motions for e in m.events]
     costs = []
     with tempfile.TemporaryDirectory(prefix="bench-journal-") as tmp:
         journal = Journal.open(Path(tmp) / "j.jsonl", fsync=cast(FsyncPolicy, fsync))

@@ -114,8 +114,8 @@ class Console:
         # Cut to the terminal: a screen taller than the window would scroll, and
         # going "home" would then no longer redraw in place.
         size = shutil.get_terminal_size()
-        screen = [line[: size.columns] for line in self.feed.screen(self.header)]
-        screen = screen[: max(1, size.lines - 1)]
+        screen = self.feed.screen(self.header, height=size.lines - 1)
+        screen = [line[: size.columns] for line in screen][: max(1, size.lines - 1)]
         self.write(_HOME + "".join(f"{line}{_CLEAR_EOL}\n" for line in screen) + _CLEAR_BELOW)
 
 

@@ -5,17 +5,18 @@ Theory of operation
 :func:`plan_hand` is pure: from a seeded :class:`random.Random` it picks 2-8
 players, deals a clean hand with :func:`deal_random` (folds go to the muck),
 then adds what a dealer does once the hand is over: the seats are cleared (see
-:func:`_clear_motions`: a showdown or a hand won by folds), then the muck, burn
-pile and board are gathered to be shuffled. Each step is a :class:`Motion`: the events of one
-movement of the dealer's hand (a card dealt, a card moved to the muck, a pile
-scooped up) and the pause after it, at speed 1.
+:func:`_clear_motions`: a showdown or a hand won by folds), and the muck, burn
+pile and board are gathered to be shuffled. Each step is a :class:`Motion`: the
+events of one movement of the dealer's hand (a card dealt, a card moved to the
+muck, a pile scooped up) and the pause after it, at speed 1.
 
 :class:`VirtualDealer` plays the plans on an :class:`EmulatedTable` from its own
 thread. The daemon has no console: a hand starts with the first card on a clear
-table and ends when the table is cleared. So after each hand the dealer waits
-until the table, as published on MQTT, shows the hand's result and no card at
-any seat, then pauses to "shuffle" (longer than the daemon's presence hold, so
-the gathered cards are gone before the next deal), then deals the next hand.
+table and ends when the seats are cleared. So once the seats are cleared the
+dealer waits until the table, as published on MQTT, shows the hand's result
+(and, after a hand won by folds, no card at any seat); only then does it gather
+the piles, pause to "shuffle" (longer than the daemon's presence hold, so the
+gathered cards are gone before the next deal), and deal the next hand.
 """
 
 from __future__ import annotations
@@ -77,10 +78,21 @@ class Motion:
 
 @dataclass(frozen=True, slots=True)
 class HandPlan:
-    """A whole hand as the dealer will play it: the deal, then clearing the table."""
+    """A whole hand as the dealer will play it: the deal, clearing the seats, and
+    gathering the dealer's piles."""
 
     deal: PhysicalDeal
     motions: tuple[Motion, ...]
+    """The deal, then clearing the seats."""
+    gather: Motion
+    """Scooping the muck, burn pile and board, once the hand's result is out: not
+    before, or a card pushed into the muck an instant earlier could leave it
+    before its reader saw it arrive."""
+
+    @property
+    def all_motions(self) -> tuple[Motion, ...]:
+        """Every motion of the hand in order, the gathering last."""
+        return (*self.motions, self.gather)
 
     @property
     def showdown(self) -> bool:
@@ -97,7 +109,7 @@ class HandPlan:
     def cards_dealt(self) -> int:
         """How many cards were dealt to seats, the burn pile and the board."""
         return sum(
-            1 for m in self.motions for e in m.events
+            1 for m in self.all_motions for e in m.events
             if isinstance(e, CardPlaced) and e.zone.kind is not ZoneKind.MUCK
         )
 
@@ -116,8 +128,7 @@ def plan_hand(
     deal = deal_random(chosen, rng, fold_chance=fold_chance)
     motions = _deal_motions(deal, rng)
     motions += _clear_motions(deal, rng)
-    motions.append(_gather_motion(motions))
-    return HandPlan(deal, tuple(motions))
+    return HandPlan(deal, tuple(motions), _gather_motion(motions))
 
 
 def _deal_motions(deal: PhysicalDeal, rng: random.Random) -> list[Motion]:
@@ -293,6 +304,8 @@ class VirtualDealer:
                 if not self._play(plan.motions):
                     return
                 if not self._wait_clear(self.hands_dealt, empty_seats=not plan.showdown):
+                    return
+                if not self._play([plan.gather]):
                     return
                 self.hands_completed += 1
                 shuffle = max(SHUFFLE_PAUSE / self.speed, self.settle_time)

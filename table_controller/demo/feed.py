@@ -106,10 +106,10 @@ class TableFeed:
         with self._lock:
             return self._view.hand_results
 
-    def screen(self, header: Sequence[str]) -> list[str]:
-        """The table drawn as a screen of lines."""
+    def screen(self, header: Sequence[str], height: int | None = None) -> list[str]:
+        """The table drawn as a screen of lines (at most about ``height``)."""
         with self._lock:
-            return render_screen(self._view, header)
+            return render_screen(self._view, header, height)
 
     def note(self, line: str) -> None:
         """Add a line of our own (the dealer's) to the view's recent lines."""

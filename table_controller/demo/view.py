@@ -187,8 +187,11 @@ class TableView:
         )
 
 
-def render_screen(view: TableView, header: Sequence[str] = ()) -> list[str]:
-    """The table as a screen of lines (for redrawing in a terminal)."""
+def render_screen(
+    view: TableView, header: Sequence[str] = (), height: int | None = None
+) -> list[str]:
+    """The table as a screen of lines (for redrawing in a terminal). With ``height``,
+    the oldest recent lines are dropped first so that the results stay on screen."""
     lines = list(header)
     state = view.state
     if state is None:
@@ -213,8 +216,9 @@ def render_screen(view: TableView, header: Sequence[str] = ()) -> list[str]:
     if open_alerts:
         lines += [f"open alerts ({len(open_alerts)}):"]
         lines += [f"  {describe_alert(a)}" for a in open_alerts[-3:]]
-    lines += ["latest:"]
-    lines += [f"  {line}" for line in view.recent] or ["  -"]
-    lines += ["results:"]
-    lines += [f"  {line}" for line in view.results] or ["  -"]
-    return lines
+    results = ["results:", *([f"  {line}" for line in view.results] or ["  -"])]
+    recent = [f"  {line}" for line in view.recent] or ["  -"]
+    if height is not None:
+        room = height - len(lines) - len(results) - 1
+        recent = recent[-room:] if room > 0 else []
+    return [*lines, "latest:", *recent, *results]

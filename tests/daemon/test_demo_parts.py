@@ -31,7 +31,7 @@ def _settings() -> TableSettings:
 def _play(engine: DealingEngine, plan: HandPlan) -> list[Any]:
     """Apply a plan the way the daemon's core does; return the engine's outputs."""
     outputs: list[Any] = []
-    for motion in plan.motions:
+    for motion in plan.all_motions:
         for event in motion.events:
             if engine.starts_hand(event):
                 outputs += engine.apply(HandStarted((), at=event.at))
@@ -69,7 +69,7 @@ def test_planned_hands_are_clean_for_the_card_only_engine(seed: int) -> None:
 def test_a_plan_leaves_the_table_empty_and_never_doubles_a_card(seed: int) -> None:
     plan = plan_hand(random.Random(seed))
     where: dict[Card, Zone] = {}
-    for motion in plan.motions:
+    for motion in plan.all_motions:
         # Within one motion the readers see only the end result: a card taken
         # off a zone and put back on it at once would be invisible.
         placed = {(e.zone, e.card) for e in motion.events if isinstance(e, CardPlaced)}
@@ -133,6 +133,9 @@ def test_view_lines_and_screen_show_only_public_cards() -> None:
         "hand 5 result: seat 3 wins with two pair, sevens and fours (7h 7c 4h 4d Ks 2d 9c)"
     ]
     assert view.hand_results == 1
+    short = render_screen(view, ["header"], height=12)
+    assert short[-1].startswith("  hand 5: seat 3 wins"), "results stay on a short terminal"
+    assert len(short) < len(render_screen(view, ["header"]))
 
 
 def test_view_knows_when_a_hand_is_cleared() -> None:
