@@ -60,7 +60,8 @@ DEFAULT_FOLD_CHANCE: Final = 0.15
 
 _PILES: Final = (ZoneKind.MUCK, ZoneKind.BURN, ZoneKind.BOARD)
 
-TableEvent = CardPlaced | CardRemoved
+PhysicalEvent = CardPlaced | CardRemoved
+"""What a dealer's hands do to the table: put a card on a zone, take one off."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +72,7 @@ class Motion:
     for the daemon to notice (its presence hold) before the next motion.
     """
 
-    events: tuple[TableEvent, ...]
+    events: tuple[PhysicalEvent, ...]
     pause: float
     settle: bool = False
 
@@ -151,7 +152,7 @@ def _deal_motions(deal: PhysicalDeal, rng: random.Random) -> list[Motion]:
         # Cards taken off the table for good: rule 15's burn pile picked up to be
         # scrambled with the last card. The daemon reports a removal only after
         # its presence hold, so the next card waits until it has (settle).
-        taken: list[TableEvent] = [event]
+        taken: list[PhysicalEvent] = [event]
         index += 1
         while index < len(events) and isinstance(events[index], CardRemoved):
             following = events[index + 1] if index + 1 < len(events) else None
@@ -163,7 +164,7 @@ def _deal_motions(deal: PhysicalDeal, rng: random.Random) -> list[Motion]:
     return motions
 
 
-def _is_move(event: TableEvent, following: TableEvent | None) -> bool:
+def _is_move(event: PhysicalEvent, following: PhysicalEvent | None) -> bool:
     """Whether ``event`` and ``following`` move one card from one zone to another.
 
     A card taken off a zone and put back on the *same* zone (rule 15: a burn card

@@ -70,8 +70,7 @@ class TableFeed:
         try:
             payload = json.loads(message.payload)
         except ValueError:
-            # A consumer must survive a bad payload; paho would otherwise drop
-            # the exception and with it nothing, but the view would miss a line.
+            # A consumer must survive a bad payload: log it and keep watching.
             log.warning("demo_bad_payload", topic=message.topic)
             return
         if not isinstance(payload, dict):
