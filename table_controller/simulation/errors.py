@@ -22,6 +22,7 @@ from table_controller.cards import DECK, Card
 from table_controller.events import (
     CardPlaced,
     CardRemoved,
+    ConsoleAction,
     HandStarted,
     TableEvent,
     UnknownTag,
@@ -59,9 +60,13 @@ NEEDS_SEVENTH: frozenset[ErrorKind] = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class Injection:
-    """A deal with one injected error and the alert it must raise."""
+    """A deal with one injected error and the alert it must raise.
 
-    kind: ErrorKind
+    ``kind`` is an :class:`ErrorKind` or a console kind
+    (:class:`~.console_errors.ConsoleErrorKind`): both are the alert code.
+    """
+
+    kind: str
     events: tuple[TableEvent, ...]
     seat: int | None
     street: int | None
@@ -243,7 +248,8 @@ def inject(deal: PhysicalDeal, kind: ErrorKind, rng: random.Random) -> Injection
         if not spare:
             return None
         seat = rng.choice([d.seat for d in sevens])
-        events.append(CardPlaced(Zone.down(seat), rng.choice(spare), 0.0))
+        # Right after 7th street's deal (before any betting on it, with a console).
+        events.insert(sevens[-1].index + 1, CardPlaced(Zone.down(seat), rng.choice(spare), 0.0))
         return Injection(kind, tuple(events), seat, 7)
 
     if kind is ErrorKind.SHORT_HAND:
@@ -252,9 +258,29 @@ def inject(deal: PhysicalDeal, kind: ErrorKind, rng: random.Random) -> Injection
             return None
         last = sevens[-1]  # the dealer misses the last player: nobody was skipped before
         del events[last.index]
+        # Every hand is shown down (a short hand is dead only at showdown, rule 18):
+        # with a console, the losers do not muck before the end of the hand.
+        events = _without_showdown_mucks(events)
         return Injection(kind, tuple(events), last.seat, 7)
 
     raise ValueError(f"unknown error kind {kind!r}")  # pragma: no cover
+
+
+def _without_showdown_mucks(events: list[TableEvent]) -> list[TableEvent]:
+    """``events`` without the cards mucked after the last console action (the
+    losers at showdown); unchanged for a card-only deal."""
+    last_action = max(
+        (i for i, e in enumerate(events) if isinstance(e, ConsoleAction)), default=None
+    )
+    if last_action is None:
+        return events
+    return [
+        e for i, e in enumerate(events)
+        if i <= last_action or not (
+            (isinstance(e, CardRemoved) and e.zone.seat is not None)
+            or (isinstance(e, CardPlaced) and e.zone == MUCK)
+        )
+    ]
 
 
 def _fold_events(events: Sequence[TableEvent], seat: int) -> set[int]:

@@ -5,6 +5,9 @@ table must do about it:
 
 * **deal** kinds rewrite a clean hand's card events (:mod:`.errors`): the engine
   must raise the kind's alert code (at the kind's seat, when it names one);
+* **console** kinds (hands whose players bet, ``--betting``) are mistakes at the
+  dealer's console and the premature deal (:mod:`.console_errors`): the engine
+  must raise the kind's alert code at the kind's seat;
 * **reader** kinds disturb the emulated readers for the whole hand (daemon mode
   only): they stand for the physical world around the cards and must raise *no*
   dealing alert and put no wrong card on the table.
@@ -28,6 +31,7 @@ from enum import StrEnum
 from typing import Final
 
 from table_controller.events import CardPlaced, TableEvent, UnknownTag
+from table_controller.simulation.console_errors import ConsoleErrorKind, inject_console
 from table_controller.simulation.errors import NEEDS_SEVENTH, ErrorKind, Injection, inject
 from table_controller.simulation.physical import PhysicalDeal
 
@@ -36,6 +40,7 @@ class Level(StrEnum):
     """Where a kind acts: on the cards dealt, or on the readers."""
 
     DEAL = "deal"
+    CONSOLE = "console"
     READER = "reader"
 
 
@@ -75,8 +80,13 @@ class KindSpec:
 
     @property
     def expects_alert(self) -> bool:
-        """Deal kinds must be flagged; reader kinds must not raise anything."""
-        return self.level is Level.DEAL
+        """Deal and console kinds must be flagged; reader kinds must not raise anything."""
+        return self.level is not Level.READER
+
+    @property
+    def needs_betting(self) -> bool:
+        """Console kinds happen only at a table whose players bet (``--betting``)."""
+        return self.level is Level.CONSOLE
 
 
 def _first_difference(deal: PhysicalDeal, injection: Injection) -> int:
@@ -149,6 +159,21 @@ _STANDS_FOR: Final[dict[ErrorKind, str]] = {
     ErrorKind.SHORT_HAND: "the dealer misses the last player on 7th street",
 }
 
+_CONSOLE_STANDS_FOR: Final[dict[ConsoleErrorKind, str]] = {
+    ConsoleErrorKind.PREMATURE_DEAL:
+        "the next street's first card is dealt before the betting round is complete",
+    ConsoleErrorKind.OUT_OF_TURN: "an action is entered for a seat that is not to act",
+    ConsoleErrorKind.ILLEGAL_BET: "a bet, raise or completion of a wrong amount is entered",
+    ConsoleErrorKind.WRONG_BRING_IN: "a seat other than the low card is named to bring it in",
+}
+
+
+def _console_injector(kind: ConsoleErrorKind) -> Injector:
+    def injector(deal: PhysicalDeal, rng: random.Random) -> Injection | None:
+        return inject_console(deal, kind, rng)
+    return injector
+
+
 READER_FLICKER: Final = "reader_flicker"
 WIRE_NOISE: Final = "wire_noise"
 
@@ -171,6 +196,13 @@ def _build() -> dict[str, KindSpec]:
             visible=card_only_visible(kind),
             needs_seventh=kind in NEEDS_SEVENTH,
         )
+    for console in ConsoleErrorKind:
+        kinds[console.value] = KindSpec(
+            name=console.value,
+            level=Level.CONSOLE,
+            stands_for=_CONSOLE_STANDS_FOR[console],
+            injector=_console_injector(console),
+        )
     kinds[READER_FLICKER] = KindSpec(
         name=READER_FLICKER,
         level=Level.READER,
@@ -187,7 +219,11 @@ def _build() -> dict[str, KindSpec]:
 
 
 KINDS: Final[dict[str, KindSpec]] = _build()
-"""Every injectable kind by name (deal kinds first, in :class:`ErrorKind` order)."""
+"""Every injectable kind by name (deal kinds first, in :class:`ErrorKind` order, then
+console kinds, then reader kinds)."""
 
 DEAL_KINDS: Final = tuple(name for name, spec in KINDS.items() if spec.level is Level.DEAL)
+CONSOLE_KINDS: Final = tuple(
+    name for name, spec in KINDS.items() if spec.level is Level.CONSOLE
+)
 READER_KINDS: Final = tuple(name for name, spec in KINDS.items() if spec.level is Level.READER)

@@ -34,15 +34,21 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Protocol
 
 from table_controller.cards import DECK, Card
 from table_controller.engine.settings import RuleProfile
 from table_controller.events import CardPlaced, CardRemoved, HandStarted, TableEvent
 from table_controller.zones import BOARD, BURN, MAX_SEATS, MUCK, Zone, ZoneKind
 
+if TYPE_CHECKING:
+    from table_controller.simulation.players import Decision
+
 __all__ = [
+    "DealerTable",
     "PhysicalDeal",
+    "RoundHook",
     "deal_cards",
     "deal_random",
     "deal_streets",
@@ -87,6 +93,11 @@ class PhysicalDeal:
     community: Card | None = None
     reshuffled: bool = False
     last_street: int = 3
+    stacks: Mapping[int, int] | None = None
+    """Chips behind each seat after the ante (hands whose players bet), else None."""
+    decisions: tuple[Decision, ...] = ()
+    """Every betting decision the players made (hands whose players bet): where
+    its console action is in ``events`` and what the seat could do."""
 
     @property
     def live_seats(self) -> tuple[int, ...]:
@@ -121,6 +132,65 @@ class PhysicalDeal:
         return out
 
 
+class DealerTable(Protocol):
+    """What a :class:`RoundHook` may ask of the dealer during a hand."""
+
+    @property
+    def seats(self) -> tuple[int, ...]:
+        """Seats dealt in, in position order."""
+        ...
+
+    @property
+    def community(self) -> Card | None:
+        """The rule-15 community card, once dealt."""
+        ...
+
+    def live(self) -> list[int]:
+        """Seats that have not mucked, in position order."""
+        ...
+
+    def cards_of(self, seat: int) -> tuple[Card, ...]:
+        """The cards ``seat`` received, in deal order."""
+        ...
+
+    def up_cards(self, seat: int) -> tuple[Card, ...]:
+        """The cards ``seat`` holds face up."""
+        ...
+
+    def emit(self, event: TableEvent) -> int:
+        """Record a (console) event; returns its index in the hand's events."""
+        ...
+
+    def muck(self, seat: int, street: int) -> None:
+        """Move ``seat``'s cards to the muck, card by card (a fold, or a loser at showdown)."""
+        ...
+
+
+class RoundHook(Protocol):
+    """Betting between the streets: the players act after each street's deal.
+
+    With a hook the dealer deals a street only once the hook returns (the betting
+    round is complete), and stops dealing when fewer than two seats are live or
+    :meth:`hand_over` says so.
+    """
+
+    def stacks(self) -> Mapping[int, int]:
+        """Chips behind each seat after the ante (the ``hand`` line's stacks)."""
+        ...
+
+    def betting_round(self, street: int, dealer: DealerTable) -> None:
+        """Run ``street``'s betting round (``dealer.emit`` the actions, ``dealer.muck`` folds)."""
+        ...
+
+    def hand_over(self) -> bool:
+        """No more cards are to be dealt (everyone but one folded)."""
+        ...
+
+    def finish(self, dealer: DealerTable) -> tuple[Decision, ...]:
+        """Showdown and end of hand; returns the decisions made during the hand."""
+        ...
+
+
 def random_folds(
     seats: Sequence[int], rng: random.Random, chance: float = 0.15
 ) -> dict[int, int]:
@@ -149,20 +219,25 @@ def deal_random(
     hand_id: int | None = None,
     start: float = 0.0,
     step: float = 1.0,
+    betting: RoundHook | None = None,
 ) -> PhysicalDeal:
     """Deal one hand from a deck shuffled by ``rng``.
 
     ``folds`` (seat -> street after whose deal it mucks) defaults to
     :func:`random_folds` with ``fold_chance``. Event ``at`` times start at
-    ``start`` and grow by ``step``.
+    ``start`` and grow by ``step``. With ``betting`` the players bet between the
+    streets instead (:class:`RoundHook`; ``folds`` is then ignored).
     """
     players = _check_seats(seats)
     order = list(DECK)
     rng.shuffle(order)
-    plan = dict(random_folds(players, rng, fold_chance) if folds is None else folds)
-    return _Dealer(players, _Shoe(order, set()), plan, rules, rng, None, None).run(
-        hand_id, start, step
-    )
+    if betting is not None:
+        plan: dict[int, int] = {}
+    else:
+        plan = dict(random_folds(players, rng, fold_chance) if folds is None else folds)
+    dealer = _Dealer(players, _Shoe(order, set()), plan, rules, rng, None, None)
+    dealer.table = betting
+    return dealer.run(hand_id, start, step)
 
 
 def deal_cards(
@@ -306,6 +381,7 @@ class _Dealer:
     community: Card | None = None
     reshuffled: bool = False
     last_street: int = 3
+    table: RoundHook | None = None
     _clock: float = 0.0
     _step: float = 1.0
 
@@ -317,10 +393,16 @@ class _Dealer:
         if all(seat in self.folds for seat in self.seats):
             raise ValueError("every seat folds: one seat must be left to win")
         self.held = {seat: [] for seat in self.seats}
-        self.events.append(HandStarted(self.seats, at=self._now(), hand_id=hand_id))
+        table = self.table
+        stacks = dict(table.stacks()) if table is not None else None
+        self.events.append(
+            HandStarted(self.seats, stacks=stacks, at=self._now(), hand_id=hand_id)
+        )
         for street in STREETS:
             live = self._live()
             if len(live) < 2 or not self._has_cards_for(street, live):
+                break
+            if table is not None and table.hand_over():
                 break
             self.last_street = street
             if street == 3:
@@ -331,7 +413,11 @@ class _Dealer:
                 self._burn(street)
                 for seat in live:
                     self._deal(seat)
-            self._muck_folders(street)
+            if table is not None:
+                table.betting_round(street, self)
+            else:
+                self._muck_folders(street)
+        decisions = table.finish(self) if table is not None else ()
         return PhysicalDeal(
             seats=self.seats,
             events=tuple(self.events),
@@ -341,7 +427,40 @@ class _Dealer:
             community=self.community,
             reshuffled=self.reshuffled,
             last_street=self.last_street,
+            stacks=stacks,
+            decisions=decisions,
         )
+
+    # ------------------------------------------------- the betting hook's view
+
+    def live(self) -> list[int]:
+        """Seats that have not mucked, in position order."""
+        return self._live()
+
+    def cards_of(self, seat: int) -> tuple[Card, ...]:
+        """The cards ``seat`` received, in deal order."""
+        return tuple(self.held[seat])
+
+    def up_cards(self, seat: int) -> tuple[Card, ...]:
+        """The cards ``seat`` holds face up."""
+        return tuple(
+            card for number, card in enumerate(self.held[seat], start=1)
+            if expected_face(number) is ZoneKind.UP
+        )
+
+    def emit(self, event: TableEvent) -> int:
+        """Record ``event`` (a console input) at the dealer's clock; its index."""
+        self.events.append(replace(event, at=self._now()))
+        return len(self.events) - 1
+
+    def muck(self, seat: int, street: int) -> None:
+        """Move ``seat``'s cards to the muck, card by card."""
+        self.folded[seat] = street
+        for number, card in enumerate(self.held[seat], start=1):
+            face = expected_face(number)
+            zone = Zone.down(seat) if face is ZoneKind.DOWN else Zone.up(seat)
+            self.events.append(CardRemoved(zone, card, self._now()))
+            self._place(MUCK, card)
 
     # ---------------------------------------------------------------- streets
 
@@ -451,12 +570,7 @@ class _Dealer:
                 continue
             if len(self._live()) <= 1:
                 return
-            self.folded[seat] = street
-            for number, card in enumerate(self.held[seat], start=1):
-                face = expected_face(number)
-                zone = Zone.down(seat) if face is ZoneKind.DOWN else Zone.up(seat)
-                self.events.append(CardRemoved(zone, card, self._now()))
-                self._place(MUCK, card)
+            self.muck(seat, street)
 
     def _place(self, zone: Zone, card: Card) -> None:
         self.events.append(CardPlaced(zone, card, self._now()))

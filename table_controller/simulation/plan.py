@@ -17,6 +17,12 @@ the same cards. Per hand:
    (:mod:`.kinds`), the injection is tried again on the same deal and then on new
    deals (up to :data:`INJECT_ATTEMPTS` each); a kind that still finds no place
    leaves the hand clean, counted as *not injectable*.
+With ``betting`` (``--betting``) the players bet through the dealer's console
+instead (:mod:`.players`): the hand opens with the console's ``hand`` line
+(players and stacks), the betting decides the folds, the hand closes with the
+console's ``end``, and the console kinds (:mod:`.console_errors`) can be drawn
+too. A console table knows its players, so no placement is invisible to it.
+
 4. The dealer then clears the table as physically left by those events: every
    card at the seats is picked up (seat by seat), then the muck, burn pile and
    board are gathered (:func:`clear_events`). The daemon's card-only hands end
@@ -29,12 +35,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from table_controller.cards import Card
+from table_controller.engine.settings import TableSettings
 from table_controller.events import (
     CardPlaced,
     CardRemoved,
+    HandEnded,
     HandStarted,
     TableEvent,
     UnknownTag,
@@ -42,6 +50,7 @@ from table_controller.events import (
 )
 from table_controller.simulation.kinds import DEAL_KINDS, KINDS, Level, ReaderSettings
 from table_controller.simulation.physical import deal_random
+from table_controller.simulation.players import deal_betting
 from table_controller.zones import MAX_SEATS, Zone, ZoneKind
 
 INJECT_ATTEMPTS = 20
@@ -49,6 +58,10 @@ INJECT_ATTEMPTS = 20
 
 FOLD_CHANCE = 0.15
 """Chance that a player folds after each street's deal."""
+
+BETTING_SETTINGS = TableSettings()
+"""The console table of ``--betting`` runs: the default stakes (ante 1, bring-in 2,
+5/10), hands opened and closed by the console (no ``auto_hands``)."""
 
 ClearEvent = CardRemoved | UnknownTagRemoved
 """What clearing the table produces."""
@@ -69,7 +82,8 @@ class SimHand:
     expected_code: str | None
     expected_seat: int | None
     events: tuple[TableEvent, ...]
-    """The deal as the dealer makes it (no ``HandStarted``: the table has no console)."""
+    """The deal as the dealer makes it: no ``HandStarted`` at a card-only table;
+    with betting, the console's ``HandStarted`` first and its actions between."""
     clear: tuple[ClearEvent, ...]
     not_injectable: str | None = None
     """A kind that was drawn but found no place in this hand (the hand is clean)."""
@@ -80,7 +94,9 @@ class SimHand:
         return KINDS[self.kind].readers if self.kind is not None else None
 
 
-def parse_rates(items: Sequence[str], kinds: Sequence[str]) -> dict[str, float]:
+def parse_rates(
+    items: Sequence[str], kinds: Sequence[str], *, betting: bool = False
+) -> dict[str, float]:
     """Rates from ``--rate`` arguments: ``0.05`` (every kind of ``kinds``) or
     ``kind=0.1``; later arguments override earlier ones. Raises :class:`RateError`."""
     rates: dict[str, float] = {}
@@ -91,11 +107,11 @@ def parse_rates(items: Sequence[str], kinds: Sequence[str]) -> dict[str, float]:
             rates.update(dict.fromkeys(kinds, rate))
         elif name in KINDS:
             if name not in kinds:
-                raise RateError(f"{name} needs --mode daemon (it acts on the readers)")
+                raise RateError(_unavailable(name))
             rates[name] = rate
         else:
             raise RateError(f"unknown error kind {name!r}; known: {', '.join(KINDS)}")
-    check_rates(rates)
+    check_rates(rates, betting=betting)
     return {name: rate for name, rate in rates.items() if rate > 0}
 
 
@@ -109,11 +125,22 @@ def _rate(text: str, item: str) -> float:
     return rate
 
 
-def check_rates(rates: Mapping[str, float]) -> None:
-    """At most one error per hand: the rates are chances of one draw and sum to <= 1."""
+def _unavailable(name: str) -> str:
+    if KINDS[name].needs_betting:
+        return f"{name} needs --betting (the players bet through the console)"
+    return f"{name} needs --mode daemon (it acts on the readers)"
+
+
+def check_rates(rates: Mapping[str, float], *, betting: bool = False) -> None:
+    """At most one error per hand: the rates are chances of one draw and sum to <= 1.
+    Console kinds need ``betting``."""
     unknown = [name for name in rates if name not in KINDS]
     if unknown:
         raise RateError(f"unknown error kind(s): {', '.join(unknown)}")
+    if not betting:
+        console = [name for name in rates if KINDS[name].needs_betting and rates[name] > 0]
+        if console:
+            raise RateError(_unavailable(console[0]))
     total = sum(rates.values())
     if total > 1.0 + 1e-9:
         raise RateError(
@@ -133,33 +160,49 @@ def choose_kind(rng: random.Random, rates: Mapping[str, float]) -> str | None:
     return None
 
 
-def plan_hand(number: int, seed: int, rates: Mapping[str, float]) -> SimHand:
-    """Hand ``number`` (1-based) of the run with ``seed`` (module docstring)."""
+def plan_hand(
+    number: int, seed: int, rates: Mapping[str, float], *, betting: bool = False
+) -> SimHand:
+    """Hand ``number`` (1-based) of the run with ``seed`` (module docstring);
+    ``betting``: the players bet through the console."""
     rng = random.Random(f"{seed}:{number}")
     kind = choose_kind(rng, rates)
     spec = KINDS[kind] if kind is not None else None
+    seventh = spec is not None and spec.needs_seventh
     for _deal in range(INJECT_ATTEMPTS):
         players = rng.randint(2, MAX_SEATS)
         seats = sorted(rng.sample(range(1, MAX_SEATS + 1), players))
-        folds: dict[int, int] | None = {} if spec is not None and spec.needs_seventh else None
-        deal = deal_random(seats, rng, folds=folds, fold_chance=FOLD_CHANCE)
+        if betting:
+            deal = deal_betting(tuple(seats), rng, BETTING_SETTINGS, folding=not seventh,
+                                hand_id=number)
+        else:
+            folds: dict[int, int] | None = {} if seventh else None
+            deal = deal_random(seats, rng, folds=folds, fold_chance=FOLD_CHANCE)
         if spec is None or spec.level is Level.READER:
-            return _hand(number, deal.seats, kind, code=None, seat=None, events=deal.events)
+            return _hand(number, deal.seats, kind, code=None, seat=None, events=deal.events,
+                         betting=betting)
         assert spec.injector is not None
         for _try in range(INJECT_ATTEMPTS):
             injection = spec.injector(deal, rng)
             if injection is None:
                 break  # this deal gives the kind no chance at all: deal again
-            if spec.visible is None or spec.visible(deal, injection):
+            if betting or spec.visible is None or spec.visible(deal, injection):
                 return _hand(number, deal.seats, kind, code=kind, seat=injection.seat,
-                             events=injection.events)
-    return SimHand(number, deal.seats, None, None, None, _no_start(deal.events),
-                   tuple(clear_events(deal.events)), not_injectable=kind)
+                             events=injection.events, betting=betting)
+    hand = _hand(number, deal.seats, None, code=None, seat=None, events=deal.events,
+                 betting=betting)
+    return replace(hand, not_injectable=kind)
 
 
 def _hand(number: int, seats: tuple[int, ...], kind: str | None, *, code: str | None,
-          seat: int | None, events: Sequence[TableEvent]) -> SimHand:
-    dealt = _no_start(events)
+          seat: int | None, events: Sequence[TableEvent], betting: bool) -> SimHand:
+    if betting:
+        dealt = tuple(events)
+        if not any(isinstance(e, HandEnded) for e in dealt):
+            # The injection stopped the hand early: the dealer still closes it.
+            dealt = (*dealt, HandEnded())
+    else:
+        dealt = _no_start(events)  # a card-only table has no console: no hand line
     return SimHand(number, seats, kind, code, seat, dealt, tuple(clear_events(dealt)))
 
 
@@ -167,11 +210,13 @@ def _no_start(events: Sequence[TableEvent]) -> tuple[TableEvent, ...]:
     return tuple(e for e in events if not isinstance(e, HandStarted))
 
 
-def plan_hands(count: int, seed: int, rates: Mapping[str, float]) -> Iterator[SimHand]:
+def plan_hands(
+    count: int, seed: int, rates: Mapping[str, float], *, betting: bool = False
+) -> Iterator[SimHand]:
     """Hands 1..``count`` of the run with ``seed``."""
-    check_rates(rates)
+    check_rates(rates, betting=betting)
     for number in range(1, count + 1):
-        yield plan_hand(number, seed, rates)
+        yield plan_hand(number, seed, rates, betting=betting)
 
 
 def clear_events(events: Sequence[TableEvent]) -> list[ClearEvent]:
@@ -204,6 +249,7 @@ def _clear_order(zone: Zone) -> tuple[int, int, int]:
 
 
 __all__ = [
+    "BETTING_SETTINGS",
     "DEAL_KINDS",
     "ClearEvent",
     "RateError",

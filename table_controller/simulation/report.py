@@ -2,7 +2,7 @@
 
 Rules of attribution (every alert carries the number of its hand):
 
-* a hand with an injected **deal** kind is *flagged* when the kind's code (at the
+* a hand with an injected **deal** or **console** kind is *flagged* when the kind's code (at the
   injected seat, when the injection names one) is among the hand's alerts; its
   other alerts are *secondary* (consequences of the same mistake: shown, never
   counted as false);
@@ -56,14 +56,14 @@ class KindTally:
     secondary: Counter[str] = field(default_factory=Counter)
 
     def recall(self, level: Level) -> float | None:
-        """flagged / injected (deal kinds with at least one injection)."""
-        if level is not Level.DEAL or not self.injected:
+        """flagged / injected (deal and console kinds with at least one injection)."""
+        if level is Level.READER or not self.injected:
             return None
         return self.flagged / self.injected
 
     def precision(self, level: Level) -> float | None:
-        """flagged / (flagged + false alerts) for a deal kind's code."""
-        if level is not Level.DEAL or not self.flagged + self.false_alerts:
+        """flagged / (flagged + false alerts) for a deal or console kind's code."""
+        if level is Level.READER or not self.flagged + self.false_alerts:
             return None
         return self.flagged / (self.flagged + self.false_alerts)
 
@@ -75,6 +75,8 @@ class DetectionReport:
     mode: str
     seed: int
     rates: dict[str, float]
+    betting: bool = False
+    """The players bet through the console (``--betting``)."""
     hands: int = 0
     seconds: float = 0.0
     kinds: dict[str, KindTally] = field(default_factory=dict)
@@ -162,13 +164,13 @@ class DetectionReport:
 
     @property
     def injected(self) -> int:
-        """Deal-kind errors injected."""
-        return sum(t.injected for k, t in self.kinds.items() if KINDS[k].level is Level.DEAL)
+        """Deal- and console-kind errors injected."""
+        return sum(t.injected for k, t in self.kinds.items() if KINDS[k].expects_alert)
 
     @property
     def flagged(self) -> int:
-        """Deal-kind errors flagged."""
-        return sum(t.flagged for k, t in self.kinds.items() if KINDS[k].level is Level.DEAL)
+        """Deal- and console-kind errors flagged."""
+        return sum(t.flagged for k, t in self.kinds.items() if KINDS[k].expects_alert)
 
     @property
     def recall(self) -> float | None:
@@ -199,7 +201,7 @@ class DetectionReport:
                 "level": spec.level.value,
                 "rate": self.rates.get(name, 0.0),
                 "injected": tally.injected,
-                "flagged": tally.flagged if spec.level is Level.DEAL else None,
+                "flagged": tally.flagged if spec.expects_alert else None,
                 "recall": tally.recall(spec.level),
                 "false_alerts": tally.false_alerts,
                 "precision": tally.precision(spec.level),
@@ -238,7 +240,8 @@ def render(report: DetectionReport) -> str:
     """The report as a table for people."""
     data = report.as_json()
     lines = [
-        f"stud-table simulate: {data['hands']} hands, mode {data['mode']}, seed {data['seed']},"
+        f"stud-table simulate: {data['hands']} hands, mode {data['mode']}"
+        f"{', players betting' if report.betting else ''}, seed {data['seed']},"
         f" {data['seconds']:.1f} s ({data['hands_per_second']:g} hands/s)",
         "",
         f"{'kind':<24}{'rate':>7}{'injected':>10}{'flagged':>9}{'recall':>9}"

@@ -7,6 +7,10 @@ Two modes deal the very same hands (:mod:`.plan`):
   by clearing the table), as fast as the engine goes;
 * ``daemon``: the events become tags on emulated readers on ptys, read by the
   real daemon, whose alerts are read back from MQTT (:mod:`.live`).
+
+With ``betting`` (fast mode only) the players bet through the console
+(:mod:`.players`): the console's inputs go into the engine interleaved with
+the card events, on a console table (:data:`~.plan.BETTING_SETTINGS`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,13 @@ from table_controller.engine.dealing import DealingEngine
 from table_controller.engine.settings import TableSettings
 from table_controller.simulation.kinds import KINDS, Level
 from table_controller.simulation.live import run_daemon
-from table_controller.simulation.plan import RateError, SimHand, check_rates, plan_hands
+from table_controller.simulation.plan import (
+    BETTING_SETTINGS,
+    RateError,
+    SimHand,
+    check_rates,
+    plan_hands,
+)
 from table_controller.simulation.report import DetectionReport, ObservedAlert
 
 Mode = Literal["fast", "daemon"]
@@ -40,25 +50,30 @@ def simulate(
     *,
     speed: float = 1.0,
     progress: Progress | None = None,
+    betting: bool = False,
 ) -> DetectionReport:
     """Deal ``hands`` hands from ``seed`` with errors drawn at ``rates`` (kind -> chance
     per hand, summing to at most 1) and return the detection report.
 
     ``speed`` (daemon mode) makes the virtual dealer N times faster than a real
-    one. Raises :class:`RateError` for unusable rates (reader kinds in fast mode
-    among them) and, in daemon mode, ``LiveError`` when the table cannot run.
+    one. ``betting``: the players bet through the console (fast mode only).
+    Raises :class:`RateError` for unusable rates (reader kinds in fast mode,
+    console kinds without betting among them) and, in daemon mode, ``LiveError``
+    when the table cannot run.
     """
     if hands < 1:
         raise ValueError("simulate at least one hand")
-    check_rates(rates)
+    check_rates(rates, betting=betting)
+    if betting and mode != "fast":
+        raise RateError("--betting runs in --mode fast only (the daemon's console is not driven)")
     if mode == "fast":
         readers = [k for k in rates if KINDS[k].level is Level.READER and rates[k] > 0]
         if readers:
             raise RateError(f"{', '.join(readers)} needs --mode daemon (it acts on the readers)")
-    report = DetectionReport(mode=mode, seed=seed, rates=dict(rates))
+    report = DetectionReport(mode=mode, seed=seed, rates=dict(rates), betting=betting)
     started = time.perf_counter()
     if mode == "fast":
-        planned, alerts = run_fast(hands, seed, rates, progress)
+        planned, alerts = run_fast(hands, seed, rates, progress, betting=betting)
     else:
         planned, alerts, wire = run_daemon(hands, seed, rates, speed=speed, progress=progress)
         report.wire = wire
@@ -68,13 +83,18 @@ def simulate(
 
 
 def run_fast(
-    hands: int, seed: int, rates: Mapping[str, float], progress: Progress | None = None
+    hands: int,
+    seed: int,
+    rates: Mapping[str, float],
+    progress: Progress | None = None,
+    *,
+    betting: bool = False,
 ) -> tuple[list[SimHand], list[ObservedAlert]]:
     """Deal every hand into one engine; return the hands and every alert raised."""
-    engine = DealingEngine(FAST_SETTINGS)
+    engine = DealingEngine(BETTING_SETTINGS if betting else FAST_SETTINGS)
     planned: list[SimHand] = []
     alerts: list[ObservedAlert] = []
-    for hand in plan_hands(hands, seed, rates):
+    for hand in plan_hands(hands, seed, rates, betting=betting):
         # Only what the report needs is kept: 100,000 hands' events would not fit.
         planned.append(_summary(hand))
         for event in (*hand.events, *hand.clear):
