@@ -19,7 +19,7 @@ from table_controller.logging import configure_logging
 from table_controller.replay import replay_file
 from table_controller.republish import add_mqtt_arguments, run_republish
 from table_controller.script import ScriptError
-from table_controller.simulation.kinds import DEAL_KINDS, KINDS, READER_KINDS
+from table_controller.simulation.kinds import CONSOLE_KINDS, DEAL_KINDS, KINDS, READER_KINDS
 from table_controller.simulation.live import LiveError
 from table_controller.simulation.plan import RateError, parse_rates
 from table_controller.simulation.progress import ProgressBar
@@ -85,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
                           " the real daemon and a private mosquitto")
     simulate.add_argument("--speed", type=_positive_float, default=1.0,
                           help="daemon mode: deal N times faster than a real dealer")
+    simulate.add_argument("--betting", action="store_true",
+                          help="fast mode: the players bet through the dealer's console"
+                          " (adds the console kinds: " + ", ".join(CONSOLE_KINDS) + ")")
     simulate.add_argument("--json", action="store_true", help="print the report as JSON")
     add_phh_parser(commands)
     add_console_parser(commands)
@@ -163,8 +166,12 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _simulate(args: argparse.Namespace) -> int:
     kinds = DEAL_KINDS + READER_KINDS if args.mode == "daemon" else DEAL_KINDS
+    if args.betting:
+        kinds += CONSOLE_KINDS
     try:
-        rates = parse_rates(args.rate or ["0.05"], kinds)
+        if args.betting and args.mode != "fast":
+            raise RateError("--betting runs in --mode fast only")
+        rates = parse_rates(args.rate or ["0.05"], kinds, betting=args.betting)
     except RateError as exc:
         print(f"stud-table simulate: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -172,7 +179,7 @@ def _simulate(args: argparse.Namespace) -> int:
     bar = ProgressBar(args.hands, sys.stderr)
     try:
         report = simulate(args.hands, args.seed, rates, args.mode, speed=args.speed,
-                          progress=bar.update)
+                          progress=bar.update, betting=args.betting)
     except LiveError as exc:
         print(f"stud-table simulate: {exc}", file=sys.stderr)
         return EXIT_FAILURE
