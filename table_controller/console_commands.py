@@ -176,4 +176,4 @@ def _hand(command: HandCommand, seats: int, at: float) -> HandStarted:
                 "hand: stacks must give every player's chips; missing seat(s) "
                 + ", ".join(map(str, missing)),
             )
-    return HandStarted(tuple(sorted(players)), stacks, at, command.hand_id)
+    return HandStarted(tuple(sorted(players)), stacks, at, command.hand_id, console=True)

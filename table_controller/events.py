@@ -63,6 +63,8 @@ class HandStarted:
     stacks: Mapping[int, int] | None = None
     at: float = 0.0
     hand_id: int | None = field(default=None)
+    console: bool = False
+    """Started at the dealer's console: betting is tracked from the first card."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,7 @@ a bug in a handler can never leave the client silently disconnected.
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections import deque
@@ -458,6 +459,10 @@ class MqttPublisher:
             return
         with self._lock:
             self._connects += 1
+        sock = client.socket()
+        if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):
+            # Small messages must not wait for Nagle + delayed ACK (about 40 ms each).
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         result, mid = client.subscribe(self.topics.cmd_filter, qos=QOS)
         with self._lock:
             self._subscribe_mid = mid

@@ -141,6 +141,8 @@ def event_to_op(event: TableEvent) -> dict[str, Any]:
             op["stacks"] = {str(seat): chips for seat, chips in sorted(event.stacks.items())}
         if event.hand_id is not None:
             op["hand_id"] = event.hand_id
+        if event.console:
+            op["console"] = True
         return op
     if isinstance(event, CardPlaced | CardRemoved):
         op = {
@@ -212,7 +214,10 @@ def _hand(obj: Mapping[str, Any], seats: int, at: float) -> HandStarted:
     hand_id = obj.get("hand_id")
     if hand_id is not None and (isinstance(hand_id, bool) or not isinstance(hand_id, int)):
         raise ValueError("\"hand_id\" must be a whole number")
-    return HandStarted(tuple(chosen), stacks, at, hand_id)
+    console = obj.get("console", False)
+    if not isinstance(console, bool):
+        raise ValueError("\"console\" must be true or false")
+    return HandStarted(tuple(chosen), stacks, at, hand_id, console)
 
 
 def _zone(obj: Mapping[str, Any], seats: int) -> Zone:

@@ -125,6 +125,7 @@ class MosquittoBroker:
             return config
         lines = [
             f"listener {self.port} 127.0.0.1",
+            "set_tcp_nodelay true",
             f"allow_anonymous {'true' if self._allow_anonymous else 'false'}",
             f"persistence {'true' if self._persistence else 'false'}",
             f"persistence_location {self.directory}/",

@@ -181,7 +181,7 @@ class TableCore:
             event = op_to_event(op, self.layout.seats)
             if isinstance(event, CardPlaced) and event.deck is not None:
                 decks[event.card] = event.deck
-            self.engine.apply(event)
+            self._apply_safely(event, record)
             count += 1
         self.events_applied += count
         self._seed_presence(decks)
@@ -260,10 +260,29 @@ class TableCore:
 
     def _journal_and_apply(self, event: TableEvent) -> list[EngineOutput]:
         self.journal.append(event_to_op(event), at=self._wall())
-        outputs = self.engine.apply(event)
+        outputs = self._apply_safely(event)
         self.events_applied += 1
         self._publish_outputs(outputs)
         return outputs
+
+    def _apply_safely(
+        self, event: TableEvent, record: Mapping[str, Any] | None = None
+    ) -> list[EngineOutput]:
+        """Apply one event; a bug in the engine must not kill the table (nor, the
+        event being journaled already, every restart after it): log it, tell the
+        floor, and go on with the next event."""
+        try:
+            return self.engine.apply(event)
+        except Exception:
+            log.exception("engine_error", event=type(event).__name__,
+                          jseq=record.get("jseq") if record else None)
+            if record is None:
+                self._daemon_alert(
+                    "engine_error",
+                    "The table controller failed on an input and skipped it: check the"
+                    " table by eye and report the daemon's log.",
+                )
+            return []
 
     # ---------------------------------------------------------------- console
 

@@ -49,6 +49,7 @@ def config_text(port: int) -> str:
     """The broker config: anonymous clients on loopback ``port``, nothing persisted."""
     lines = [
         f"listener {port} 127.0.0.1",
+        "set_tcp_nodelay true",  # small messages at once (deploy/mosquitto.conf)
         "allow_anonymous true",
         "persistence false",
         "log_dest stderr",

@@ -364,6 +364,9 @@ class DealingEngine:
             stacks=dict(stacks) if event.stacks is not None else None,
         )
         self._emit(GameEventKind.HAND_STARTED, text=f"hand {number}")
+        if event.console and len(players) >= 2:
+            # Started at the console: chips and turn are tracked from the first card.
+            self.hand.console = TableConsole(self, self.hand)
 
     # --------------------------------------------------------------- routing
 

@@ -124,8 +124,11 @@ def test_hand_betting_rejections_and_kill_over_mqtt(rig: TableRig) -> None:
     rig.start_thread()
     wait_state(sub, lambda s: s["hand"] is None)
     dealt = start_and_deal_third(rig, sub)
-    assert chips(dealt) == {1: (100, None), 2: (100, None), 4: (80, None)}
-    assert dealt["pot"] is None  # chips appear with the hand's first console input
+    # The console started the hand: chips and turn show from the first card on.
+    assert chips(dealt) == {1: (100, 0), 2: (100, 0), 4: (80, 0)}
+    assert dealt["pot"] == 3  # the antes
+    assert dealt["to_act"] == 2
+    assert legal(dealt) == {"bring_in": (2, 2), "complete": (5, 5)}
 
     reply = accepted(command(rig, "act", {"seat": 2, "action": "bring_in", "amount": None}))
     assert reply["to_act"] == 4

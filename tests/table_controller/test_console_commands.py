@@ -25,7 +25,7 @@ from table_controller.script import event_to_op, op_to_event
 def test_each_command_becomes_its_event_and_journals_as_its_op() -> None:
     cases = [
         ("hand", {"players": [4, 1, 2], "stacks": {"1": 100, "2": 100, "4": 80}},
-         HandStarted((1, 2, 4), {1: 100, 2: 100, 4: 80}, 5.0)),
+         HandStarted((1, 2, 4), {1: 100, 2: 100, 4: 80}, 5.0, console=True)),
         ("act", {"seat": 4, "action": "call", "amount": None}, ConsoleAction(4, "call", None, 5.0)),
         ("act", {"seat": 4, "action": "raise", "amount": 20}, ConsoleAction(4, "raise", 20, 5.0)),
         ("kill", {"seat": 3, "reason": "absent (rule 6)"},
