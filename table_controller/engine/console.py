@@ -62,6 +62,9 @@ _ALERTED = {
 }
 """Betting error codes the floor is alerted to (the rest only reject the input)."""
 
+_NO_HAND = HandValue(-1)
+"""Below every real hand: what a seat without a hand at showdown shows."""
+
 _WAGERS = (ActionKind.BRING_IN, ActionKind.COMPLETE, ActionKind.BET, ActionKind.RAISE)
 
 
@@ -87,6 +90,8 @@ class TableConsole:
         """Rule 9: (wrong seat, true low card) until the next action."""
         self.ruled_live: set[int] = set()
         """Rule 18: short hands the floor ruled live."""
+        self.lost_at_showdown: set[int] = set()
+        """Seats mucked or killed once the betting was over: they lose every pot."""
         self.awarded = False
         # Rounds whose deal completed before the console came in open now.
         for street in hand.completed_streets:
@@ -192,7 +197,15 @@ class TableConsole:
     def seat_out(self, seat: int, reason: str) -> None:
         """The dealing tracker killed or folded ``seat`` (muck, rule 5, 18...)."""
         betting = self.betting
-        if seat in betting.live_seats and not betting.hand_over and betting.can_kill(seat):
+        if seat not in betting.live_seats or betting.hand_over:
+            return
+        if betting.round_complete and (betting.betting_closed or betting.street == 7):
+            # Nothing left to bet: a hand mucked (or ruled dead) now just loses at the
+            # showdown. Killing it would rebuild the pots without its all-in level
+            # and merge main and side pots, changing how the others split them.
+            self.lost_at_showdown.add(seat)
+            return
+        if betting.can_kill(seat):
             betting.kill(seat, reason)
             self._after_betting()
 
@@ -333,15 +346,16 @@ class TableConsole:
         """Pay the pots from the showdown ``values``; return the seats that won chips."""
         betting = self.betting
         if not self.awarded and not betting.hand_over:
-            for seat in betting.live_seats:
-                if seat not in values and betting.can_kill(seat):
-                    betting.kill(seat, "no hand at showdown")
+            # A seat with no hand to show (mucked, dead, short) loses every pot it
+            # is in, below any real hand; the pots stay as the betting made them.
             live = betting.live_seats
-            if live and not betting.hand_over and betting.can_award(
-                {s: values[s] for s in live}
-            ):
+            shown = {s: values.get(s, _NO_HAND) for s in live}
+            for seat in self.lost_at_showdown:
+                if seat in shown:
+                    shown[seat] = _NO_HAND
+            if live and betting.can_award(shown):
                 cards = {s: self.hand.seats[s].all_cards for s in live}
-                betting.award({s: values[s] for s in live}, odd_chip_order(cards))
+                betting.award(shown, odd_chip_order(cards))
         self.awarded = True
         return sorted(s for s, chips in betting.winnings.items() if chips > 0)
 

@@ -329,7 +329,8 @@ class DealingEngine:
         reached_seventh = hand.community is not None or any(
             hand.seats[s].received >= CARDS_PER_HAND for s in live
         )
-        if len(live) >= 2 and reached_seventh:
+        console_pays = hand.console is not None and not hand.console.awarded
+        if (len(live) >= 2 or console_pays) and reached_seventh:
             for seat_no in live:
                 seat = hand.seats[seat_no]
                 count = len(seat.cards) + (1 if hand.community is not None else 0)
@@ -983,12 +984,12 @@ class DealingEngine:
             cards = self._showdown_cards(seat_no)
             if 5 <= len(cards) <= CARDS_PER_HAND:
                 values[seat_no] = evaluate(cards)
-        if not values:
-            self._award([], showdown=True)
-            return
-        if hand.console is not None:
+        if hand.console is not None and not hand.console.awarded:
             # The pots decide: side pots can pay several seats, best hand or not.
             self._award(hand.console.showdown(values), showdown=True, values=values)
+            return
+        if not values:
+            self._award([], showdown=True)
             return
         best = max(values.values())
         self._award([s for s in values if values[s] == best], showdown=True, values=values)

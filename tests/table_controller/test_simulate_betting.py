@@ -228,7 +228,6 @@ def test_cli_betting_bad_arguments_exit_2(capsys: pytest.CaptureFixture[str]) ->
     assert "fast only" in capsys.readouterr().err
 
 
-@pytest.mark.xfail(strict=True, reason="engine: a loser mucking at showdown merges the pots")
 def test_a_loser_mucking_at_showdown_does_not_change_the_split() -> None:
     name = "showdown-muck-merges-split-pots"
     expected = json.loads((SCRIPTS / f"{name}.expected.json").read_text())
