@@ -52,6 +52,9 @@ def config_text(port: int) -> str:
         "set_tcp_nodelay true",  # small messages at once (deploy/mosquitto.conf)
         "allow_anonymous true",
         "persistence false",
+        # Small messages go out at once instead of waiting for the previous
+        # one's ACK (Nagle), as in deploy/mosquitto.conf.
+        "set_tcp_nodelay true",
         "log_dest stderr",
         "log_type error",
         "log_type warning",
