@@ -214,6 +214,12 @@ def _checked_indices(cards: Sequence[Card], low: int, high: int, what: str) -> l
     return indices
 
 
+def warm_up() -> None:
+    """Build the evaluation tables now (about 0.7 s, once per process) rather than at
+    the first showdown, where a live table would publish its first result late."""
+    _t.tables()
+
+
 def evaluate(cards: Sequence[Card]) -> HandValue:
     """Value of the best five-card hand among 5, 6 or 7 distinct cards.
 

@@ -31,6 +31,7 @@ from table_controller.daemon.core import (
 )
 from table_controller.deck import load_decks
 from table_controller.engine.settings import RuleProfile, TableSettings
+from table_controller.hands import warm_up
 from table_controller.journal import Journal, current_hand_records, read_journal
 from table_controller.layout import TableLayout, load_layout
 from table_controller.presence import PresenceTracker
@@ -155,6 +156,7 @@ class Daemon:
         if install_signals and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, self._on_signal)
+        warm_up()  # the first showdown must not wait for the evaluator's tables
         self._restore()
         self.core.publish_snapshot()
         self.publisher.start()
