@@ -86,6 +86,9 @@ added this stays under the required two periods."""
 
 DEFAULT_HEARTBEAT_PERIOD: Final = 1.0
 
+GAP_INVENTORY_MIN_INTERVAL: Final = 0.25
+"""Seconds between inventories requested for sequence gaps: one per burst of loss."""
+
 
 class ConnectionState(Enum):
     """Where a reader link is in its lifecycle (published by higher layers)."""
@@ -134,6 +137,8 @@ class LinkStats:
     """Times an open port failed (unplug, I/O error)."""
     reconnects: int = 0
     """Times the link came ONLINE again after having been ONLINE before."""
+    gap_inventories: int = 0
+    """Full inventories requested because frames went missing (sequence gaps)."""
     last_heartbeat: float | None = None
     """``time.monotonic()`` of the last HEARTBEAT, or ``None``."""
     last_frame: float | None = None
@@ -206,7 +211,10 @@ class ReaderLink:
             "connects": 0,
             "disconnects": 0,
             "reconnects": 0,
+            "gap_inventories": 0,
         }
+        self._missed_seen = 0
+        self._last_gap_request = -GAP_INVENTORY_MIN_INTERVAL
         self._last_heartbeat: float | None = None
         self._last_frame: float | None = None
         self._hello: Hello | None = None
@@ -377,6 +385,8 @@ class ReaderLink:
         elif state is not ConnectionState.ONLINE:
             self._count("frames_discarded")
             return
+        else:
+            self._reconcile_after_gap(port, now)
         if isinstance(message, TagArrived | TagLeft | Inventory) or (
             isinstance(message, ReaderFault) and message.antenna is not None
         ):
@@ -387,6 +397,19 @@ class ReaderLink:
                 return
         if isinstance(message, Hello | TagArrived | TagLeft | Inventory | Heartbeat | ReaderFault):
             self._deliver(message, now)
+
+    def _reconcile_after_gap(self, port: serial.SerialBase, now: float) -> None:
+        """Frames went missing (a sequence gap): ask for a full inventory at once
+        rather than wait for the periodic one, so a lost TAG_ARRIVED or TAG_LEFT
+        costs one round trip. Rate-limited: a noisy wire must not flood the reader."""
+        missed = self._decoder.stats.frames_missed
+        if missed <= self._missed_seen:
+            return
+        self._missed_seen = missed
+        if now - self._last_gap_request >= GAP_INVENTORY_MIN_INTERVAL:
+            self._last_gap_request = now
+            self._count("gap_inventories")
+            self._send(port, RequestInventory(None))
 
     def _go_online(self, port: serial.SerialBase, now: float) -> None:
         """Enter ONLINE (again) and ask for a full inventory to reconcile."""

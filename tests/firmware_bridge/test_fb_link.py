@@ -345,3 +345,29 @@ def test_any_pyserial_url_works_loop_echo_is_not_a_reader(
     assert link.state is ConnectionState.HANDSHAKE
     assert recorder.count() == 0
     assert link.stats.connects == 1
+
+
+def test_a_lost_frame_brings_a_full_inventory_at_once(
+    tmp_path: Path, cleanup: list[ReaderEmulator | ReaderLink]
+) -> None:
+    emulator, link, recorder = start_pair(tmp_path, cleanup, 24)
+    wait_for(lambda: link.state is ConnectionState.ONLINE, "ONLINE")
+    wait_for(lambda: RequestInventory(None) in emulator.commands_received, "first inventory")
+    emulator.commands_received.clear()
+    emulator.noise.frame_drop_probability = 1.0  # the TAG_ARRIVED frame is lost
+    emulator.place(2, "04A1B2C3")
+    wait_scans(emulator, 3)
+    emulator.noise.frame_drop_probability = 0.0
+    # The next frame (a heartbeat) shows the gap; the host asks for everything...
+    wait_for(lambda: RequestInventory(None) in emulator.commands_received, "gap inventory")
+    assert link.stats.frames_missed >= 1
+    assert link.stats.gap_inventories >= 1
+    # ...and learns of the card well before the periodic inventory (30 s here).
+    wait_for(
+        lambda: any(
+            isinstance(message, Inventory) and "04A1B2C3" in message.uids
+            for _, message, _ in recorder.messages
+        ),
+        "inventory with the lost card",
+        timeout=5.0,
+    )
