@@ -6,11 +6,13 @@
 * an :class:`EmulatedTable`: one emulated reader per reader of the 8-seat layout
   ``hardware/layouts/table-8.toml``, each on a pty with a stable symlink, and a
   copy of the layout whose devices point at those symlinks;
-* a ``table.toml`` for that layout and ``hardware/decks/example-deck.toml``;
+* a ``table.toml`` for that layout and its decks (``hardware/decks/example-deck.toml``
+  unless told otherwise);
 * the real daemon, ``python -m table_controller run --config table.toml``, as a
   child process in its own session, logging to ``daemon.log``.
 
-The demo (``stud-table demo``) and the latency benchmark both run on it.
+The demo (``stud-table demo``), ``stud-table simulate --mode daemon`` (table
+``sim``, with the blue deck too) and the latency benchmarks all run on it.
 :meth:`DemoTable.close` stops the daemon first (SIGTERM: it publishes
 ``offline`` and flushes its journal), then the readers, then the broker.
 """
@@ -39,6 +41,8 @@ HARDWARE_DIR: Final = Path(__file__).resolve().parents[2] / "hardware"
 
 LAYOUT_FILE: Final = HARDWARE_DIR / "layouts" / "table-8.toml"
 DECK_FILE: Final = HARDWARE_DIR / "decks" / "example-deck.toml"
+BLUE_DECK_FILE: Final = HARDWARE_DIR / "decks" / "example-deck-blue.toml"
+"""A second deck with the same cards (other tags), for tables with duplicate cards."""
 
 PRESENCE_HOLD: Final = 0.5
 """Seconds a tag must stay unseen before the daemon reports it removed. Shorter
@@ -68,6 +72,8 @@ class DemoTable:
         self,
         workdir: Path,
         *,
+        table_id: str = TABLE_ID,
+        decks: Sequence[Path] = (DECK_FILE,),
         scan_period: float = 0.05,
         presence_hold: float = PRESENCE_HOLD,
         fsync: FsyncPolicy = "always",
@@ -76,12 +82,14 @@ class DemoTable:
     ) -> None:
         """Prepare (nothing starts before :meth:`start`). ``daemon_command`` is run
         with ``--config table.toml`` appended (the benchmark wraps the daemon)."""
-        for path in (LAYOUT_FILE, DECK_FILE):
+        for path in (LAYOUT_FILE, *decks):
             if not path.is_file():
-                raise DemoError(f"{path} is missing: run the demo from the project checkout")
+                raise DemoError(f"{path} is missing: run from the project checkout")
         self.workdir = workdir
+        self.table_id = table_id
+        self.decks = list(decks)
         self.layout: TableLayout = load_layout(LAYOUT_FILE)
-        self.registry: DeckRegistry = load_decks([DECK_FILE])
+        self.registry: DeckRegistry = load_decks(self.decks)
         self.scan_period = scan_period
         self.presence_hold = presence_hold
         self.fsync = fsync
@@ -92,6 +100,8 @@ class DemoTable:
         self.process: subprocess.Popen[bytes] | None = None
         self.config_path = workdir / "table.toml"
         self.log_path = workdir / "daemon.log"
+        self.journal_path = workdir / "journal" / f"{table_id}.journal.jsonl"
+        """The daemon's journal (``[journal] directory`` below, named by table id)."""
 
     # ------------------------------------------------------------ lifecycle
 
@@ -117,9 +127,9 @@ class DemoTable:
     def _config_text(self) -> str:
         lines = [
             "[table]",
-            f'id = "{TABLE_ID}"',
+            f"id = {_toml_str(self.table_id)}",
             'layout = "layout.toml"',
-            f"decks = [{_toml_str(str(DECK_FILE))}]",
+            f"decks = [{', '.join(_toml_str(str(path)) for path in self.decks)}]",
             f"presence_hold = {self.presence_hold}",
             "heartbeat_period = 2.0",
             "[stakes]",

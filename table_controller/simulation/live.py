@@ -2,11 +2,11 @@
 
 Theory of operation
 -------------------
-:class:`SimulatedTable` starts, in a work directory, a private mosquitto
-(:class:`~table_controller.demo.broker.LocalBroker`), one emulated reader per
-reader of the 8-seat layout on ptys (:class:`EmulatedTable`, with the example
-deck and its blue copy, for duplicate cards), and the real daemon as a child
-process (``python -m table_controller run``). :class:`AlertWatch` subscribes to
+:class:`SimulatedTable` is the demo's table session
+(:class:`~table_controller.demo.session.DemoTable`): in a work directory, a
+private mosquitto, one emulated reader per reader of the 8-seat layout on ptys
+(with the example deck and its blue copy, for duplicate cards), and the real
+daemon as a child process (``python -m table_controller run``). :class:`AlertWatch` subscribes to
 the table's ``alerts`` topic (every payload names its hand), its retained
 ``state`` and the reader statuses.
 
@@ -27,13 +27,10 @@ daemon saw where: ``wrong_cards`` counts placements the dealer never made and
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -48,8 +45,8 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
-from table_controller.deck import load_decks
-from table_controller.demo.broker import BrokerError, LocalBroker
+from table_controller.demo.broker import BrokerError
+from table_controller.demo.session import BLUE_DECK_FILE, DECK_FILE, DemoError, DemoTable
 from table_controller.events import (
     CardPlaced,
     CardRemoved,
@@ -57,8 +54,6 @@ from table_controller.events import (
     UnknownTagRemoved,
 )
 from table_controller.journal import decode_line
-from table_controller.layout import load_layout
-from table_controller.simulation.emulated_table import EmulatedTable
 from table_controller.simulation.kinds import ReaderSettings
 from table_controller.simulation.plan import SimHand, plan_hands
 from table_controller.simulation.report import ObservedAlert
@@ -67,10 +62,8 @@ from table_controller.topics import TableTopics
 TABLE_ID: Final = "sim"
 """The simulated table's id: its topics are ``stud/v1/sim/...``."""
 
-HARDWARE_DIR: Final = Path(__file__).resolve().parents[2] / "hardware"
-LAYOUT_FILE: Final = HARDWARE_DIR / "layouts" / "table-8.toml"
-DECK_FILES: Final = (HARDWARE_DIR / "decks" / "example-deck.toml",
-                     HARDWARE_DIR / "decks" / "example-deck-blue.toml")
+DECK_FILES: Final = (DECK_FILE, BLUE_DECK_FILE)
+"""The example deck and its blue copy: the plans deal duplicate cards."""
 
 CARD_PAUSE: Final = 0.5
 """Seconds between two cards dealt at speed 1 (a dealer takes 0.4-0.6 s)."""
@@ -98,8 +91,6 @@ the emulated readers' inventory period (2 s) plus the presence hold."""
 SYNC_TIMEOUT: Final = 30.0
 """Seconds for the retained state to come back after ``cmd/rebirth``."""
 
-DAEMON_STOP_TIMEOUT: Final = 20.0
-
 
 class LiveError(RuntimeError):
     """The simulated table could not run; ``str()`` is one line for the user."""
@@ -112,65 +103,28 @@ def scan_period_for(speed: float) -> float:
     return min(0.05, max(0.02, 0.1 / speed))
 
 
-class SimulatedTable:
-    """Broker, emulated readers (two decks) and daemon process; a context manager."""
+class SimulatedTable(DemoTable):
+    """The demo's table session as table ``sim`` with both decks, quiet and without
+    fsync, plus what the simulator needs: reader disturbances and unknown tags."""
 
     def __init__(self, workdir: Path, *, speed: float = 1.0) -> None:
         """Prepare everything in ``workdir``; nothing runs before :meth:`start`."""
-        for path in (LAYOUT_FILE, *DECK_FILES):
-            if not path.is_file():
-                raise LiveError(f"{path} is missing: run from the project checkout")
-        self.workdir = workdir
-        self.layout = load_layout(LAYOUT_FILE)
-        self.registry = load_decks(list(DECK_FILES))
-        self.scan_period = scan_period_for(speed)
-        self.broker = LocalBroker(workdir / "broker")
-        self.table: EmulatedTable | None = None
-        self.process: subprocess.Popen[bytes] | None = None
-        self.config_path = workdir / "table.toml"
-        self.log_path = workdir / "daemon.log"
-        self.journal_path = workdir / "journal" / f"{TABLE_ID}.journal.jsonl"
+        try:
+            # fsync "never": a simulation has nothing to lose in a power cut, and
+            # the journal is still written line by line before the engine runs.
+            super().__init__(workdir, table_id=TABLE_ID, decks=DECK_FILES,
+                             scan_period=scan_period_for(speed), presence_hold=PRESENCE_HOLD,
+                             fsync="never", log_level="warning")
+        except DemoError as exc:
+            raise LiveError(str(exc)) from exc
 
     def start(self) -> SimulatedTable:
         """Start the broker, plug the readers in, start the daemon."""
         try:
-            self.broker.start()
+            super().start()
         except BrokerError as exc:
             raise LiveError(str(exc)) from exc
-        self.table = EmulatedTable(self.layout, self.registry, self.workdir / "dev",
-                                   scan_period=self.scan_period, heartbeat_period=0.5).start()
-        self.table.write_layout(LAYOUT_FILE, self.workdir / "layout.toml")
-        decks = ", ".join(json.dumps(str(path)) for path in DECK_FILES)
-        self.config_path.write_text("\n".join([
-            "[table]", f'id = "{TABLE_ID}"', 'layout = "layout.toml"', f"decks = [{decks}]",
-            f"presence_hold = {PRESENCE_HOLD}", "heartbeat_period = 2.0",
-            "[stakes]", "ante = 1", "bring_in = 2", "small_bet = 5", "big_bet = 10",
-            "[broker]", 'host = "127.0.0.1"', f"port = {self.broker.port}",
-            "reconnect_max_delay = 2",
-            # fsync "never": a simulation has nothing to lose in a power cut, and
-            # the journal is still written line by line before the engine runs.
-            "[journal]", 'directory = "journal"', 'fsync = "never"',
-            "[log]", 'format = "console"', 'level = "warning"',
-        ]) + "\n", encoding="utf-8")
-        with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "table_controller", "run",
-                 "--config", str(self.config_path)],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
         return self
-
-    def daemon_alive(self) -> bool:
-        """True while the daemon process runs."""
-        return self.process is not None and self.process.poll() is None
-
-    def daemon_log_tail(self, lines: int = 10) -> str:
-        """The end of the daemon's log (for error messages)."""
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except FileNotFoundError:
-            return ""
 
     def set_readers(self, settings: ReaderSettings | None) -> None:
         """Turn a reader disturbance on (or every disturbance off, with None)."""
@@ -190,31 +144,8 @@ class SimulatedTable:
         else:
             self.table.apply(event)
 
-    def close(self) -> None:
-        """Stop the daemon (SIGTERM, then SIGKILL), the readers, the broker."""
-        try:
-            proc = self.process
-            if proc is not None and proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=DAEMON_STOP_TIMEOUT)
-                except subprocess.TimeoutExpired:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
-        finally:
-            try:
-                if self.table is not None:
-                    self.table.stop()
-            finally:
-                self.broker.close()
-
     def __enter__(self) -> SimulatedTable:
         return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class AlertWatch:
