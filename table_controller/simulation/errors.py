@@ -261,6 +261,9 @@ def inject(deal: PhysicalDeal, kind: ErrorKind, rng: random.Random) -> Injection
         # Every hand is shown down (a short hand is dead only at showdown, rule 18):
         # with a console, the losers do not muck before the end of the hand.
         events = _without_showdown_mucks(events)
+        if any(isinstance(e, CardRemoved) and e.zone.seat == last.seat
+               for e in events[last.index:]):
+            return None  # that player folds on 7th street: no hand to show down
         return Injection(kind, tuple(events), last.seat, 7)
 
     raise ValueError(f"unknown error kind {kind!r}")  # pragma: no cover
