@@ -1,22 +1,19 @@
 """A real Mosquitto broker for tests, and a subscriber that records what it sees.
 
-:class:`MosquittoBroker` runs ``mosquitto`` on a free loopback port with a
-generated config (optionally with a password file and an ACL), waits until it
-accepts connections, and can be stopped and restarted *on the same port* for
-broker-restart tests. :class:`RecordingSubscriber` collects every message with
-its retain flag and QoS and lets a test wait, with a generous timeout, until a
-predicate over the messages holds (no fixed sleeps).
+:class:`MosquittoBroker` is the product's :class:`LocalBroker` (``mosquitto`` on
+a free loopback port, waited for until it accepts connections, stopped and
+restarted *on the same port* for broker-restart tests) with a config generated
+for the test (optionally with a password file and an ACL, or persistence).
+:class:`RecordingSubscriber` collects every message with its retain flag and
+QoS and lets a test wait, with a generous timeout, until a predicate over the
+messages holds (no fixed sleeps).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import signal
-import socket
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -30,32 +27,14 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
+from table_controller.demo.broker import LocalBroker, base_config_lines, run_as_user_lines
+
 WAIT = 20.0
 """Default timeout (s) for waits: generous for a loaded 2-core CI machine."""
 
 
-def mosquitto_binary() -> str:
-    """Path of the mosquitto broker binary (Debian puts it in /usr/sbin)."""
-    found = shutil.which("mosquitto") or shutil.which("mosquitto", path="/usr/sbin:/usr/local/sbin")
-    if found is None:
-        raise RuntimeError("mosquitto not found; scripts/setup installs it (apt: mosquitto)")
-    return found
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 nobody listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def run_as_user_line() -> list[str]:
-    """Config lines keeping mosquitto as the current user.
-
-    Started as root, mosquitto switches to the ``mosquitto`` user, which cannot
-    read the test's private temp directory; ``user root`` makes it stay.
-    """
-    return ["user root"] if os.geteuid() == 0 else []
+run_as_user_line = run_as_user_lines
+"""Config lines keeping mosquitto as the current user (the ACL test's deploy config)."""
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = WAIT, what: str = "") -> None:
@@ -75,8 +54,9 @@ class BrokerUser:
     password: str
 
 
-class MosquittoBroker:
-    """One mosquitto process on 127.0.0.1:``port`` (see the module docstring)."""
+class MosquittoBroker(LocalBroker):
+    """The product's private broker (:class:`LocalBroker`) with a test's config:
+    users, an ACL, persistence, extra lines, or a whole config of its own."""
 
     def __init__(
         self,
@@ -94,17 +74,13 @@ class MosquittoBroker:
         ``config_text(port, directory)``, if given, replaces the generated
         config entirely (e.g. a deploy config with its paths rewritten).
         """
-        self._own_dir = directory is None
-        self.directory = Path(directory or tempfile.mkdtemp(prefix="mosquitto-"))
-        self.port = 0
+        super().__init__(directory)
         self._users = list(users)
         self._acl = acl
         self._allow_anonymous = allow_anonymous
         self._persistence = persistence
         self._extra = extra_config
         self._config_text = config_text
-        self._proc: subprocess.Popen[bytes] | None = None
-        self.log_path = self.directory / "mosquitto.log"
 
     def _write_password_file(self) -> None:
         pw_file = self.directory / "passwd"
@@ -115,25 +91,18 @@ class MosquittoBroker:
                 check=True, capture_output=True,
             )
 
-    def _write_config(self) -> Path:
-        """Write ``mosquitto.conf`` (and ``passwd`` for :attr:`users`) into the directory."""
-        config = self.directory / "mosquitto.conf"
+    def config(self) -> str:
+        """The test's config (and ``passwd`` for its users, ``acl`` for its ACL)."""
         if self._users:
             self._write_password_file()
         if self._config_text is not None:
-            config.write_text(self._config_text(self.port, self.directory))
-            return config
+            return self._config_text(self.port, self.directory)
         lines = [
-            f"listener {self.port} 127.0.0.1",
-            "set_tcp_nodelay true",
+            *base_config_lines(self.port),
+            "log_type notice",
             f"allow_anonymous {'true' if self._allow_anonymous else 'false'}",
             f"persistence {'true' if self._persistence else 'false'}",
             f"persistence_location {self.directory}/",
-            *run_as_user_line(),
-            "log_dest stderr",
-            "log_type error",
-            "log_type warning",
-            "log_type notice",
         ]
         if self._users:
             lines.append(f"password_file {self.directory / 'passwd'}")
@@ -143,91 +112,11 @@ class MosquittoBroker:
             lines.append(f"acl_file {acl_file}")
         if self._extra:
             lines.append(self._extra)
-        config.write_text("\n".join(lines) + "\n")
-        return config
-
-    def start(self) -> None:
-        """Start the broker (on a new free port the first time, the same port after)."""
-        if self._proc is not None:
-            raise RuntimeError("broker already running")
-        first = self.port == 0
-        for _attempt in range(5):
-            if first:
-                self.port = free_port()
-            config = self._write_config()
-            log = self.log_path.open("ab")
-            self._proc = subprocess.Popen(
-                [mosquitto_binary(), "-c", str(config)],
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            )
-            log.close()
-            if self._wait_listening():
-                return
-            self._kill()
-            if not first:
-                break  # the port we must reuse is taken; retrying will not help
-        raise RuntimeError(f"mosquitto did not start; log:\n{self.log_text()}")
-
-    def _wait_listening(self, timeout: float = WAIT) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self._proc is not None
-            if self._proc.poll() is not None:
-                return False
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return True
-            except OSError:
-                time.sleep(0.02)
-        return False
-
-    def _kill(self) -> None:
-        if self._proc is not None:
-            self._proc.kill()
-            self._proc.wait(timeout=WAIT)
-            self._proc = None
-
-    def stop(self) -> None:
-        """Stop the broker cleanly (SIGTERM: persistence, if on, is saved)."""
-        if self._proc is None:
-            return
-        self._proc.send_signal(signal.SIGTERM)
-        try:
-            self._proc.wait(timeout=WAIT)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait(timeout=WAIT)
-        self._proc = None
-
-    def restart(self) -> None:
-        """Stop, then start again on the same port."""
-        self.stop()
-        self.start()
-
-    @property
-    def running(self) -> bool:
-        """True while the broker process is alive."""
-        return self._proc is not None and self._proc.poll() is None
-
-    def log_text(self) -> str:
-        """The broker's log so far (for failure messages)."""
-        try:
-            return self.log_path.read_text(errors="replace")
-        except FileNotFoundError:
-            return ""
-
-    def close(self) -> None:
-        """Stop the broker and remove its temp directory if we created it."""
-        self.stop()
-        if self._own_dir:
-            shutil.rmtree(self.directory, ignore_errors=True)
+        return "\n".join(lines) + "\n"
 
     def __enter__(self) -> MosquittoBroker:
         self.start()
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,11 @@
-"""A private Mosquitto broker for the demo and the benchmark.
+"""A private Mosquitto broker for the demo, the benchmarks and the tests.
 
 :class:`LocalBroker` runs the system's ``mosquitto`` binary on a free loopback
 port with a throw-away config (anonymous access, no persistence), waits until
-it accepts connections, and stops it again. It listens on 127.0.0.1 only, so
-the demo never exposes anything to the network.
+it accepts connections, and stops it again (and can start it again on the same
+port). It listens on 127.0.0.1 only, so the demo never exposes anything to the
+network. The tests' broker (``tests/mqtt_broker.py``) is a subclass with its own
+config.
 """
 
 from __future__ import annotations
@@ -45,29 +47,44 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def config_text(port: int) -> str:
-    """The broker config: anonymous clients on loopback ``port``, nothing persisted."""
-    lines = [
+def run_as_user_lines() -> list[str]:
+    """Config lines that keep mosquitto running as the current user.
+
+    Started as root, mosquitto drops to the ``mosquitto`` user, which cannot read
+    our private temp directory; ``user root`` keeps it as it is.
+    """
+    return ["user root"] if os.geteuid() == 0 else []
+
+
+def base_config_lines(port: int) -> list[str]:
+    """The lines every private broker starts from: a listener on loopback ``port``
+    only, Nagle off, errors and warnings logged to stderr (our log file)."""
+    return [
         f"listener {port} 127.0.0.1",
-        "set_tcp_nodelay true",  # small messages at once (deploy/mosquitto.conf)
-        "allow_anonymous true",
-        "persistence false",
         # Small messages go out at once instead of waiting for the previous
         # one's ACK (Nagle), as in deploy/mosquitto.conf.
         "set_tcp_nodelay true",
         "log_dest stderr",
         "log_type error",
         "log_type warning",
+        *run_as_user_lines(),
     ]
-    if os.geteuid() == 0:
-        # Started as root, mosquitto drops to the 'mosquitto' user, which cannot
-        # read our private temp directory; 'user root' keeps it as it is.
-        lines.append("user root")
+
+
+def config_text(port: int) -> str:
+    """The demo broker's config: anonymous clients on loopback ``port``, nothing persisted."""
+    lines = [*base_config_lines(port), "allow_anonymous true", "persistence false"]
     return "\n".join(lines) + "\n"
 
 
 class LocalBroker:
-    """One mosquitto process on 127.0.0.1:``port``; use as a context manager."""
+    """One mosquitto process on 127.0.0.1:``port``; use as a context manager.
+
+    The first :meth:`start` picks a free port; a later one (after :meth:`stop`)
+    starts on the same port, so clients reconnect to a restarted broker. The
+    config comes from :meth:`config`, which a subclass may override (the tests'
+    broker adds users, an ACL and persistence).
+    """
 
     def __init__(self, directory: Path | None = None) -> None:
         """Keep config and log in ``directory`` (a new temp directory if None)."""
@@ -87,8 +104,16 @@ class LocalBroker:
         """True while the broker process is alive."""
         return self._proc is not None and self._proc.poll() is None
 
+    def config(self) -> str:
+        """The config file's text for :attr:`port` (an override may also write the
+        files it names, such as a password file, into :attr:`directory`)."""
+        return config_text(self.port)
+
     def start(self, timeout: float = START_TIMEOUT) -> LocalBroker:
-        """Start the broker on a free port; raise :class:`BrokerError` if it cannot."""
+        """Start the broker (on a free port the first time, on the same port after
+        a :meth:`stop`); raise :class:`BrokerError` if it cannot."""
+        if self._proc is not None:
+            raise BrokerError("the broker is already running")
         binary = find_mosquitto()
         if binary is None:
             raise BrokerError(
@@ -96,12 +121,14 @@ class LocalBroker:
                 " package 'mosquitto')"
             )
         self.directory.mkdir(parents=True, exist_ok=True)
-        # Another process may grab the free port between our probe and the
-        # broker's bind: try a few ports before giving up.
+        first = self.port == 0
         for _attempt in range(5):
-            self.port = free_port()
+            if first:
+                # Another process may grab the free port between our probe and
+                # the broker's bind: try a few ports before giving up.
+                self.port = free_port()
             config = self.directory / "mosquitto.conf"
-            config.write_text(config_text(self.port), encoding="utf-8")
+            config.write_text(self.config(), encoding="utf-8")
             with self.log_path.open("ab") as log:
                 # A session of its own: a Ctrl-C in the terminal reaches the demo
                 # only, and the demo stops the broker after the daemon is gone.
@@ -113,6 +140,8 @@ class LocalBroker:
             if self._wait_listening(timeout):
                 return self
             self._kill()
+            if not first:
+                break  # the port it must keep is taken: another try will not help
         log_tail = self.log_text().strip().splitlines()[-1:] or ["no log output"]
         raise BrokerError(f"mosquitto did not start: {log_tail[0]}")
 
@@ -136,7 +165,8 @@ class LocalBroker:
             self._proc = None
 
     def stop(self) -> None:
-        """Stop the broker (SIGTERM, then SIGKILL if it lingers); idempotent."""
+        """Stop the broker (SIGTERM, so a persistent one saves its state; SIGKILL
+        if it lingers); idempotent. The port is kept for the next :meth:`start`."""
         proc = self._proc
         if proc is None:
             return
@@ -148,6 +178,11 @@ class LocalBroker:
             except subprocess.TimeoutExpired:
                 self._kill()
         self._proc = None
+
+    def restart(self) -> None:
+        """Stop, then start again on the same port."""
+        self.stop()
+        self.start()
 
     def close(self) -> None:
         """Stop the broker and remove its directory if this object created it."""
