@@ -163,6 +163,8 @@ class HandState:
     cleared: bool = False
     """Auto hands: every seat zone emptied after the deal; the next card starts a hand."""
     reshuffled: bool = False
+    burns_before_gather: int = 0
+    """Rule 15: 7th-street burns made before the burn pile was gathered."""
     reshuffle_burn_due: bool = False
     """Rule 15: after the scramble a burn comes before the next card is dealt."""
     alerts: list[Alert] = field(default_factory=list)
@@ -464,6 +466,7 @@ class DealingEngine:
             # the dealer then "scrambles, cuts, burns and deals the rest".
             hand.reshuffled = True
             hand.reshuffle_burn_due = True
+            hand.burns_before_gather = hand.burns.get(7, 0)
             if hand.burns.get(7, 0) == 0 and len(DECK) - len(hand.where) >= 2:
                 # Two fresh cards left: one to burn for 7th street, the last to go
                 # with the burn cards. (With one left, gathering first is the way.)
@@ -763,7 +766,11 @@ class DealingEngine:
         extra = hand.console.allowed_extra_burns(street) if hand.console is not None else 0
         if street == 3:
             return (1 if self.settings.rules.burn_before_third else 0) + extra
-        return (2 if street == 7 and hand.reshuffled else 1) + extra
+        if street == 7 and hand.reshuffled:
+            # Rule 15: the burns made before gathering (one, or none when the deck
+            # had nothing left to burn) plus the one after the scramble.
+            return hand.burns_before_gather + 1 + extra
+        return 1 + extra
 
     def _check_burn_before(self, street: int, number: int) -> None:
         """Rule 13: the first card of a street needs its burn."""

@@ -445,3 +445,18 @@ def test_two_copies_of_a_card_at_one_seat_never_crash_the_engine() -> None:
     report = t.report()
     assert "duplicate_card" in codes(report)
     assert report["winners"]
+
+
+def test_rule15_gather_first_allows_one_burn_after_the_scramble() -> None:
+    # Eight players, one fresh card left: the dealer gathers the burn pile first,
+    # then burns twice before the community card. Found by stud-table simulate
+    # (100,000 hands, seed 2026, hand 58957): only one burn follows a gather that
+    # no 7th-street burn preceded.
+    from pathlib import Path
+
+    from table_controller.replay import replay_file
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "rule15-gather-then-two-burns.jsonl"
+    (hand,) = replay_file(script)["hands"]
+    assert codes(hand) == ["extra_burn", "community_card"]
+    assert hand["alerts"][0]["street"] == 7
