@@ -385,7 +385,21 @@ class DealingEngine:
 
     def _place(self, card: Card, zone: Zone, deck: str | None = None) -> None:
         hand = self._hand()
-        present = hand.where.setdefault(card, [])
+        if card not in hand.where:
+            # First sight of the card this hand, nearly every event of a deal: no
+            # copy, owner, muck or burn history to look at.
+            hand.where[card] = [zone]
+            hand.first_deck[card] = deck
+            hand.last_zone[card] = zone
+            kind = zone.kind
+            if kind is ZoneKind.BURN:
+                self._burn(card)
+            elif kind is ZoneKind.BOARD:
+                self._board(card)
+            elif zone.seat is not None:
+                self._deal(card, zone.seat, kind)
+            return
+        present = hand.where[card]
         # Presence names the deck of each tag: another deck's copy of a card on the
         # table is a second physical card even where the first one lies.
         first_deck = hand.first_deck.setdefault(card, deck)
