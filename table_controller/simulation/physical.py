@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from table_controller.cards import DECK, Card
+from table_controller.engine.dealing import CARDS_PER_HAND, expected_face
 from table_controller.engine.settings import RuleProfile
 from table_controller.events import CardPlaced, CardRemoved, HandStarted, TableEvent
 from table_controller.zones import BOARD, BURN, MAX_SEATS, MUCK, Zone, ZoneKind
@@ -58,19 +59,6 @@ __all__ = [
 
 STREETS = (3, 4, 5, 6, 7)
 """The five streets of a stud hand, by their usual names."""
-
-CARDS_PER_HAND = 7
-"""A stud hand is seven cards (RULES.md)."""
-
-
-def expected_face(number: int) -> ZoneKind:
-    """The face of a seat's ``number``-th card (1..7): down, down, up x4, down."""
-    return ZoneKind.UP if 3 <= number <= 6 else ZoneKind.DOWN
-
-
-def _street_of(number: int) -> int:
-    """The street on which a seat's ``number``-th card is dealt."""
-    return 3 if number <= 3 else number
 
 
 @dataclass(frozen=True, slots=True)
