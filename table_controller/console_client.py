@@ -126,7 +126,7 @@ def send_request(
     """
     topics = TableTopics(table)
     client_id = f"console-{uuid.uuid4().hex[:16]}"
-    reply_topic = f"{topics.base}/reply/{client_id}"
+    reply_topic = topics.reply(client_id)
     correlation = uuid.uuid4().bytes
     done = threading.Event()
     outcome: dict[str, Any] = {}

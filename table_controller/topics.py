@@ -10,7 +10,8 @@ Every topic of a table lives under the versioned root ``stud/v1/<table>/``::
     alerts                       dealing errors, QoS 1
     readers/<reader>   retained  one reader's link status
     cmd/rebirth                  command: republish the full retained set
-    cmd/<name>                   later console commands (MQTT 5 request/response)
+    cmd/<name>                   console commands (MQTT 5 request/response)
+    reply/<client>               the reply to one console client's command
 
 Everything under ``secure/`` carries down-card identities; the broker ACL must
 keep it away from the public (``deploy/acl``). :func:`is_secure` is the one
@@ -36,7 +37,7 @@ _LEVEL_RE: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
 class TopicError(ValueError):
-    """A table id, reader id or command name cannot be used as a topic level."""
+    """A table id, reader id, command name or client id cannot be used as a topic level."""
 
 
 def check_level(value: str, what: str) -> str:
@@ -113,6 +114,10 @@ class TableTopics:
     def cmd(self, name: str) -> str:
         """Command topic ``cmd/<name>`` (console commands use MQTT 5 request/response)."""
         return f"{self.base}/cmd/{check_level(name, 'command name')}"
+
+    def reply(self, client_id: str) -> str:
+        """Topic ``reply/<client_id>`` a console client names as its *Response Topic*."""
+        return f"{self.base}/reply/{check_level(client_id, 'client id')}"
 
     @property
     def cmd_filter(self) -> str:
