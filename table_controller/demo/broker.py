@@ -47,6 +47,26 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def stop_process(proc: subprocess.Popen[bytes], timeout: float, *,
+                 group: bool = False) -> int:
+    """SIGTERM ``proc`` and wait up to ``timeout`` s, then SIGKILL it (its whole
+    process group with ``group``: a child in a session of its own may have
+    children of its own); its exit code. A process already gone is fine."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                if group:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                else:
+                    proc.kill()
+            proc.wait()
+    return proc.returncode
+
+
 def run_as_user_lines() -> list[str]:
     """Config lines that keep mosquitto running as the current user.
 
@@ -167,16 +187,8 @@ class LocalBroker:
     def stop(self) -> None:
         """Stop the broker (SIGTERM, so a persistent one saves its state; SIGKILL
         if it lingers); idempotent. The port is kept for the next :meth:`start`."""
-        proc = self._proc
-        if proc is None:
-            return
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self._kill()
+        if self._proc is not None:
+            stop_process(self._proc, STOP_TIMEOUT)
         self._proc = None
 
     def restart(self) -> None:

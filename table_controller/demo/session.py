@@ -19,9 +19,6 @@ The demo (``stud-table demo``), ``stud-table simulate --mode daemon`` (table
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -29,7 +26,7 @@ from pathlib import Path
 from typing import Final, Literal
 
 from table_controller.deck import DeckRegistry, load_decks
-from table_controller.demo.broker import LocalBroker
+from table_controller.demo.broker import LocalBroker, stop_process
 from table_controller.layout import TableLayout, load_layout
 from table_controller.simulation.emulated_table import EmulatedTable
 
@@ -178,19 +175,9 @@ class DemoTable:
 
     def stop_daemon(self, timeout: float = DAEMON_STOP_TIMEOUT) -> int | None:
         """SIGTERM the daemon and wait (SIGKILL after ``timeout``); its exit code."""
-        proc = self.process
-        if proc is None:
+        if self.process is None:
             return None
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        return proc.returncode
+        return stop_process(self.process, timeout, group=True)
 
     def close(self) -> None:
         """Stop the daemon, the readers and the broker, in that order (idempotent);
