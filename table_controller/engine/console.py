@@ -214,6 +214,15 @@ class TableConsole:
     def apply(self, event: ConsoleAction | FloorRuling | HandEnded) -> None:
         """Apply one console input; emits exactly one :class:`ConsoleResult`."""
         if isinstance(event, HandEnded):
+            betting = self.betting
+            if not betting.hand_over and not betting.round_complete:
+                # Ending now would leave the pot unpaid with bets in front of players.
+                self._result(
+                    False,
+                    "illegal_action",
+                    f"the betting on {_street(betting.street or 3)} is not complete",
+                )
+                return
             self.engine._finish()
             self._result(True, message="hand closed")
             return

@@ -218,7 +218,10 @@ def test_hand_betting_rejections_and_kill_over_mqtt(rig: TableRig) -> None:
         ("act", 1, "call"), ("act", 2, "call"), ("kill", 4, None), ("act", 1, "bet"),
     ]
 
-    # End the hand: accepted; a later action is refused (hand over).
+    # End refused while seat 2 still faces the bet; seat 2 folds, seat 1 wins,
+    # then the end is accepted and a later action is refused (hand over).
+    rejected(command(rig, "end", b""), "illegal_action")
+    accepted(command(rig, "act", {"seat": 2, "action": "fold"}))
     accepted(command(rig, "end", b""))
     rejected(command(rig, "act", {"seat": 2, "action": "call"}), "hand_over")
 

@@ -231,3 +231,16 @@ def test_act_before_third_street_is_dealt() -> None:
     outputs = engine.apply(ConsoleAction(2, "bet"))
     assert next(o for o in outputs if isinstance(o, ConsoleResult)).code == "no_betting_round"
 
+
+
+def test_end_is_refused_while_a_betting_round_is_open() -> None:
+    from table_controller.events import HandEnded
+
+    engine = table().act(4, "bring_in").engine()
+    outputs = engine.apply(HandEnded())
+    (result,) = [o for o in outputs if isinstance(o, ConsoleResult)]
+    assert not result.accepted
+    assert result.code == "illegal_action"
+    hand = engine.hand
+    assert hand is not None
+    assert not hand.finished
