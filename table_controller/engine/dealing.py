@@ -163,6 +163,8 @@ class HandState:
     cleared: bool = False
     """Auto hands: every seat zone emptied after the deal; the next card starts a hand."""
     reshuffled: bool = False
+    second_copies: bool = False
+    """A duplicate_card was seen: boards and hands may hold one card twice."""
     burns_before_gather: int = 0
     """Rule 15: 7th-street burns made before the burn pile was gathered."""
     reshuffle_burn_due: bool = False
@@ -374,7 +376,8 @@ class DealingEngine:
     # --------------------------------------------------------------- routing
 
     def _unknown(self, zone: Zone) -> None:
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         self._alert(
             AlertCode.UNKNOWN_CARD,
             zone.seat,
@@ -384,7 +387,8 @@ class DealingEngine:
         )
 
     def _place(self, card: Card, zone: Zone, deck: str | None = None) -> None:
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         if card not in hand.where:
             # First sight of the card this hand, nearly every event of a deal: no
             # copy, owner, muck or burn history to look at.
@@ -430,6 +434,7 @@ class DealingEngine:
                     " the table.",
                 )
                 owner = None  # the new copy belongs to nobody yet
+                hand.second_copies = True
         present.append(zone)
         hand.last_zone[card] = zone
         if owner is not None and zone.seat != owner:
@@ -467,7 +472,8 @@ class DealingEngine:
             self._deal(card, zone.seat, zone.kind)
 
     def _remove(self, card: Card, zone: Zone) -> None:
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         present = hand.where.get(card)
         if not present or zone not in present:
             return
@@ -494,7 +500,8 @@ class DealingEngine:
                 )
 
     def _leave(self, card: Card, zone: Zone) -> None:
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         hand.where[card].remove(zone)
         hand.last_zone[card] = zone
         owner = hand.owner.get(card)
@@ -512,7 +519,8 @@ class DealingEngine:
 
     def _check_cleared(self) -> None:
         """Auto hands end when no card is left in any seat zone after the deal."""
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         if not hand.auto or hand.cleared or not hand.players:
             return
         if any(z.seat is not None for zones in hand.where.values() for z in zones):
@@ -524,7 +532,8 @@ class DealingEngine:
 
     def _detach(self, card: Card, seat_no: int, to: Zone) -> None:
         """``card`` left seat ``seat_no`` for ``to``: a fold, or a correction."""
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         seat = hand.seats[seat_no]
         held = seat.held(card)
         del hand.owner[card]
@@ -539,7 +548,8 @@ class DealingEngine:
             seat.received -= 1
 
     def _fold(self, seat_no: int, by_console: bool = False) -> None:
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         seat = hand.seats[seat_no]
         if seat.status is not SeatStatus.ACTIVE or hand.finished:
             return  # mucking after the result is clearing the table, not folding
@@ -553,7 +563,8 @@ class DealingEngine:
 
     def _return_to_seat(self, card: Card, zone: Zone) -> None:
         """A card the seat already owns shows up in one of its zones again."""
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         assert zone.seat is not None
         seat = hand.seats[zone.seat]
         held = seat.held(card)
@@ -574,7 +585,8 @@ class DealingEngine:
     # ----------------------------------------------------------------- deal
 
     def _deal(self, card: Card, seat_no: int, face: ZoneKind) -> None:
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         seat = hand.seats.get(seat_no)
         if hand.forming:
             if seat is None:
@@ -663,7 +675,8 @@ class DealingEngine:
 
     def _folded_seat_due(self, seat: SeatState) -> bool:
         """Whether a folded seat's next card arrives exactly in its turn (rule 7)."""
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         live = hand.live_seats
         if not live:
             return False
@@ -673,7 +686,8 @@ class DealingEngine:
         )
 
     def _check_face(self, seat: SeatState, held: HeldCard, face_due: ZoneKind) -> None:
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         number = held.number
         street = street_of_card(number)
         if held.face is face_due:
@@ -762,7 +776,8 @@ class DealingEngine:
         self._emit(kind, seat=seat_no, street=street_of_card(number), card=card)
 
     def _kill(self, seat_no: int, reason: str) -> None:
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         seat = hand.seats[seat_no]
         if seat.status is SeatStatus.DEAD:
             return
@@ -776,7 +791,8 @@ class DealingEngine:
     # ------------------------------------------------------- burns and board
 
     def _allowed_burns(self, street: int) -> int:
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         extra = hand.console.allowed_extra_burns(street) if hand.console is not None else 0
         if street == 3:
             return (1 if self.settings.rules.burn_before_third else 0) + extra
@@ -788,7 +804,8 @@ class DealingEngine:
 
     def _check_burn_before(self, street: int, number: int) -> None:
         """Rule 13: the first card of a street needs its burn."""
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         if street in hand.started_streets:
             return
         hand.started_streets.add(street)
@@ -806,7 +823,8 @@ class DealingEngine:
 
     def _burn_street(self) -> int:
         """The street a burn happening now belongs to."""
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         live = hand.live_seats or hand.players
         counts = [hand.seats[s].received for s in live]
         if not counts:
@@ -819,7 +837,8 @@ class DealingEngine:
         return street_of_card(most)
 
     def _burn(self, card: Card) -> None:
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         street = self._burn_street()
         count = hand.burns.get(street, 0) + 1
         hand.burns[street] = count
@@ -842,7 +861,8 @@ class DealingEngine:
             )
 
     def _board(self, card: Card) -> None:
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         live = hand.live_seats
         sixth_done = bool(live) and all(hand.seats[s].received >= 6 for s in live)
         if hand.community is not None or not sixth_done:
@@ -888,7 +908,8 @@ class DealingEngine:
         ``dealt``: the seat that just got a card. Until it has the cards the next
         street needs, no street can complete, which spares most cards the scan.
         """
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         if hand.finished:
             return
         live = hand.live_seats
@@ -918,7 +939,8 @@ class DealingEngine:
                 self._settle_first_to_act(street)
 
     def _settle_bring_in(self) -> None:
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         candidates: dict[int, Card] = {}
         for seat_no in hand.live_seats:
             up = hand.seats[seat_no].up
@@ -955,15 +977,17 @@ class DealingEngine:
             hand.console.street_dealt(3)
 
     def _settle_first_to_act(self, street: int) -> None:
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         values: dict[int, ShowingValue] = {}
         for seat_no in hand.live_seats:
             up = hand.seats[seat_no].up
             if street == 7 and hand.community is not None:
                 up.append(hand.community)
             if up:
-                # dict.fromkeys: two copies of one card (duplicate_card) count once.
-                values[seat_no] = showing_value(list(dict.fromkeys(up)))
+                if hand.second_copies:  # two copies of one card (duplicate_card) count once
+                    up = list(dict.fromkeys(up))
+                values[seat_no] = showing_value(up)
         if not values:
             return
         order = [s for s in hand.players if s in values]
@@ -992,14 +1016,16 @@ class DealingEngine:
     def _showdown_cards(self, seat_no: int) -> list[Card]:
         """The cards ``seat_no`` plays at showdown: its own plus the community card,
         a second copy of a card (duplicate_card) counted once."""
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         cards = hand.seats[seat_no].all_cards
         if hand.community is not None:
             cards.append(hand.community)
         return list(dict.fromkeys(cards))
 
     def _showdown(self) -> None:
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         values: dict[int, HandValue] = {}
         for seat_no in hand.live_seats:
             cards = self._showdown_cards(seat_no)
@@ -1021,7 +1047,8 @@ class DealingEngine:
         showdown: bool,
         values: Mapping[int, HandValue] | None = None,
     ) -> None:
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         hand.winners = winners
         hand.finished = True
         shown: list[ShownHand] = []
@@ -1049,7 +1076,8 @@ class DealingEngine:
 
     def _left_of(self, seat_no: int) -> int:
         """The next live seat clockwise (to the player's left) of ``seat_no``."""
-        hand = self._hand()
+        hand = self.hand
+        assert hand is not None
         live = hand.live_seats
         later = [s for s in live if s > seat_no]
         return later[0] if later else live[0]
