@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import queue
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -40,6 +41,9 @@ from table_controller.script import parse_settings
 from table_controller.sequence import SequenceCounter
 
 log = structlog.get_logger(__name__)
+
+GIL_SWITCH_INTERVAL = 0.0005
+"""Seconds a thread may hold the GIL while another waits (CPython default 0.005)."""
 
 
 def table_settings(config: DaemonConfig, layout: TableLayout) -> TableSettings:
@@ -157,6 +161,10 @@ class Daemon:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, self._on_signal)
         warm_up()  # the first showdown must not wait for the evaluator's tables
+        # The engine thread hands every message to paho's network thread; with
+        # CPython's default 5 ms switch interval that thread can wait that long
+        # for the GIL while the engine thread works on.
+        sys.setswitchinterval(GIL_SWITCH_INTERVAL)
         self._restore()
         self.core.publish_snapshot()
         self.publisher.start()
