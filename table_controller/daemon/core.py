@@ -274,7 +274,7 @@ class TableCore:
         try:
             return self.engine.apply(event)
         except Exception:
-            log.exception("engine_error", event=type(event).__name__,
+            log.exception("engine_error", input=type(event).__name__,
                           jseq=record.get("jseq") if record else None)
             if record is None:
                 self._daemon_alert(

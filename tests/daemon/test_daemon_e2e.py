@@ -301,3 +301,33 @@ def test_bad_config_exits_2_with_one_line(rig: TableRig, edit: Any, key: str) ->
     assert "\n" not in message
     assert str(rig.config_path) in message
     assert key in message
+
+
+def test_an_engine_fault_skips_the_input_and_the_table_goes_on(
+    rig: TableRig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No real engine input is known to raise (the property tests look for one);
+    # this stands in for the unknown bug the daemon must survive.
+    sub = subscribe(rig.broker.port)
+    daemon = rig.start_thread()
+    wait_state(sub, lambda s: s["hand"] is None)
+    engine = daemon.core.engine
+    real_apply = engine.apply
+    faults: list[object] = []
+
+    def apply_once_faulty(event: Any) -> Any:
+        if isinstance(event, CardPlaced) and not faults:
+            faults.append(event)
+            raise RuntimeError("simulated engine bug")
+        return real_apply(event)
+
+    monkeypatch.setattr(engine, "apply", apply_once_faulty)
+    deal = deal_random([1, 2], random.Random(4), fold_chance=0.0)
+    rig.deal(list(deal.events)[:5])
+    (alert,) = sub.wait_for(
+        lambda m: m.topic == f"{ROOT}/alerts" and m.json()["code"] == "engine_error"
+    )
+    assert "skipped" in alert.json()["message"]
+    # The next cards are still read, journaled and published.
+    wait_state(sub, lambda s: sum(x["down_count"] for x in s["seats"]) >= 2)
+    assert daemon.core.events_applied >= 3
