@@ -22,9 +22,11 @@ from mqtt_broker import WAIT, MosquittoBroker, Received, RecordingSubscriber, wa
 from table_controller.config import load_config
 from table_controller.daemon.runner import Daemon
 from table_controller.deck import load_decks
-from table_controller.events import HandStarted, TableEvent
+from table_controller.events import CardPlaced, CardRemoved, HandStarted, TableEvent
 from table_controller.layout import load_layout
 from table_controller.simulation.emulated_table import EmulatedTable
+from table_controller.simulation.physical import PhysicalDeal
+from table_controller.zones import MUCK, Zone
 
 REPO = Path(__file__).resolve().parents[2]
 LAYOUT = REPO / "hardware" / "layouts" / "table-8.toml"
@@ -134,6 +136,17 @@ class TableRig:
                 continue  # a card-only table learns the players from the deal
             self.table.apply(event)
             time.sleep(pace)
+
+
+def clear_table(deal: PhysicalDeal) -> list[CardPlaced | CardRemoved]:
+    """The dealer gathers what is left at the seats still in into the muck (the hand
+    then ends; on a card-only table the last seat left is its winner)."""
+    out: list[CardPlaced | CardRemoved] = []
+    for seat in deal.live_seats:
+        for zone, cards in ((Zone.down(seat), deal.down(seat)), (Zone.up(seat), deal.up(seat))):
+            for card in cards:
+                out += [CardRemoved(zone, card), CardPlaced(MUCK, card)]
+    return out
 
 
 def subscribe(port: int, *topics: str, persistent: bool = False) -> RecordingSubscriber:

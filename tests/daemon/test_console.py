@@ -13,13 +13,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
 from daemon_rig import ROOT, TABLE, TableRig, events_of, latest, subscribe, wait_state
-from mqtt_broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
+from mqtt_broker import WAIT, RecordingSubscriber, wait_until
 
 from table_controller.cards import Card
 from table_controller.console_client import send_request
@@ -39,15 +36,6 @@ STACKS = {"1": 100, "2": 100, "4": 80}
 THIRD = {1: ("Jc", "Td", "Kh"), 2: ("8h", "5s", "3c"), 4: ("6d", "4s", "Qd")}
 FOURTH = {1: "As", 2: "7d", 4: "9s"}
 BURNS = ("2h", "2d")
-
-
-@pytest.fixture
-def rig(tmp_path: Path, mosquitto: MosquittoBroker) -> Iterator[TableRig]:
-    table = TableRig(tmp_path, mosquitto)
-    try:
-        yield table
-    finally:
-        table.stop()
 
 
 def place(zone: str, code: str) -> CardPlaced:

@@ -12,7 +12,6 @@ import random
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import pytest
 from daemon_rig import (
     ROOT,
     TableRig,
+    clear_table,
     events_of,
     is_public,
     latest,
@@ -34,27 +34,6 @@ from table_controller.journal import read_journal
 from table_controller.simulation import deal_random
 from table_controller.simulation.physical import PhysicalDeal
 from table_controller.zones import Zone, ZoneKind
-
-
-@pytest.fixture
-def rig(tmp_path: Path, mosquitto: MosquittoBroker) -> Iterator[TableRig]:
-    table = TableRig(tmp_path, mosquitto)
-    try:
-        yield table
-    finally:
-        table.stop()
-
-
-def clear_table(deal: PhysicalDeal) -> list[CardPlaced | CardRemoved]:
-    """The dealer gathers what is left at the seats into the muck, losers first."""
-    out: list[CardPlaced | CardRemoved] = []
-    for seat in deal.seats:
-        if seat in deal.folds:
-            continue
-        for zone, cards in ((Zone.down(seat), deal.down(seat)), (Zone.up(seat), deal.up(seat))):
-            for card in cards:
-                out += [CardRemoved(zone, card), CardPlaced(Zone(ZoneKind.MUCK), card)]
-    return out
 
 
 def expected_view(deal: PhysicalDeal) -> dict[int, tuple[str, tuple[str, ...], int]]:

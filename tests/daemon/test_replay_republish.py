@@ -13,47 +13,24 @@ from __future__ import annotations
 import json
 import random
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_rig import ROOT, TableRig, subscribe, wait_state
+from daemon_rig import ROOT, TableRig, clear_table, subscribe, wait_state
 from mqtt_broker import MosquittoBroker, RecordingSubscriber, wait_until
 
 from table_controller.cli import main
 from table_controller.engine.settings import TableSettings
-from table_controller.events import CardPlaced, CardRemoved
 from table_controller.handhistory import export_file, write_phh
 from table_controller.payloads import PublicEvent, PublicState, SecureEvent, SecureState
 from table_controller.replay import replay_file
 from table_controller.republish import Recording, republish, schedule
 from table_controller.script import event_to_op
 from table_controller.simulation import deal_random
-from table_controller.simulation.physical import PhysicalDeal
-from table_controller.zones import MUCK, Zone
 
 REPLAY_TABLE = "rehearsal"
 REPLAY_ROOT = f"stud/v1/{REPLAY_TABLE}"
-
-
-@pytest.fixture
-def rig(tmp_path: Path, mosquitto: MosquittoBroker) -> Iterator[TableRig]:
-    table = TableRig(tmp_path, mosquitto)
-    try:
-        yield table
-    finally:
-        table.stop()
-
-
-def gather(deal: PhysicalDeal) -> list[CardPlaced | CardRemoved]:
-    """The dealer clears the seats still in into the muck (the hand then ends)."""
-    out: list[CardPlaced | CardRemoved] = []
-    for seat in deal.live_seats:
-        for zone, cards in ((Zone.down(seat), deal.down(seat)), (Zone.up(seat), deal.up(seat))):
-            for card in cards:
-                out += [CardRemoved(zone, card), CardPlaced(MUCK, card)]
-    return out
 
 
 def stream(sub: RecordingSubscriber, root: str) -> dict[str, list[dict[str, Any]]]:
@@ -79,7 +56,7 @@ def test_republished_journal_matches_the_live_run(rig: TableRig, tmp_path: Path)
     wait_state(live, lambda s: s["hand"] is None)
     deal = deal_random([2, 3, 5, 8], random.Random(7), fold_chance=0.25)
     rig.deal(deal.events)
-    rig.deal(gather(deal))
+    rig.deal(clear_table(deal))
     wait_until(lambda: any(
         json.loads(m.payload).get("kind") == "hand_result"
         for m in live.on_topic(f"{ROOT}/events")), what="the live hand result")
