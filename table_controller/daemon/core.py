@@ -117,10 +117,7 @@ class StopRequest:
 
 
 class TablePublisher(Publisher, Protocol):
-    """What the core needs of the MQTT side: :class:`Publisher` plus rebirth."""
-
-    def republish_retained(self) -> None:
-        """Republish the whole retained set."""
+    """What the core needs of the MQTT side: :class:`Publisher` plus console replies."""
 
     def reply(self, request: CommandRequest, payload: bytes) -> bool:
         """Answer a console request on its response topic (False if it cannot)."""
