@@ -70,15 +70,14 @@ def _tie_ranks(strength: int) -> tuple[int, ...]:
     return tuple(rank for rank in slots if rank)
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class HandValue:
-    """The showdown value of a hand: compare with ``<``/``==``; equal values split.
+class _Packed:
+    """Read-outs of a packed strength int, shared by hand and showing values.
 
-    ``strength`` is the packed int described in docs/evaluator.md (category in the
-    high bits, then up to five tie-break ranks); it is also what
-    :func:`batch_evaluate` returns.
+    Showing values hold only the ranks actually showing, and straights and
+    flushes only with five or more cards up.
     """
 
+    __slots__ = ()
     strength: int
 
     @property
@@ -88,15 +87,27 @@ class HandValue:
 
     @property
     def ranks(self) -> tuple[int, ...]:
-        """Ranks that break ties, most significant first (e.g. trips rank, then pair)."""
+        """Ranks that break ties, most significant first (the pair or set first)."""
         return _tie_ranks(self.strength)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class HandValue(_Packed):
+    """The showdown value of a hand: compare with ``<``/``==``; equal values split.
+
+    ``strength`` is the packed int described in docs/evaluator.md (category in the
+    high bits, then up to five tie-break ranks); it is also what
+    :func:`batch_evaluate` returns.
+    """
+
+    strength: int
 
     def __str__(self) -> str:
         return describe(self)
 
 
 @dataclass(frozen=True, slots=True, order=True)
-class ShowingValue:
+class ShowingValue(_Packed):
     """The rank of the face-up cards alone, for choosing who acts first.
 
     Compare with ``<``/``==``; suits never enter it, so equal values are ties that
@@ -105,16 +116,6 @@ class ShowingValue:
     """
 
     strength: int
-
-    @property
-    def category(self) -> HandCategory:
-        """High card, pair, two pair, trips or quads (straights/flushes only with 5+ up)."""
-        return HandCategory(self.strength >> _t.CATEGORY_SHIFT)
-
-    @property
-    def ranks(self) -> tuple[int, ...]:
-        """Ranks showing, grouped: the pair (or set) first, then the rest high to low."""
-        return _tie_ranks(self.strength)
 
 
 class BatchEvaluator(Protocol):
