@@ -5,7 +5,7 @@ inside the events (``at``), and everything the engine decides comes back as
 return values. That is what makes replay, simulation and tests exact.
 """
 
-from table_controller.engine.alerts import Alert, AlertCode
+from table_controller.engine.alerts import Alert, AlertCode, Notice
 from table_controller.engine.dealing import DealingEngine, HandState, SeatState, SeatStatus
 from table_controller.engine.outputs import EngineOutput, GameEvent, GameEventKind
 from table_controller.engine.settings import RuleProfile, TableSettings
@@ -18,6 +18,7 @@ __all__ = [
     "GameEvent",
     "GameEventKind",
     "HandState",
+    "Notice",
     "RuleProfile",
     "SeatState",
     "SeatStatus",

@@ -1,4 +1,14 @@
-"""Dealing-error alerts: stable codes, the seed rule each comes from, dealer messages.
+"""Alerts and notices: stable codes, the seed rule each comes from, dealer messages.
+
+An **alert** is for a person who must act: something went wrong at the table
+(a dealing error, a console input refused) and the dealer or the floor has to
+look at it. A **notice** is what the engine observed that needs no action: a
+legal procedure the dealer announces (rule 15's community card), a legal but
+noteworthy play (rule 19: a call into a hand already beaten on board, rule 10:
+a fold by picking up the up cards). A legal hand dealt and played correctly
+raises no alert; it may raise notices (CONFORMANCE.md). Which codes are notices
+is decided in one place, :data:`NOTICE_CODES`; docs/engine.md lists the decision
+and its reason per code.
 
 Codes are a public contract (CONFORMANCE.md): consumers match on them, so a
 code is never renamed. Messages are for people and may improve over time.
@@ -8,10 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Final
 
 
 class AlertCode(StrEnum):
-    """Every alert the engine can raise. Values are the stable wire codes."""
+    """Every alert or notice the engine can raise. Values are the stable wire codes."""
 
     TOO_MANY_CARDS = "too_many_cards"
     SHORT_HAND = "short_hand"
@@ -71,10 +82,32 @@ RULE_OF: dict[AlertCode, int | None] = {
 }
 """The seed rule number (RULES.md) each alert comes from by default."""
 
+NOTICE_CODES: Final = frozenset(
+    {
+        AlertCode.COMMUNITY_CARD,
+        AlertCode.BEATEN_ON_BOARD,
+        AlertCode.UPCARDS_LIFTED,
+    }
+)
+"""Codes the engine reports as notices, not alerts: nobody must act on them.
+
+* ``community_card`` (rule 15): the deck is short and the dealer announces a
+  community card (rule 12): a correct procedure, not a mistake.
+* ``beaten_on_board`` (rule 19): a legal call; the rule only says the caller has
+  no claim to the money back.
+* ``upcards_lifted`` (rule 10): picking up the up cards facing a bet *is* a fold;
+  the engine has folded the hand already, as the rule says.
+"""
+
+SECRET_CODES: Final = frozenset({AlertCode.BEATEN_ON_BOARD})
+"""Notices computed from a seat's down cards (rule 19 compares the caller's whole
+hand with a board): they may go to the production room only, never to a public
+topic or an info log."""
+
 
 @dataclass(frozen=True, slots=True)
-class Alert:
-    """One dealing error, as a dealer and a floor supervisor need it."""
+class _Finding:
+    """What alerts and notices share: code, where, the seed rule and a message."""
 
     code: AlertCode
     seat: int | None
@@ -84,7 +117,7 @@ class Alert:
     at: float = 0.0
 
     def as_dict(self) -> dict[str, object]:
-        """The alert as in the CONFORMANCE.md report (``code`` as its string)."""
+        """As in the CONFORMANCE.md report (``code`` as its string)."""
         return {
             "code": self.code.value,
             "seat": self.seat,
@@ -92,3 +125,22 @@ class Alert:
             "rule": self.rule,
             "message": self.message,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Alert(_Finding):
+    """One error at the table, for the dealer or floor supervisor who must act on it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Notice(_Finding):
+    """What the engine observed that needs no action (see :data:`NOTICE_CODES`).
+
+    A sibling of :class:`Alert`, not a subclass: code that picks alerts out of
+    the engine's outputs (``isinstance(output, Alert)``) never counts a notice.
+    """
+
+    @property
+    def secret(self) -> bool:
+        """Computed from down cards: production room only (:data:`SECRET_CODES`)."""
+        return self.code in SECRET_CODES

@@ -16,11 +16,14 @@ both cards and chips are enforced here (RULES.md numbers):
   bet stands and the true low card has no obligation;
 * rule 7: a hand folded with no bet to call keeps receiving cards until a bet
   kills it; a card to a seat that folded facing a bet is ``card_to_inactive_seat``;
-* rule 10: up cards picked up while facing a bet are a fold;
+* rule 10: up cards picked up while facing a bet are a fold (a notice:
+  nobody must act); a console ``fold`` keyed after the cards left is accepted
+  as a confirmation and changes nothing;
 * rule 14: a card dealt before the betting round is complete is a
   ``premature_deal``; taken off the table, it is out of play (not a fold);
 * rule 6 and the floor: ``kill`` rulings; rule 18: a short hand ruled ``live``;
-* rule 19: a call into a hand already beaten on board is flagged to the console;
+* rule 19: a call into a hand already beaten on board is a notice (a legal
+  call; computed from the caller's down cards, so for the production room only);
 * showdown: every live hand's value pays the main and side pots, odd chips by
   the high card by suit; ``winners`` are the seats that won chips.
 
@@ -180,7 +183,7 @@ class TableConsole:
             return  # not facing a bet: at showdown or with nothing to call it means nothing
         if betting.can_kill(seat):
             betting.kill(seat, "picked up the up cards facing a bet (rule 10)")
-        self.engine._alert(
+        self.engine._notice(  # rule 10: that is a fold, and the engine applied it
             AlertCode.UPCARDS_LIFTED,
             seat,
             betting.street,
@@ -223,8 +226,7 @@ class TableConsole:
                     f"the betting on {_street(betting.street or 3)} is not complete",
                 )
                 return
-            self.engine._finish()
-            self._result(True, message="hand closed")
+            self._result(True, message=self.engine._close())
             return
         if event.seat not in self.hand.seats:
             self._result(False, "unknown_seat", f"seat {event.seat} is not in this hand")
@@ -250,6 +252,14 @@ class TableConsole:
     def _action(self, event: ConsoleAction) -> None:
         betting = self.betting
         seat, action = event.seat, event.action
+        if action == "fold" and seat not in self.hand.live_seats:
+            # The cards reached the muck (or the up cards were picked up, rule 10)
+            # before the operator keyed the fold: the table and the console agree,
+            # so it is no error and changes nothing.
+            dead = self.hand.seats[seat].status.value == "dead"
+            self._result(True, message=f"seat {seat}'s hand is dead already" if dead
+                         else f"seat {seat} has folded already")
+            return
         if betting.hand_over:
             self._reject("hand_over", "the hand is over", seat)
             return

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from table_controller.cards import DECK, Card
-from table_controller.engine.alerts import RULE_OF, Alert, AlertCode
+from table_controller.engine.alerts import NOTICE_CODES, RULE_OF, Alert, AlertCode, Notice
 from table_controller.engine.console import TableConsole
 from table_controller.engine.outputs import (
     ConsoleResult,
@@ -165,11 +165,15 @@ class HandState:
     reshuffled: bool = False
     second_copies: bool = False
     """A duplicate_card was seen: boards and hands may hold one card twice."""
+    result: str | None = None
+    """The hand result's text once the hand has one (``hand_result`` emitted)."""
     burns_before_gather: int = 0
     """Rule 15: 7th-street burns made before the burn pile was gathered."""
     reshuffle_burn_due: bool = False
     """Rule 15: after the scramble a burn comes before the next card is dealt."""
     alerts: list[Alert] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    """What the engine observed that needs no action (alerts.NOTICE_CODES)."""
     where: dict[Card, list[Zone]] = field(default_factory=dict)
     owner: dict[Card, int] = field(default_factory=dict)
     last_zone: dict[Card, Zone] = field(default_factory=dict)
@@ -270,8 +274,15 @@ class DealingEngine:
         self._out = []
         self._at = event.at
         if isinstance(event, HandStarted):
+            refusal = self.refuse_hand(event)
+            if refusal is not None:
+                self._out.append(refusal)
+                return self._out
+            closed = self._close() if self.hand is not None and not self.hand.finished else ""
             self._start_hand(event)
-            self._out.append(ConsoleResult(True, message=f"hand {self._hand().number} started"))
+            started = f"hand {self._hand().number} started"
+            self._out.append(ConsoleResult(True, message=f"{closed}; {started}" if closed
+                                           else started))
             return self._out
         if isinstance(event, ConsoleAction | FloorRuling | HandEnded):
             self._console_input(event)
@@ -294,8 +305,7 @@ class DealingEngine:
             return
         if hand.console is None:
             if isinstance(event, HandEnded):
-                self._finish()
-                self._out.append(ConsoleResult(True, message="hand closed"))
+                self._out.append(ConsoleResult(True, message=self._close()))
                 return
             if len(hand.players) < 2:
                 self._out.append(
@@ -318,6 +328,84 @@ class DealingEngine:
             and event.zone.kind not in (ZoneKind.MUCK, ZoneKind.BOARD)
             and (self.hand is None or self.hand.cleared)
         )
+
+    def refuse_hand(self, event: HandStarted) -> ConsoleResult | None:
+        """Why the console's ``hand`` cannot start a hand now, or ``None`` if it can.
+
+        A console ``hand`` (``event.console``) never drops a hand in progress
+        without its result: while cards of the current hand are being dealt and
+        its result is not due yet, it is refused (``hand_in_progress``, nothing
+        changes); ``end`` closes such a hand first. A hand whose showdown is due
+        (its last card dealt, no betting round open) or that has no card yet is
+        closed by the new ``hand``, visibly (docs/console.md). A script's
+        ``hand`` line (not from the console) always starts the next hand, as
+        CONFORMANCE.md says. The daemon asks before journaling the command.
+        """
+        hand = self.hand
+        if not event.console or hand is None or hand.finished or not hand.where:
+            return None
+        console = hand.console
+        kind = "card-only " if console is None else ""
+        what = f"{kind}hand {hand.number} is in progress"
+        betting = console.betting if console is not None else None
+        if betting is not None and not betting.hand_over and not betting.round_complete:
+            street = _street_name(betting.street or 3)
+            return ConsoleResult(
+                False,
+                "hand_in_progress",
+                f"{what}: the betting on {street} is not complete; finish it, then `end`"
+                " the hand before starting the next",
+            )
+        if self._showdown_due(hand):
+            return None
+        street = _street_name(hand.street) if hand.street is not None else "its first street"
+        how = (
+            "let the dealer finish and clear the table (the hand then ends by itself)"
+            if console is None and hand.auto
+            else "finish dealing it"
+        )
+        return ConsoleResult(
+            False,
+            "hand_in_progress",
+            f"{what} ({street} being dealt): {how}, or send `end` to close it without a"
+            " result first",
+        )
+
+    def _showdown_due(self, hand: HandState) -> bool:
+        """The hand's deal is complete, so closing it now gives its result."""
+        return hand.community is not None or any(
+            hand.seats[s].received >= CARDS_PER_HAND for s in hand.live_seats
+        )
+
+    def _close(self) -> str:
+        """Close the current hand at the console (``end``, or a new ``hand``).
+
+        With its result when it has one (the showdown, or the seat left); a hand
+        closed before that gets a ``hand_result`` with no winners after an
+        announcement saying why, so nobody watching sees a hand just vanish.
+        Returns what the console's reply says about it.
+        """
+        hand = self.hand
+        if hand is None:
+            return "no hand to close"
+        number = hand.number
+        if hand.finished:
+            return f"hand {number} closed"
+        self._finish()
+        if hand.result is not None:
+            return f"hand {number} closed: {hand.result}"
+        if not hand.where:
+            where = "before any card was dealt"
+        else:
+            street = _street_name(hand.street) if hand.street is not None else "3rd street"
+            where = f"on {street}, before its showdown"
+        self._emit(
+            GameEventKind.ANNOUNCEMENT,
+            street=hand.street,
+            text=f"Hand {number} was closed at the console {where}: it has no result.",
+        )
+        self._award([], showdown=False)
+        return f"hand {number} closed {where}, without a result"
 
     def finish_hand(self) -> list[EngineOutput]:
         """Close the current hand: showdown checks (rule 18) and the winners."""
@@ -880,7 +968,7 @@ class DealingEngine:
             return
         self._check_burn_before(7, CARDS_PER_HAND)
         hand.community = card
-        self._alert(
+        self._notice(  # rule 15 is a procedure the dealer announces (rule 12), not an error
             AlertCode.COMMUNITY_CARD,
             None,
             7,
@@ -1066,6 +1154,7 @@ class DealingEngine:
         )
         if shown and len(shown) == 1:
             text += f" with {shown[0].description}"
+        hand.result = text
         self._emit(
             GameEventKind.HAND_RESULT,
             street=hand.street,
@@ -1112,6 +1201,10 @@ class DealingEngine:
         message: str,
         rule: int | None = -1,
     ) -> None:
+        if code in NOTICE_CODES:
+            # One decision table (alerts.NOTICE_CODES) says what needs a person.
+            self._notice(code, seat, street, message, rule)
+            return
         alert = Alert(
             code=code,
             seat=seat,
@@ -1123,6 +1216,28 @@ class DealingEngine:
         if self.hand is not None:
             self.hand.alerts.append(alert)
         self._out.append(alert)
+
+    def _notice(
+        self,
+        code: AlertCode,
+        seat: int | None,
+        street: int | None,
+        message: str,
+        rule: int | None = -1,
+    ) -> None:
+        """Report what needs no action (a code of ``NOTICE_CODES``) as a notice."""
+        assert code in NOTICE_CODES, code
+        notice = Notice(
+            code=code,
+            seat=seat,
+            street=street,
+            rule=RULE_OF[code] if rule == -1 else rule,
+            message=message,
+            at=self._at,
+        )
+        if self.hand is not None:
+            self.hand.notices.append(notice)
+        self._out.append(notice)
 
 
 def replay_events(

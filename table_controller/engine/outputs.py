@@ -1,4 +1,4 @@
-"""What the engine emits besides alerts: game events for the public/secure streams."""
+"""What the engine emits besides alerts and notices: game events and console results."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from enum import StrEnum
 from typing import NamedTuple
 
 from table_controller.cards import Card
-from table_controller.engine.alerts import Alert
+from table_controller.engine.alerts import Alert, Notice
 
 
 class GameEventKind(StrEnum):
@@ -73,5 +73,5 @@ class ConsoleResult(NamedTuple):
     message: str = ""
 
 
-EngineOutput = Alert | GameEvent | ConsoleResult
+EngineOutput = Alert | Notice | GameEvent | ConsoleResult
 """Everything :meth:`DealingEngine.apply` returns."""

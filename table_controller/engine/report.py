@@ -24,6 +24,7 @@ def hand_report(hand: HandState) -> dict[str, Any]:
         "first_to_act": {str(street): seat for street, seat in sorted(hand.first_to_act.items())},
         "winners": list(hand.winners),
         "alerts": [alert.as_dict() for alert in hand.alerts],
+        "notices": [notice.as_dict() for notice in hand.notices],
     }
 
 

@@ -101,6 +101,11 @@ def codes(report: dict[str, Any]) -> list[str]:
     return [alert["code"] for alert in report["alerts"]]
 
 
+def notice_codes(report: dict[str, Any]) -> list[str]:
+    """The notice codes of a hand report, in order (what needed no action)."""
+    return [notice["code"] for notice in report["notices"]]
+
+
 # A clean three-handed hand used as the base of many rule tests: seats 2, 4, 5.
 # Seat 4's 2c is the low card; the burn cards are never dealt.
 THIRD = {

@@ -4,7 +4,7 @@ and betting (RULES.md 6-10, 14, 18, 19) and per console alert code
 
 from __future__ import annotations
 
-from stud_script import BURNS, THIRD, Table, codes, deal_street, deal_third
+from stud_script import BURNS, THIRD, Table, codes, deal_street, deal_third, notice_codes
 
 from table_controller.engine.outputs import ConsoleResult
 from table_controller.events import ConsoleAction
@@ -124,8 +124,11 @@ def test_rule10_picking_up_the_up_cards_facing_a_bet_is_a_fold() -> None:
     t.act(4, "bet")
     t.remove("seat5.up", "Qs").remove("seat5.up", "Js")  # seat 5 lifts its board
     report = t.report()
-    assert codes(report) == ["upcards_lifted"]
-    assert report["alerts"][0]["rule"] == 10
+    # A fold by rule 10, already applied: a notice, nobody must act.
+    assert codes(report) == []
+    assert notice_codes(report) == ["upcards_lifted"]
+    assert report["notices"][0]["rule"] == 10
+    assert report["notices"][0]["seat"] == 5
     assert report["players"]["5"]["status"] == "folded"
 
 
@@ -185,9 +188,11 @@ def test_rule19_call_into_a_hand_beaten_on_board() -> None:
     t.burn(BURNS[7]).round("down", {2: "Qd", 4: "Qc", 5: "Jd"})
     t.act(2, "bet").act(4, "call")  # seat 4's kings cannot beat four eights showing
     report = t.report()
-    assert codes(report) == ["beaten_on_board"]
-    assert report["alerts"][0]["seat"] == 4
-    assert report["alerts"][0]["rule"] == 19
+    # A legal call: a notice, not an alert (nobody must act).
+    assert codes(report) == []
+    assert notice_codes(report) == ["beaten_on_board"]
+    assert report["notices"][0]["seat"] == 4
+    assert report["notices"][0]["rule"] == 19
 
 
 def test_pot_goes_to_the_last_seat_standing() -> None:

@@ -246,9 +246,11 @@ def test_rule15_community_card_is_used_by_every_player() -> None:
     t.burn(last)
     t.place("board", burns[0])
     report = t.report()
-    assert codes(report) == ["community_card"]
-    alert = report["alerts"][0]
-    assert (alert["seat"], alert["street"], alert["rule"]) == (None, 7, 15)
+    # A correct procedure the dealer announces (rules 12, 15): a notice, no alert.
+    assert codes(report) == []
+    assert [n["code"] for n in report["notices"]] == ["community_card"]
+    notice = report["notices"][0]
+    assert (notice["seat"], notice["street"], notice["rule"]) == (None, 7, 15)
     assert report["community"] == burns[0]
     assert "7" in report["first_to_act"]
     assert report["winners"], "the hand reached showdown with the community card"
@@ -458,5 +460,6 @@ def test_rule15_gather_first_allows_one_burn_after_the_scramble() -> None:
 
     script = Path(__file__).resolve().parents[1] / "scripts" / "rule15-gather-then-two-burns.jsonl"
     (hand,) = replay_file(script)["hands"]
-    assert codes(hand) == ["extra_burn", "community_card"]
+    assert codes(hand) == ["extra_burn"]
+    assert [n["code"] for n in hand["notices"]] == ["community_card"]
     assert hand["alerts"][0]["street"] == 7
