@@ -103,6 +103,13 @@ class AlertPayload(AlertFields, Envelope):
     """``alerts`` topic: one alert as it happens."""
 
 
+class NoticePayload(AlertFields, Envelope):
+    """``notices`` / ``secure/notices`` topics: what the engine observed that needs
+    no action (rule 15's community card, a rule-19 call into a hand beaten on
+    board...), with the same fields as an alert. A notice computed from a down
+    card (``beaten_on_board``) goes to ``secure/notices`` only."""
+
+
 # --------------------------------------------------------------------------- state
 
 
@@ -374,6 +381,7 @@ SCHEMAS: Final[dict[str, TypeAdapter[Any]]] = {
     "event": PUBLIC_EVENT_ADAPTER,
     "secure-event": SECURE_EVENT_ADAPTER,
     "alert": TypeAdapter(AlertPayload),
+    "notice": TypeAdapter(NoticePayload),
     "reader": TypeAdapter(ReaderStatus),
     "console-reply": TypeAdapter(ConsoleReply),
 }

@@ -52,6 +52,7 @@ from pydantic import BaseModel
 from table_controller.config import BrokerConfig
 from table_controller.payloads import (
     AlertPayload,
+    NoticePayload,
     PublicEvent,
     PublicState,
     ReaderStatus,
@@ -328,6 +329,23 @@ class MqttPublisher:
                 if self._alerts_dropped == 1:
                     log.warning("mqtt_alert_queue_full", size=self._alerts.maxlen)
             self._alerts.append(stamped)
+
+    def publish_notice(self, public: NoticePayload | None, secure: NoticePayload) -> None:
+        """Publish one notice on ``secure/notices`` and, unless it is secret
+        (``public`` is ``None``), on ``notices``; one shared ``seq``.
+
+        Notices need no action, so offline they are dropped like events (counted
+        in ``events_dropped``; the ``seq`` gap shows), not queued like alerts.
+        """
+        self._check_table(secure.table, *([public.table] if public is not None else []))
+        with self._lock:
+            seq, ts = self._seq.next(), self._clock()
+            if not self._online:
+                self._events_dropped += 1
+                return
+            if public is not None:
+                self._send(self.topics.notices, _stamp(public, seq, ts), retain=False)
+            self._send(self.topics.secure_notices, _stamp(secure, seq, ts), retain=False)
 
     def publish_reader(self, status: ReaderStatus) -> None:
         """Publish one reader's status retained; kept for republishing."""

@@ -8,6 +8,8 @@ Every topic of a table lives under the versioned root ``stud/v1/<table>/``::
     secure/state       retained  snapshot with down cards (production room only)
     secure/events                event stream with down cards
     alerts                       dealing errors, QoS 1
+    notices                      what needs no action (rule 15, ...)
+    secure/notices               every notice, also those computed from down cards
     readers/<reader>   retained  one reader's link status
     cmd/rebirth                  command: republish the full retained set
     cmd/<name>                   console commands (MQTT 5 request/response)
@@ -96,6 +98,16 @@ class TableTopics:
     def alerts(self) -> str:
         """Dealing errors as they happen (QoS 1, not retained)."""
         return f"{self.base}/alerts"
+
+    @property
+    def notices(self) -> str:
+        """What the engine observed that needs no action (not retained)."""
+        return f"{self.base}/notices"
+
+    @property
+    def secure_notices(self) -> str:
+        """Every notice, also those computed from down cards (production room only)."""
+        return f"{self.base}/{SECURE_LEVEL}/notices"
 
     def reader(self, reader_id: str) -> str:
         """Retained status of reader ``reader_id``."""

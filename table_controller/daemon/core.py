@@ -44,18 +44,25 @@ from table_controller.daemon.projection import (
     alert_payload,
     betting_of,
     event_payloads,
+    notice_payloads,
     public_state,
     secure_state,
 )
 from table_controller.deck import DeckRegistry
-from table_controller.engine.alerts import Alert
+from table_controller.engine.alerts import Alert, Notice
 from table_controller.engine.dealing import DealingEngine
 from table_controller.engine.outputs import ConsoleResult, EngineOutput, GameEvent
 from table_controller.engine.settings import TableSettings
 from table_controller.events import CardPlaced, HandStarted, TableEvent, ZoneEvent
 from table_controller.journal import Journal, strip_envelope
 from table_controller.layout import TableLayout
-from table_controller.payloads import AlertPayload, ConsoleReply, ReaderStatus, to_json
+from table_controller.payloads import (
+    AlertPayload,
+    ConsoleReply,
+    NoticePayload,
+    ReaderStatus,
+    to_json,
+)
 from table_controller.presence import PresenceTracker
 from table_controller.publisher import CommandRequest, Publisher
 from table_controller.script import event_to_op, op_to_event
@@ -117,10 +124,15 @@ class StopRequest:
 
 
 class TablePublisher(Publisher, Protocol):
-    """What the core needs of the MQTT side: :class:`Publisher` plus console replies."""
+    """What the core needs of the MQTT side: :class:`Publisher` plus console replies
+    and notices."""
 
     def reply(self, request: CommandRequest, payload: bytes) -> bool:
         """Answer a console request on its response topic (False if it cannot)."""
+
+    def publish_notice(self, public: NoticePayload | None, secure: NoticePayload) -> None:
+        """Publish a notice on ``secure/notices`` and, unless ``public`` is ``None``
+        (computed from down cards), on ``notices``."""
 
 
 LinkStatsSource = Callable[[int], LinkStats | None]
@@ -304,6 +316,15 @@ class TableCore:
             result = ConsoleResult(False, exc.code, exc.reason)
             self._reply(request, result)
             return result
+        refusal = self.engine.refuse_hand(event) if isinstance(event, HandStarted) else None
+        if refusal is not None:
+            # Not journaled: a journal's current hand starts at its last "hand"
+            # record, so a refused one there would restart the wrong hand.
+            # The refusal changes nothing; the requester is told why.
+            log.warning("console_command_rejected", command=request.name, code=refusal.code,
+                        reason=refusal.message)
+            self._reply(request, refusal)
+            return refusal
         outputs = self._journal_and_apply(event)
         results = [output for output in outputs if isinstance(output, ConsoleResult)]
         if len(results) != 1:
@@ -345,6 +366,14 @@ class TableCore:
                 self.publisher.publish_alert(alert_payload(self.table_id, hand, output))
                 log.warning("dealing_alert", code=output.code.value, seat=output.seat,
                             street=output.street, rule=output.rule)
+            elif isinstance(output, Notice):
+                self.publisher.publish_notice(*notice_payloads(self.table_id, hand, output))
+                if output.secret:
+                    # Computed from a down card (rule 19): not even its code in the log.
+                    log.debug("dealing_notice", secret=True)
+                else:
+                    log.info("dealing_notice", code=output.code.value, seat=output.seat,
+                             street=output.street, rule=output.rule)
             elif isinstance(output, GameEvent):
                 payloads = event_payloads(self.table_id, hand, output)
                 if payloads is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from table_controller.engine.alerts import Alert
+from table_controller.engine.alerts import Alert, Notice
 from table_controller.engine.betting import BettingHand
 from table_controller.engine.dealing import HandState
 from table_controller.engine.outputs import GameEvent, GameEventKind
@@ -19,6 +19,7 @@ from table_controller.payloads import (
     PUBLIC_EVENT_ADAPTER,
     SECURE_EVENT_ADAPTER,
     AlertPayload,
+    NoticePayload,
     PublicEvent,
     PublicState,
     SecureEvent,
@@ -31,7 +32,7 @@ def _envelope(table: str, hand: HandState | None) -> dict[str, Any]:
     return {"table": table, "hand": hand.number if hand else None, "seq": 0, "ts": 0.0}
 
 
-def _alert_fields(alert: Alert) -> dict[str, Any]:
+def _alert_fields(alert: Alert | Notice) -> dict[str, Any]:
     return {
         "code": alert.code.value,
         "seat": alert.seat,
@@ -118,6 +119,15 @@ def secure_state(table: str, seats: int, hand: HandState | None) -> SecureState:
 def alert_payload(table: str, hand: HandState | None, alert: Alert) -> AlertPayload:
     """One alert for the ``alerts`` topic."""
     return AlertPayload.model_validate({**_envelope(table, hand), **_alert_fields(alert)})
+
+
+def notice_payloads(
+    table: str, hand: HandState | None, notice: Notice
+) -> tuple[NoticePayload | None, NoticePayload]:
+    """(public, secure) payloads of a notice. The public one is ``None`` when the
+    notice is computed from down cards (``Notice.secret``): production room only."""
+    payload = NoticePayload.model_validate({**_envelope(table, hand), **_alert_fields(notice)})
+    return (None if notice.secret else payload), payload
 
 
 def _event_fields(
