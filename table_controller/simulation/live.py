@@ -149,7 +149,8 @@ class SimulatedTable(DemoTable):
 
 
 class AlertWatch:
-    """Records the table's alerts, its retained state's ``seq`` and reader states."""
+    """Records the table's alerts and notices, its retained state's ``seq`` and reader
+    states."""
 
     def __init__(self, port: int, table: str = TABLE_ID) -> None:
         """Prepare the client; :meth:`start` connects."""
@@ -177,7 +178,9 @@ class AlertWatch:
         self._client.loop_stop()
 
     def _on_connect(self, client: mqtt.Client, *_: Any) -> None:
-        filters = [self.topics.alerts, self.topics.state, self.topics.readers_filter]
+        # secure/notices: every notice, also those kept off the public topic.
+        filters = [self.topics.alerts, self.topics.secure_notices, self.topics.state,
+                   self.topics.readers_filter]
         client.subscribe([(f, SubscribeOptions(qos=1)) for f in filters])
 
     def _on_message(self, _c: mqtt.Client, _u: object, message: mqtt.MQTTMessage) -> None:
@@ -188,9 +191,11 @@ class AlertWatch:
         if not isinstance(payload, dict):
             return
         with self._lock:
-            if message.topic == self.topics.alerts:
-                self.alerts.append(ObservedAlert(payload.get("hand"), str(payload.get("code")),
-                                                 payload.get("seat")))
+            if message.topic in (self.topics.alerts, self.topics.secure_notices):
+                self.alerts.append(ObservedAlert(
+                    payload.get("hand"), str(payload.get("code")), payload.get("seat"),
+                    notice=message.topic == self.topics.secure_notices,
+                ))
             elif message.topic == self.topics.state:
                 self.states += 1
             else:
@@ -215,7 +220,7 @@ class AlertWatch:
             return self.states
 
     def snapshot(self) -> list[ObservedAlert]:
-        """Every alert so far."""
+        """Every alert and notice so far."""
         with self._lock:
             return list(self.alerts)
 

@@ -11,7 +11,10 @@ Rules of attribution (every alert carries the number of its hand):
 * alerts in a **wire_noise** hand are secondary too: a lost frame can delay a card
   until the reader's next inventory, which a dealer would see as a card out of
   order; what noise must never cause is a wrong card (``wire`` figures);
-* announcements (``community_card``, rule 15) are not errors: counted apart.
+* notices (``community_card`` of rule 15, ``beaten_on_board`` of rule 19,
+  ``upcards_lifted`` of rule 10: what the engine reports as needing no action)
+  are not alerts: counted apart, per code, and never as false alerts. An alert
+  bearing one of those codes would be a false alert like any other.
 
 Precision of a code = flagged / (flagged + false alerts with that code).
 """
@@ -27,20 +30,20 @@ from typing import Any, Final
 from table_controller.simulation.kinds import KINDS, WIRE_NOISE, Level
 from table_controller.simulation.plan import SimHand
 
-ANNOUNCEMENTS: Final = frozenset({"community_card"})
-"""Alert codes that announce a correct procedure (rule 15), not a mistake."""
-
 MAX_LISTED: Final = 20
 """Missed injections and false alerts listed by hand, for a look at the cases."""
 
 
 @dataclass(frozen=True, slots=True)
 class ObservedAlert:
-    """An alert as the table raised it: its hand number, code and seat."""
+    """An alert (or, with ``notice``, a notice) as the table raised it: its hand
+    number, code and seat."""
 
     hand: int | None
     code: str
     seat: int | None
+    notice: bool = False
+    """A notice (needs no action): counted apart, never a false alert."""
 
 
 @dataclass(slots=True)
@@ -82,7 +85,8 @@ class DetectionReport:
     kinds: dict[str, KindTally] = field(default_factory=dict)
     clean_hands: int = 0
     false_alerts: Counter[str] = field(default_factory=Counter)
-    announcements: Counter[str] = field(default_factory=Counter)
+    notices: Counter[str] = field(default_factory=Counter)
+    """Notices by code (module docstring): what needed no action."""
     missed: list[dict[str, Any]] = field(default_factory=list)
     false_listed: list[dict[str, Any]] = field(default_factory=list)
     wire: dict[str, int] | None = None
@@ -105,7 +109,10 @@ class DetectionReport:
         for number, stray in by_hand.items():
             if number is None or number not in seen:
                 for alert in stray:
-                    self._false(alert, None)
+                    if alert.notice:
+                        self.notices[alert.code] += 1
+                    else:
+                        self._false(alert, None)
 
     def _judge_hand(self, hand: SimHand, alerts: list[ObservedAlert]) -> None:
         self.hands += 1
@@ -113,8 +120,8 @@ class DetectionReport:
             self.tally(hand.not_injectable).not_injectable += 1
         errors = []
         for alert in alerts:
-            if alert.code in ANNOUNCEMENTS:
-                self.announcements[alert.code] += 1
+            if alert.notice:
+                self.notices[alert.code] += 1
             else:
                 errors.append(alert)
         if hand.kind is None:
@@ -224,7 +231,7 @@ class DetectionReport:
                 "precision": self.precision,
             },
             "false_alerts": dict(sorted(self.false_alerts.items())),
-            "announcements": dict(sorted(self.announcements.items())),
+            "notices": dict(sorted(self.notices.items())),
             "missed": list(self.missed),
             "false_alert_list": list(self.false_listed),
             "wire": dict(self.wire) if self.wire is not None else None,
@@ -265,8 +272,8 @@ def render(report: DetectionReport) -> str:
     ]
     if data["false_alerts"]:
         lines.append("false alerts: " + _counts(data["false_alerts"]))
-    if data["announcements"]:
-        lines.append("announcements (not errors): " + _counts(data["announcements"]))
+    if data["notices"]:
+        lines.append("notices (no action needed, not errors): " + _counts(data["notices"]))
     if data["wire"] is not None:
         lines.append(f"cards on the wire: {data['wire']['wrong_cards']} wrong,"
                      f" {data['wire']['missed_cards']} missed")

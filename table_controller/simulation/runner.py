@@ -19,8 +19,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Final, Literal
 
-from table_controller.engine.alerts import Alert
+from table_controller.engine.alerts import Alert, Notice
 from table_controller.engine.dealing import DealingEngine
+from table_controller.engine.outputs import EngineOutput
 from table_controller.engine.settings import TableSettings
 from table_controller.simulation.kinds import KINDS, Level
 from table_controller.simulation.live import run_daemon
@@ -90,7 +91,8 @@ def run_fast(
     *,
     betting: bool = False,
 ) -> tuple[list[SimHand], list[ObservedAlert]]:
-    """Deal every hand into one engine; return the hands and every alert raised."""
+    """Deal every hand into one engine; return the hands and every alert and notice
+    raised (notices flagged ``notice``)."""
     engine = DealingEngine(BETTING_SETTINGS if betting else FAST_SETTINGS)
     planned: list[SimHand] = []
     alerts: list[ObservedAlert] = []
@@ -98,17 +100,22 @@ def run_fast(
         # Only what the report needs is kept: 100,000 hands' events would not fit.
         planned.append(_summary(hand))
         for event in (*hand.events, *hand.clear):
-            for output in engine.apply(event):
-                if isinstance(output, Alert):
-                    number = engine.hand.number if engine.hand is not None else None
-                    alerts.append(ObservedAlert(number, output.code.value, output.seat))
+            _observe(engine, engine.apply(event), alerts)
         if progress is not None:
             progress(hand.number)
-    for output in engine.finish_hand():
-        if isinstance(output, Alert):
-            number = engine.hand.number if engine.hand is not None else None
-            alerts.append(ObservedAlert(number, output.code.value, output.seat))
+    _observe(engine, engine.finish_hand(), alerts)
     return planned, alerts
+
+
+def _observe(
+    engine: DealingEngine, outputs: list[EngineOutput], into: list[ObservedAlert]
+) -> None:
+    """Record the alerts and notices among ``outputs`` with the engine's hand number."""
+    for output in outputs:
+        if isinstance(output, Alert | Notice):
+            number = engine.hand.number if engine.hand is not None else None
+            into.append(ObservedAlert(number, output.code.value, output.seat,
+                                      notice=isinstance(output, Notice)))
 
 
 def _summary(hand: SimHand) -> SimHand:

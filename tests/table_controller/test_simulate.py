@@ -54,12 +54,13 @@ def test_two_thousand_hands_every_kind_flagged_and_no_false_alert() -> None:
     assert both["secondary_alerts"]["hole_card_exposed"] == both["injected"]
 
 
-def test_clean_hands_raise_nothing_but_rule_15_announcements() -> None:
+def test_clean_hands_raise_no_alert_only_rule_15_notices() -> None:
     report = simulate(1500, 7, {}, "fast")
     assert report.clean_hands == 1500
     assert sum(report.false_alerts.values()) == 0, report.false_listed
-    assert set(report.announcements) <= {"community_card"}
-    assert report.announcements["community_card"] > 0  # eight players reach rule 15
+    # Rule 15's community card is a notice (no action needed), counted apart.
+    assert set(report.notices) <= {"community_card"}
+    assert report.notices["community_card"] > 0  # eight players reach rule 15
 
 
 def test_a_run_is_repeatable_from_its_seed() -> None:
@@ -179,14 +180,16 @@ def test_flagged_needs_the_code_at_the_injected_seat() -> None:
     assert data["false_alerts"] == {}
 
 
-def test_secondary_false_and_announcements_are_kept_apart() -> None:
+def test_secondary_false_and_notices_are_kept_apart() -> None:
     report = judge(
         [hand(1, "missing_burn"), hand(2), hand(3, "reader_flicker"), hand(4, "wire_noise")],
         [
             ObservedAlert(1, "missing_burn", None),
             ObservedAlert(1, "out_of_order", 3),  # same hand: secondary
             ObservedAlert(2, "missing_burn", None),  # clean hand: false
-            ObservedAlert(2, "community_card", None),  # rule 15: an announcement
+            ObservedAlert(2, "community_card", None, notice=True),  # rule 15: a notice
+            ObservedAlert(2, "beaten_on_board", 3, notice=True),  # rule 19: a notice
+            ObservedAlert(None, "community_card", None, notice=True),  # never false
             ObservedAlert(3, "out_of_order", 4),  # flicker must raise nothing: false
             ObservedAlert(4, "out_of_order", 4),  # noise delays a frame: secondary
             ObservedAlert(None, "reader_offline", None),  # between hands: false
@@ -200,7 +203,7 @@ def test_secondary_false_and_announcements_are_kept_apart() -> None:
     assert data["kinds"]["reader_flicker"]["false_alerts"] == 1
     assert data["kinds"]["reader_flicker"]["recall"] is None
     assert data["kinds"]["wire_noise"]["secondary_alerts"] == {"out_of_order": 1}
-    assert data["announcements"] == {"community_card": 1}
+    assert data["notices"] == {"beaten_on_board": 1, "community_card": 2}
     assert data["clean_hands"] == 1
     assert data["totals"] == {"injected": 1, "flagged": 1, "recall": 1.0,
                               "false_alerts": 3, "precision": 0.25}
@@ -232,7 +235,7 @@ def test_cli_json_report(capsys: pytest.CaptureFixture[str]) -> None:
     data = json.loads(captured.out)
     assert set(data) == {
         "mode", "seed", "hands", "seconds", "hands_per_second", "clean_hands", "kinds",
-        "totals", "false_alerts", "announcements", "missed", "false_alert_list", "wire",
+        "totals", "false_alerts", "notices", "missed", "false_alert_list", "wire",
     }
     assert (data["mode"], data["seed"], data["hands"], data["wire"]) == ("fast", 4, 120, None)
     assert set(data["kinds"]) == set(DEAL_KINDS)
