@@ -50,8 +50,13 @@ from table_controller.daemon.projection import (
 )
 from table_controller.deck import DeckRegistry
 from table_controller.engine.alerts import Alert, Notice
-from table_controller.engine.dealing import DealingEngine
-from table_controller.engine.outputs import ConsoleResult, EngineOutput, GameEvent
+from table_controller.engine.dealing import DealingEngine, HandState
+from table_controller.engine.outputs import (
+    ConsoleResult,
+    EngineOutput,
+    GameEvent,
+    GameEventKind,
+)
 from table_controller.engine.settings import TableSettings
 from table_controller.events import CardPlaced, HandStarted, TableEvent, ZoneEvent
 from table_controller.journal import Journal, strip_envelope
@@ -269,9 +274,10 @@ class TableCore:
 
     def _journal_and_apply(self, event: TableEvent) -> list[EngineOutput]:
         self.journal.append(event_to_op(event), at=self._wall())
+        before = self.engine.hand
         outputs = self._apply_safely(event)
         self.events_applied += 1
-        self._publish_outputs(outputs)
+        self._publish_outputs(outputs, before)
         return outputs
 
     def _apply_safely(
@@ -359,9 +365,19 @@ class TableCore:
         if not self.publisher.reply(request, to_json(reply)):
             log.warning("console_reply_not_sent", command=request.name)
 
-    def _publish_outputs(self, outputs: Sequence[EngineOutput]) -> None:
-        hand = self.engine.hand
+    def _publish_outputs(
+        self, outputs: Sequence[EngineOutput], before: HandState | None = None
+    ) -> None:
+        """Publish alerts, notices and events; ``before``: the hand before the input.
+
+        A new hand first closes the one in progress (its result, its last alerts),
+        so what comes before the ``hand_started`` event belongs to the old hand
+        and carries its number.
+        """
+        hand = before if before is not None else self.engine.hand
         for output in outputs:
+            if isinstance(output, GameEvent) and output.kind is GameEventKind.HAND_STARTED:
+                hand = self.engine.hand
             if isinstance(output, Alert):
                 self.publisher.publish_alert(alert_payload(self.table_id, hand, output))
                 log.warning("dealing_alert", code=output.code.value, seat=output.seat,

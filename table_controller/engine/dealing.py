@@ -300,7 +300,17 @@ class DealingEngine:
 
     def _console_input(self, event: ConsoleAction | FloorRuling | HandEnded) -> None:
         hand = self.hand
-        if hand is None or (hand.finished and not isinstance(event, HandEnded)):
+        confirms_fold = (  # the fold that ended the hand reached the muck first
+            isinstance(event, ConsoleAction)
+            and event.action == "fold"
+            and hand is not None
+            and hand.console is not None
+            and event.seat in hand.seats
+            and event.seat not in hand.live_seats
+        )
+        if hand is None or (
+            hand.finished and not isinstance(event, HandEnded) and not confirms_fold
+        ):
             self._out.append(ConsoleResult(False, "hand_over", "no hand is in progress"))
             return
         if hand.console is None:

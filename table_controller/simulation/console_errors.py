@@ -67,7 +67,9 @@ def inject_console(
             # A wager before anyone acted on 3rd street is a wrong bring-in (rule 9).
             actions += ["bet", "raise"]
         action = rng.choice(actions)
-        events.insert(chosen.index, ConsoleAction(seat, action, at=events[chosen.index].at))
+        # Before the decision's first event: a fold's cards mucked before the
+        # operator keyed it already moved the turn on.
+        events.insert(chosen.start, ConsoleAction(seat, action, at=events[chosen.index].at))
         return Injection(kind, tuple(events), seat, chosen.street)
     if kind is ConsoleErrorKind.ILLEGAL_BET:
         candidates = [d for d in decisions if _wager(d) is not None]
@@ -81,7 +83,7 @@ def inject_console(
                  if t > chosen.bet and t not in totals]
         amount = rng.choice(wrong)
         at = events[chosen.index].at
-        events.insert(chosen.index, ConsoleAction(chosen.seat, name, amount, at=at))
+        events.insert(chosen.start, ConsoleAction(chosen.seat, name, amount, at=at))
         return Injection(kind, tuple(events), chosen.seat, chosen.street)
     if kind is ConsoleErrorKind.WRONG_BRING_IN:
         first = next((d for d in decisions if d.forced_bring_in), None)
@@ -92,7 +94,7 @@ def inject_console(
             return None
         seat = rng.choice(others)
         at = events[first.index].at
-        events.insert(first.index, ConsoleAction(seat, "bring_in", at=at))
+        events.insert(first.start, ConsoleAction(seat, "bring_in", at=at))
         return Injection(kind, tuple(events), seat, 3)
     raise ValueError(f"unknown console error kind {kind!r}")  # pragma: no cover
 
@@ -145,7 +147,8 @@ def _premature(
         CardPlaced(zone, early_card, at),
         CardRemoved(zone, early_card, at),  # rule 14: out of play, set aside
     ]
-    rewritten: list[TableEvent] = [*events[: decision.index], *early, *events[decision.index :]]
+    start = decision.start  # before a fold's cards mucked ahead of the action, too
+    rewritten: list[TableEvent] = [*events[:start], *early, *events[start:]]
     street = decision.street + 1
     return Injection(ConsoleErrorKind.PREMATURE_DEAL, tuple(rewritten), seat, street)
 

@@ -149,8 +149,10 @@ class DealerTable(Protocol):
         """Record a (console) event; returns its index in the hand's events."""
         ...
 
-    def muck(self, seat: int, street: int) -> None:
-        """Move ``seat``'s cards to the muck, card by card (a fold, or a loser at showdown)."""
+    def muck(self, seat: int, street: int, *, up_first: bool = False) -> int:
+        """Move ``seat``'s cards to the muck, card by card (a fold, or a loser at
+        showdown); ``up_first``: the face-up cards go first. Returns the index of
+        the first event of the muck in the hand's events."""
         ...
 
 
@@ -441,14 +443,19 @@ class _Dealer:
         self.events.append(replace(event, at=self._now()))
         return len(self.events) - 1
 
-    def muck(self, seat: int, street: int) -> None:
-        """Move ``seat``'s cards to the muck, card by card."""
+    def muck(self, seat: int, street: int, *, up_first: bool = False) -> int:
+        """Move ``seat``'s cards to the muck, card by card (``up_first``: the face-up
+        cards first); the index of the muck's first event."""
         self.folded[seat] = street
-        for number, card in enumerate(self.held[seat], start=1):
-            face = expected_face(number)
+        start = len(self.events)
+        cards = [(card, expected_face(n)) for n, card in enumerate(self.held[seat], start=1)]
+        if up_first:
+            cards.sort(key=lambda held: held[1] is not ZoneKind.UP)  # stable: deal order kept
+        for card, face in cards:
             zone = Zone.down(seat) if face is ZoneKind.DOWN else Zone.up(seat)
             self.events.append(CardRemoved(zone, card, self._now()))
             self._place(MUCK, card)
+        return start
 
     # ---------------------------------------------------------------- streets
 

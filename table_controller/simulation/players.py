@@ -16,13 +16,17 @@ betting rules, used as a library: the players only ever choose among its
 
 At each decision a player draws an action with weights that look like a
 fixed-limit game: mostly calls and checks, some bets and raises, some folds
-facing a bet, and all-ins from short stacks. Nobody folds when they could
-check (a fold with nothing to call keeps receiving cards under rule 7, which a
-virtual dealer following the muck would get wrong). Every action becomes a
-:class:`~table_controller.events.ConsoleAction` in the hand's events, and a
-fold's cards go to the muck right after it. A street is dealt only once its
-round is complete; when at most one player has chips left the remaining
-streets are dealt with no betting.
+facing a bet, and all-ins from short stacks. A player whose hand is already
+beaten on board mostly folds, but sometimes calls anyway (:data:`CALL_BEATEN`:
+legal, a rule-19 notice). Nobody folds when they could check (a fold with
+nothing to call keeps receiving cards under rule 7, which a virtual dealer
+following the muck would get wrong). Every action becomes a
+:class:`~table_controller.events.ConsoleAction` in the hand's events. A fold's
+cards go to the muck right after it, or, as at a real table where the dealer
+pulls the cards in before the operator keys the fold, just before it
+(:data:`MUCK_BEFORE_FOLD`; sometimes the up cards first, rule 10). A street is
+dealt only once its round is complete; when at most one player has chips left
+the remaining streets are dealt with no betting.
 
 At showdown the pots are paid on the players' own copy of the betting; the
 seats that win nothing muck their cards (in showdown order) and the dealer
@@ -72,6 +76,16 @@ COMPLETE_BRING_IN: Final = 0.25
 ALL_IN_SHORT: Final = 0.35
 """Chance that a short stack shoves when all-in is a legal action."""
 
+CALL_BEATEN: Final = 0.3
+"""Chance that a player whose hand is already beaten on board calls anyway (rule 19:
+legal, no claim to the money back; the engine reports a notice)."""
+
+MUCK_BEFORE_FOLD: Final = 0.5
+"""Chance that a folding player's cards reach the muck before the console's fold."""
+
+UP_CARDS_FIRST: Final = 0.5
+"""Of those, the chance that the up cards are picked up first (rule 10: a fold)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Decision:
@@ -80,6 +94,9 @@ class Decision:
 
     index: int
     """Index of the :class:`ConsoleAction` in the hand's events."""
+    start: int
+    """Index of the decision's first event: the action's, or the first card of a
+    fold mucked before the operator keyed it (console errors go in before it)."""
     seat: int
     street: int
     legal: tuple[LegalAction, ...]
@@ -164,14 +181,21 @@ class BettingPlayers:
             forced = first and street == 3 and not any(a.action == "fold" for a in legal)
             beaten = self._beaten_on_board(seat, live, dealer)
             action, amount = self._choose(legal, stack, beaten)
+            muck_first = action == "fold" and self.rng.random() < MUCK_BEFORE_FOLD
+            start = None
+            if muck_first:
+                # The dealer pulls the cards in before the operator keys the fold.
+                up_first = self.rng.random() < UP_CARDS_FIRST
+                start = dealer.muck(seat, street, up_first=up_first)
             index = dealer.emit(ConsoleAction(seat, action, amount))
             betting.act(seat, action, amount)
             waiting = tuple(s for s in betting.live_seats if s != seat)
             ends = betting.round_complete or betting.hand_over
-            self.decisions.append(
-                Decision(index, seat, street, legal, waiting, stack, bet, forced, ends)
-            )
-            if action == "fold":
+            self.decisions.append(Decision(
+                index, index if start is None else start, seat, street, legal, waiting,
+                stack, bet, forced, ends,
+            ))
+            if action == "fold" and not muck_first:
                 dealer.muck(seat, street)  # the folded cards go to the muck at once
             first = False
 
@@ -243,13 +267,15 @@ class BettingPlayers:
     ) -> tuple[str, int | None]:
         """One action among ``legal`` with the weights of the module docstring.
 
-        A player whose hand is already beaten on board (rule 19) does not call:
-        folds, or, when folding is off and only two seats are left, raises if it
-        may (else calls after all).
+        A player whose hand is already beaten on board (rule 19) mostly does not
+        call: folds, or, when folding is off and only two seats are left, raises
+        if it may (else calls after all); with :data:`CALL_BEATEN` it calls.
         """
         rng = self.rng
         names = {a.action: a for a in legal}
         wager = next((a for a in legal if a.action in ("complete", "bet", "raise")), None)
+        if beaten and "call" in names and rng.random() < CALL_BEATEN:
+            return "call", None  # legal: rule 19 only says no claim to the money back
         if beaten and "call" in names:
             if self.folding or len(self.betting.live_seats) > 2:
                 return "fold", None  # without folds, still two seats reach 7th street

@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping
 from typing import Final, Literal
 
 from table_controller.engine.alerts import Alert, Notice
-from table_controller.engine.dealing import DealingEngine
-from table_controller.engine.outputs import EngineOutput
+from table_controller.engine.dealing import DealingEngine, HandState
+from table_controller.engine.outputs import EngineOutput, GameEvent, GameEventKind
 from table_controller.engine.settings import TableSettings
 from table_controller.simulation.kinds import KINDS, Level
 from table_controller.simulation.live import run_daemon
@@ -100,20 +100,29 @@ def run_fast(
         # Only what the report needs is kept: 100,000 hands' events would not fit.
         planned.append(_summary(hand))
         for event in (*hand.events, *hand.clear):
-            _observe(engine, engine.apply(event), alerts)
+            before = engine.hand
+            _observe(before, engine, engine.apply(event), alerts)
         if progress is not None:
             progress(hand.number)
-    _observe(engine, engine.finish_hand(), alerts)
+    _observe(engine.hand, engine, engine.finish_hand(), alerts)
     return planned, alerts
 
 
 def _observe(
-    engine: DealingEngine, outputs: list[EngineOutput], into: list[ObservedAlert]
+    before: HandState | None,
+    engine: DealingEngine,
+    outputs: list[EngineOutput],
+    into: list[ObservedAlert],
 ) -> None:
-    """Record the alerts and notices among ``outputs`` with the engine's hand number."""
+    """Record the alerts and notices among ``outputs`` with their hand's number:
+    ``before`` (the hand before the input) until a ``hand_started`` event, as the
+    daemon numbers them (a new hand first closes the one in progress)."""
+    hand = before if before is not None else engine.hand
     for output in outputs:
+        if isinstance(output, GameEvent) and output.kind is GameEventKind.HAND_STARTED:
+            hand = engine.hand
         if isinstance(output, Alert | Notice):
-            number = engine.hand.number if engine.hand is not None else None
+            number = hand.number if hand is not None else None
             into.append(ObservedAlert(number, output.code.value, output.seat,
                                       notice=isinstance(output, Notice)))
 
