@@ -20,7 +20,7 @@ from mqtt_broker import WAIT, RecordingSubscriber, wait_until
 
 from table_controller.cards import Card
 from table_controller.console_client import send_request
-from table_controller.events import CardPlaced
+from table_controller.events import CardPlaced, CardRemoved
 from table_controller.journal import read_journal
 from table_controller.zones import Zone, ZoneKind
 
@@ -286,3 +286,102 @@ def test_kill9_mid_betting_replays_to_the_same_pot_and_stacks(rig: TableRig) -> 
     assert reply["pot"] == 18
     assert reply["to_act"] is None
     after_sub.close()
+
+
+# ------------------------------------------------ issue 9: notices and hand/end
+
+NOTICES = f"{ROOT}/notices"
+SECURE_NOTICES = f"{ROOT}/secure/notices"
+FIFTH = {1: "Ah", 2: "9c", 4: "Jh"}  # seat 1 shows a pair of aces on 5th street
+
+
+def fifth_street() -> list[CardPlaced]:
+    return [CardPlaced(Zone(ZoneKind.BURN), Card.parse(BURNS[1]))] + [
+        place(f"seat{seat}.up", FIFTH[seat]) for seat in PLAYERS
+    ]
+
+
+def test_notices_reach_their_topics_and_never_the_alerts(rig: TableRig) -> None:
+    """Rule 19 (a call into a hand beaten on board) and rule 10 (up cards picked up
+    facing a bet) on a correctly played hand: notices, no alert; the rule-19 one is
+    computed from hole cards, so only on secure/notices."""
+    sub = subscribe(rig.broker.port)
+    rig.start_thread()
+    wait_state(sub, lambda s: s["hand"] is None)
+    start_and_deal_third(rig, sub)
+    for seat, action in ((2, "bring_in"), (4, "call"), (1, "call")):
+        accepted(command(rig, "act", {"seat": seat, "action": action}))
+    rig.deal(fourth_street(), pace=0.05)
+    wait_state(sub, lambda s: s["street"] == 4 and s["to_act"] == 1)
+    for seat in (1, 2, 4):
+        accepted(command(rig, "act", {"seat": seat, "action": "check"}))
+    rig.deal(fifth_street(), pace=0.05)
+    wait_state(sub, lambda s: s["street"] == 5 and s["to_act"] == 1)
+    accepted(command(rig, "act", {"seat": 1, "action": "bet"}))
+    # Seat 2's 8-5-3-7-9 cannot beat the aces showing: a legal call (rule 19).
+    accepted(command(rig, "act", {"seat": 2, "action": "call"}))
+    secret = sub.wait_topic(SECURE_NOTICES, lambda n: n["code"] == "beaten_on_board").json()
+    assert (secret["seat"], secret["street"], secret["rule"]) == (2, 5, 19)
+    # Seat 4 picks its up cards up facing the bet: a fold (rule 10), then the
+    # operator keys the fold, which is accepted as a confirmation.
+    for code in ("Qd", "9s", "Jh"):
+        rig.table.apply(CardRemoved(Zone.up(4), Card.parse(code)))
+    lifted = sub.wait_topic(NOTICES, lambda n: n["code"] == "upcards_lifted").json()
+    assert (lifted["seat"], lifted["rule"]) == (4, 10)
+    twin = sub.wait_topic(SECURE_NOTICES, lambda n: n["code"] == "upcards_lifted").json()
+    assert twin == lifted  # the same notice, the same seq
+    state = wait_state(sub, lambda s: next(x for x in s["seats"] if x["seat"] == 4)["status"]
+                       == "folded")
+    reply = accepted(command(rig, "act", {"seat": 4, "action": "fold"}))
+    assert reply["to_act"] is None  # 5th street's round is complete
+    assert state["alerts"] == []  # notices are not open alerts
+    assert sub.on_topic(ALERTS) == []
+    public = [m for m in sub.snapshot() if "/secure/" not in m.topic]
+    assert not any(b"beaten_on_board" in m.payload for m in public)
+    assert [m.json()["code"] for m in sub.on_topic(NOTICES)] == ["upcards_lifted"]
+
+
+def test_console_hand_during_a_card_only_hand_is_refused_and_end_is_visible(
+    rig: TableRig,
+) -> None:
+    """Issue 9 item 21: a console ``hand`` never drops a card-only hand in progress;
+    ``end`` closes it (and an empty console hand) visibly."""
+    sub = subscribe(rig.broker.port)
+    rig.start_thread()
+    wait_state(sub, lambda s: s["hand"] is None)
+    rig.deal(third_street(), pace=0.05)  # no console: a card-only hand from the cards
+    dealt = wait_state(sub, lambda s: s["bring_in"] == 2)
+    number = dealt["hand"]
+    reply = rejected(command(rig, "hand", {"players": PLAYERS, "stacks": STACKS}),
+                     "hand_in_progress")
+    assert f"card-only hand {number} is in progress" in reply["reason"]
+    assert reply["hand"] == number
+    # Nothing changed: no new hand, no alert, not journaled (a journal's current
+    # hand starts at its last hand record).
+    rig.deal(fourth_street(), pace=0.05)
+    state = wait_state(sub, lambda s: s["street"] == 4)
+    assert state["hand"] == number
+    assert state["alerts"] == []
+    assert sub.on_topic(ALERTS) == []
+    records = read_journal(rig.tmp / "journal" / f"{TABLE}.journal.jsonl").records
+    assert [r.get("players") for r in records if r["op"] == "hand"] == [[]]
+
+    # end: the hand closes without a result, and everyone sees it.
+    accepted(command(rig, "end", b""))
+    closed = sub.wait_topic(EVENTS, lambda e: e.get("kind") == "hand_result").json()
+    assert (closed["hand"], closed["winners"]) == (number, [])
+    notes = [e["text"] for e in events_of(sub, EVENTS, "announcement")]
+    assert f"Hand {number} was closed at the console on 4th street, before its showdown:" \
+        " it has no result." in notes
+
+    # Now the console starts the next hand; an end before any card is visible too.
+    reply = accepted(command(rig, "hand", {"players": PLAYERS, "stacks": STACKS}))
+    assert reply["hand"] == number + 1
+    accepted(command(rig, "end", b""))
+    wait_until(lambda: any(e["hand"] == number + 1 for e in events_of(sub, EVENTS,
+                                                                     "hand_result")),
+               what="the empty hand's result")
+    notes = [e["text"] for e in events_of(sub, EVENTS, "announcement")]
+    assert f"Hand {number + 1} was closed at the console before any card was dealt: it" \
+        " has no result." in notes
+    assert sub.on_topic(ALERTS) == []
