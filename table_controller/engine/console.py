@@ -252,10 +252,15 @@ class TableConsole:
     def _action(self, event: ConsoleAction) -> None:
         betting = self.betting
         seat, action = event.seat, event.action
-        if action == "fold" and seat not in self.hand.live_seats:
+        if (
+            action == "fold"
+            and seat not in self.hand.live_seats
+            and seat not in betting.live_seats
+        ):
             # The cards reached the muck (or the up cards were picked up, rule 10)
             # before the operator keyed the fold: the table and the console agree,
-            # so it is no error and changes nothing.
+            # so it is no error and changes nothing. (A seat that mucked before the
+            # hand's first console input is still in the betting: its fold counts.)
             dead = self.hand.seats[seat].status.value == "dead"
             self._result(True, message=f"seat {seat}'s hand is dead already" if dead
                          else f"seat {seat} has folded already")

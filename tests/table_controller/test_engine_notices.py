@@ -187,6 +187,27 @@ def test_fold_keyed_after_the_muck_that_ended_the_hand_is_accepted() -> None:
     assert hand.alerts == []
 
 
+def test_fold_keyed_for_cards_mucked_before_the_first_console_input_counts() -> None:
+    """Found by ``stud-table simulate --hands 20000 --betting`` (seed 1, hand 3818):
+    the console's betting starts at the hand's first console input, so a seat
+    whose cards reached the muck before it is still in the betting; its fold
+    must count there (it was taken as a mere confirmation, and the next seat's
+    bring-in was then flagged wrong_bring_in, with out_of_turn on every action)."""
+    t = deal_third(Table([2, 4, 5], stacks={2: 100, 4: 0, 5: 100}))
+    # Rule 8: seat 4 (2c, the low card) is all-in for the ante: seat 5 may fold.
+    t.muck(5, [("up", "Qs"), ("down", "7h"), ("down", "7c")])
+    t.act(5, "fold")
+    engine = t.engine()
+    hand = engine.hand
+    assert hand is not None
+    assert hand.console is not None
+    assert 5 not in hand.console.betting.live_seats
+    assert hand.console.betting.to_act == 2  # the option passes on to the left
+    (result,) = _results(engine.apply(ConsoleAction(2, "bring_in")))
+    assert result == ConsoleResult(True, None, "seat 2 bring_in")
+    assert hand.alerts == []
+
+
 def test_beaten_on_board_is_secret_everywhere_public() -> None:
     """Rule 19's notice compares the caller's hole cards with a board: it is never
     in the public state or on the public notices topic (it used to be a public alert)."""
