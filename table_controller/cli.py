@@ -143,6 +143,10 @@ def _text_report(report: dict[str, object]) -> str:
             seat = f"seat {alert['seat']}" if alert["seat"] is not None else "table"
             lines.append(f"  ! {alert['code']} ({seat}, street {alert['street']}): "
                          f"{alert['message']}")
+        for notice in hand.get("notices", []):  # no action needed (issue 9): not "!"
+            seat = f"seat {notice['seat']}" if notice["seat"] is not None else "table"
+            lines.append(f"  - {notice['code']} ({seat}, street {notice['street']}): "
+                         f"{notice['message']}")
     return "\n".join(lines)
 
 

@@ -12,8 +12,11 @@ progress (item 21), through the engine alone.
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from stud_script import (
@@ -28,6 +31,7 @@ from stud_script import (
 )
 
 from table_controller.cards import Card
+from table_controller.cli import main
 from table_controller.daemon.projection import notice_payloads, public_state
 from table_controller.engine.alerts import NOTICE_CODES, SECRET_CODES, Alert, AlertCode, Notice
 from table_controller.engine.dealing import DealingEngine, HandState
@@ -353,3 +357,18 @@ def test_script_hand_lines_still_start_the_next_hand() -> None:
     assert first["alerts"] == []
     assert sorted(first["players"]) == ["2", "4", "5"]
     assert sorted(second["players"]) == ["2", "4"]
+
+
+def test_replay_reports_notices_apart_from_alerts(capsys: pytest.CaptureFixture[str]) -> None:
+    """``stud-table replay``: the JSON report has ``notices`` (CONFORMANCE.md) and the
+    text summary lists them with ``-``, alerts with ``!``."""
+    script = Path(__file__).resolve().parents[1] / "scripts" / "rule15-gather-then-two-burns.jsonl"
+    assert main(["replay", str(script), "--json"]) == 0
+    (hand,) = json.loads(capsys.readouterr().out)["hands"]
+    assert [a["code"] for a in hand["alerts"]] == ["extra_burn"]
+    assert [(n["code"], n["street"], n["rule"]) for n in hand["notices"]] == [
+        ("community_card", 7, 15)]
+    assert main(["replay", str(script)]) == 0
+    text = capsys.readouterr().out
+    assert "  ! extra_burn (table, street 7)" in text
+    assert "  - community_card (table, street 7): The deck is short" in text
