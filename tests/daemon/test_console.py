@@ -384,4 +384,17 @@ def test_console_hand_during_a_card_only_hand_is_refused_and_end_is_visible(
     notes = [e["text"] for e in events_of(sub, EVENTS, "announcement")]
     assert f"Hand {number + 1} was closed at the console before any card was dealt: it" \
         " has no result." in notes
+
+    # A hand that has no card yet is replaced by the next hand command, visibly, and
+    # what closes it is published under its own number, before the new hand starts.
+    accepted(command(rig, "hand", {"players": PLAYERS, "stacks": STACKS}))
+    reply = accepted(command(rig, "hand", {"players": [1, 2], "stacks": {"1": 9, "2": 9}}))
+    assert reply["hand"] == number + 3
+    wait_until(lambda: any(e["hand"] == number + 3 for e in events_of(sub, EVENTS,
+                                                                     "hand_started")),
+               what="the next hand started")
+    tail = [(e["kind"], e["hand"]) for e in (m.json() for m in sub.on_topic(EVENTS))
+            if e["hand"] in (number + 2, number + 3)]
+    assert tail == [("hand_started", number + 2), ("announcement", number + 2),
+                    ("hand_result", number + 2), ("hand_started", number + 3)]
     assert sub.on_topic(ALERTS) == []
