@@ -278,7 +278,8 @@ class DealingEngine:
             if refusal is not None:
                 self._out.append(refusal)
                 return self._out
-            closed = self._close() if self.hand is not None and not self.hand.finished else ""
+            unfinished = self.hand is not None and not self.hand.finished
+            closed = self._close(by_console=event.console) if unfinished else ""
             self._start_hand(event)
             started = f"hand {self._hand().number} started"
             self._out.append(ConsoleResult(True, message=f"{closed}; {started}" if closed
@@ -387,8 +388,9 @@ class DealingEngine:
             hand.seats[s].received >= CARDS_PER_HAND for s in hand.live_seats
         )
 
-    def _close(self) -> str:
-        """Close the current hand at the console (``end``, or a new ``hand``).
+    def _close(self, *, by_console: bool = True) -> str:
+        """Close the current hand: the console's ``end`` or a new ``hand`` (a
+        script's ``hand`` line: ``by_console`` false).
 
         With its result when it has one (the showdown, or the seat left); a hand
         closed before that gets a ``hand_result`` with no winners after an
@@ -412,7 +414,8 @@ class DealingEngine:
         self._emit(
             GameEventKind.ANNOUNCEMENT,
             street=hand.street,
-            text=f"Hand {number} was closed at the console {where}: it has no result.",
+            text=f"Hand {number} was closed{' at the console' if by_console else ''} {where}:"
+            " it has no result.",
         )
         self._award([], showdown=False)
         return f"hand {number} closed {where}, without a result"

@@ -38,12 +38,7 @@ from table_controller.engine.dealing import DealingEngine, HandState
 from table_controller.engine.outputs import ConsoleResult, EngineOutput, GameEvent, GameEventKind
 from table_controller.engine.report import hand_report
 from table_controller.engine.settings import TableSettings
-from table_controller.events import (
-    CardPlaced,
-    ConsoleAction,
-    HandEnded,
-    HandStarted,
-)
+from table_controller.events import CardPlaced, ConsoleAction, HandEnded, HandStarted
 from table_controller.simulation.physical import deal_random
 from table_controller.simulation.plan import BETTING_SETTINGS, clear_events
 from table_controller.simulation.players import BettingPlayers
@@ -357,6 +352,10 @@ def test_script_hand_lines_still_start_the_next_hand() -> None:
     assert first["alerts"] == []
     assert sorted(first["players"]) == ["2", "4", "5"]
     assert sorted(second["players"]) == ["2", "4"]
+    engine = deal_third(Table([2, 4, 5])).engine()
+    outputs = engine.apply(HandStarted((2, 4)))
+    texts = [o.text for o in outputs if isinstance(o, GameEvent)]
+    assert texts[0] == "Hand 1 was closed on 3rd street, before its showdown: it has no result."
 
 
 def test_replay_reports_notices_apart_from_alerts(capsys: pytest.CaptureFixture[str]) -> None:
