@@ -449,7 +449,8 @@ class DealingEngine:
                         " the hand is dead unless the floor rules it live.",
                     )
                     self._kill(seat_no, "short hand at showdown")
-            self._showdown()
+            if not hand.finished:  # killing a short hand can leave one seat: already won
+                self._showdown()
         hand.finished = True
 
     # ------------------------------------------------------------ hand start

@@ -336,6 +336,25 @@ def test_console_hand_after_a_card_only_showdown_ends_it_with_its_result() -> No
     assert _kinds(outputs)[0] is GameEventKind.HAND_RESULT
 
 
+def test_a_short_hand_killed_at_showdown_gives_one_result_not_two() -> None:
+    """Found by test_no_hand_ends_without_a_visible_result (seed 8): two seats left,
+    one with seven cards and one with six when the hand is closed; killing the
+    short hand (rule 18) left one seat, which won, and the showdown then published
+    a second hand_result."""
+    t = deal_third(Table([2, 4, 5]))
+    for street in (4, 5, 6):
+        deal_street(t, street)
+    t.muck(5, [("down", "7h"), ("down", "7c"), ("up", "Qs"), ("up", "Js"), ("up", "Jh"),
+               ("up", "Jc")])
+    t.burn(BURNS[7]).down(2, STREETS[7][2])  # seat 4's 7th card never comes
+    engine = t.engine()
+    outputs = engine.apply(HandEnded())
+    assert [a.code for a in outputs if isinstance(a, Alert)] == [AlertCode.SHORT_HAND]
+    results = [o for o in outputs if isinstance(o, GameEvent)
+               and o.kind is GameEventKind.HAND_RESULT]
+    assert [r.winners for r in results] == [(2,)]
+
+
 def test_console_hand_while_a_betting_round_is_open_is_refused() -> None:
     t = deal_third(Table([2, 4, 5], stacks={2: 100, 4: 100, 5: 100})).act(4, "bring_in")
     engine = t.engine()
@@ -371,3 +390,42 @@ def test_replay_reports_notices_apart_from_alerts(capsys: pytest.CaptureFixture[
     text = capsys.readouterr().out
     assert "  ! extra_burn (table, street 7)" in text
     assert "  - community_card (table, street 7): The deck is short" in text
+
+
+@_HEAVY
+@given(st.integers(0, 2**32 - 1), st.floats(0.0, 1.0), st.booleans())
+def test_no_hand_ends_without_a_visible_result(seed: int, cut: float, end_first: bool) -> None:
+    """Item 21 as a property: a card-only deal interrupted anywhere by the console
+    (``end``, or ``hand``) either refuses and changes nothing, or closes the hand
+    with exactly one ``hand_result`` (an empty one when it had no result)."""
+    rng = random.Random(seed)
+    seats = sorted(rng.sample(range(1, 9), rng.randint(2, 8)))
+    deal = deal_random(seats, rng, fold_chance=0.1)
+    events = [e for e in deal.events if not isinstance(e, HandStarted)]
+    engine = DealingEngine(TableSettings(auto_hands=True))
+    outputs: list[EngineOutput] = []
+    for event in events[: 1 + int(cut * (len(events) - 1))]:
+        outputs += engine.apply(event)
+    hand = engine.hand
+    assert hand is not None
+    before = hand_report(hand)
+    was_finished = hand.finished
+    console: list[EngineOutput] = []
+    if end_first:
+        console += engine.apply(HandEnded())
+    console += engine.apply(HandStarted((1, 2), console=True))
+    results = _results(console)
+    if not results[-1].accepted:  # refused: only the hand command, and nothing changed
+        assert not end_first
+        assert results[-1].code == "hand_in_progress"
+        assert engine.hand is hand
+        assert hand_report(hand) == before
+        return
+    assert all(r.accepted for r in results)
+    assert hand.finished
+    assert hand.result is not None
+    kinds = _kinds(outputs + console)
+    assert kinds.count(GameEventKind.HAND_RESULT) == 1
+    if not was_finished:
+        assert GameEventKind.HAND_RESULT in _kinds(console)
+    assert engine.hand is not hand
