@@ -96,7 +96,11 @@ def _error(config_dir: Path, text: str) -> str:
         ('decks = ["deck.toml"]', 'decks = ["deck.toml", "nope.toml"]',
          "table.decks[1]: file not found:"),
         ('layout = "layout.toml"', 'layout = "missing.toml"', "table.layout: file not found:"),
-        ("big_bet = 10", "big_bet = 4", "stakes: big_bet must be at least small_bet"),
+        ("big_bet = 10", "big_bet = 4", "stakes.big_bet: must be at least small_bet"),
+        # Issue 9 item 15: stakes the betting engine refuses are refused here, at start.
+        ("bring_in = 2", "bring_in = 5", "stakes.bring_in: must be smaller than small_bet"),
+        ("bring_in = 2", "bring_in = 6", "stakes.bring_in: must be smaller than small_bet"),
+        ("ante = 1", "ante = 1" + "0" * 300, "stakes.ante: must be a whole number from 0"),
         ("[journal]", '[rules]\nbring_in_tiebreak = "colour"\n[journal]',
          "rules.bring_in_tiebreak: Input should be 'suit' or 'position'"),
         ("[journal]", '[broker]\npassword = "x"\n[journal]',
