@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from table_controller.config import load_config
 from table_controller.config_file import ConfigError
@@ -16,7 +19,7 @@ from table_controller.demo import run_demo
 from table_controller.handhistory.commands import add_phh_parser, run_phh
 from table_controller.journal import JournalError
 from table_controller.logging import configure_logging
-from table_controller.replay import replay_file
+from table_controller.replay import replay_path
 from table_controller.republish import add_mqtt_arguments, run_republish
 from table_controller.script import ScriptError
 from table_controller.simulation.kinds import CONSOLE_KINDS, DEAL_KINDS, KINDS, READER_KINDS
@@ -31,6 +34,8 @@ EXIT_FAILURE = 1
 """The daemon could not run (e.g. a damaged journal it refuses to append to)."""
 EXIT_BAD_INPUT = 2
 """Malformed script or invalid configuration: one line on stderr says what and where."""
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+"""Our stdout was closed by its reader: the status a shell shows for `cat` there."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -112,7 +117,7 @@ def _replay(args: argparse.Namespace) -> int:
     if args.mqtt is not None:
         return run_republish(args)
     try:
-        report = replay_file(args.script)
+        result = replay_path(args.script)
     except OSError as exc:
         print(f"stud-table replay: cannot read {args.script}: {exc.strerror}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -120,20 +125,26 @@ def _replay(args: argparse.Namespace) -> int:
         print(f"stud-table replay: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.json:
-        json.dump(report, sys.stdout, indent=2)
+        json.dump(result.report(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print(_text_report(report))
+        print(text_report(result.report()))
+    sys.stdout.flush()  # a closed pipe shows here, inside main's handler
     return EXIT_OK
 
 
-def _text_report(report: dict[str, object]) -> str:
+def text_report(report: dict[str, Any]) -> str:
+    """The readable summary of a replay report (``stud-table replay`` without ``--json``)."""
     lines: list[str] = []
     hands = report["hands"]
-    assert isinstance(hands, list)
+    if not hands:
+        lines.append("no hands")
     for number, hand in enumerate(hands, start=1):
-        lines.append(f"hand {number}: winners {hand['winners'] or '-'}, "
-                     f"bring-in seat {hand['bring_in']}")
+        winners = " ".join(str(seat) for seat in hand["winners"]) or "-"
+        bring_in = hand["bring_in"] if hand["bring_in"] is not None else "-"
+        lines.append(f"hand {number}: winners {winners}, bring-in seat {bring_in}")
+        if hand["community"] is not None:
+            lines.append(f"  community card {hand['community']}")
         for seat, info in hand["players"].items():
             lines.append(
                 f"  seat {seat:>2} {info['status']:<7} down {' '.join(info['down']) or '-':<12}"
@@ -141,8 +152,16 @@ def _text_report(report: dict[str, object]) -> str:
             )
         for alert in hand["alerts"]:
             seat = f"seat {alert['seat']}" if alert["seat"] is not None else "table"
-            lines.append(f"  ! {alert['code']} ({seat}, street {alert['street']}): "
-                         f"{alert['message']}")
+            street = f", street {alert['street']}" if alert["street"] is not None else ""
+            lines.append(f"  ! {alert['code']} ({seat}{street}): {alert['message']}")
+    journal = report.get("journal")
+    if journal is not None:
+        lines.append(f"journal: {journal['records']} records verified"
+                     f" (jseq {journal['first_jseq'] or '-'} to {journal['last_jseq'] or '-'})")
+        torn = journal["torn_tail"]
+        if torn is not None:
+            lines.append(f"journal: torn last line {torn['line']} dropped ({torn['problem']}),"
+                         " as a crash leaves it")
     return "\n".join(lines)
 
 
@@ -196,6 +215,19 @@ def _simulate(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``stud-table`` console script."""
     args = build_parser().parse_args(argv)
+    try:
+        return _command(args)
+    except BrokenPipeError:
+        # The reader of our stdout went away (``replay --json | head``): nothing
+        # more can be said there. Point stdout at /dev/null so that the interpreter's
+        # final flush does not print a traceback, and exit as `cat` would (SIGPIPE).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
+
+
+def _command(args: argparse.Namespace) -> int:
     if args.command == "replay":
         return _replay(args)
     if args.command == "run":
