@@ -1,5 +1,9 @@
 """The ``stud-table`` command line."""
 
+# ruff: noqa: PLC0415 - each command imports its modules when it runs: `stud-table
+# replay` (the conformance door, started once per script) must not pay for the daemon,
+# MQTT, simulator and PHH imports (issue 9).
+
 from __future__ import annotations
 
 import argparse
@@ -11,23 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from table_controller.config import load_config
-from table_controller.config_file import ConfigError
-from table_controller.console_client import add_console_parser, run_console
-from table_controller.daemon.runner import Daemon
-from table_controller.demo import run_demo
-from table_controller.handhistory.commands import add_phh_parser, run_phh
-from table_controller.journal import JournalError
-from table_controller.logging import configure_logging
 from table_controller.replay import replay_path
-from table_controller.republish import add_mqtt_arguments, run_republish
 from table_controller.script import ScriptError
-from table_controller.simulation.kinds import CONSOLE_KINDS, DEAL_KINDS, KINDS, READER_KINDS
-from table_controller.simulation.live import LiveError
-from table_controller.simulation.plan import RateError, parse_rates
-from table_controller.simulation.progress import ProgressBar
-from table_controller.simulation.report import render as render_report
-from table_controller.simulation.runner import simulate
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -40,19 +29,16 @@ EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``stud-table`` with all subcommands."""
+    from table_controller.console_client import add_console_parser
+    from table_controller.handhistory.commands import add_phh_parser
+    from table_controller.republish import add_mqtt_arguments
+    from table_controller.simulation.kinds import CONSOLE_KINDS, KINDS
+
     parser = argparse.ArgumentParser(
         prog="stud-table", description="RFID Seven Card Stud table controller"
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    replay = commands.add_parser(
-        "replay",
-        help="replay a table script or journal through the rules engine",
-        description="Replay a table script (CONFORMANCE.md) or a journal and report the hands.",
-    )
-    replay.add_argument("script", type=Path, help="table script (JSON Lines) or journal")
-    replay.add_argument(
-        "--json", action="store_true", help="print the CONFORMANCE.md JSON report on stdout"
-    )
+    replay = _add_replay_parser(commands)
     add_mqtt_arguments(replay)
     run = commands.add_parser(
         "run",
@@ -99,6 +85,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_replay_parser(commands: Any) -> argparse.ArgumentParser:
+    replay: argparse.ArgumentParser = commands.add_parser(
+        "replay",
+        help="replay a table script or journal through the rules engine",
+        description="Replay a table script (CONFORMANCE.md) or a journal and report the hands.",
+    )
+    replay.add_argument("script", type=Path, help="table script (JSON Lines) or journal")
+    replay.add_argument(
+        "--json", action="store_true", help="print the CONFORMANCE.md JSON report on stdout"
+    )
+    return replay
+
+
+def _replay_only_parser() -> argparse.ArgumentParser:
+    """The parser of a plain ``replay SCRIPT [--json]`` (no --mqtt options, no help):
+    parses exactly as :func:`build_parser` does, without importing the other commands."""
+    parser = argparse.ArgumentParser(prog="stud-table")
+    commands = parser.add_subparsers(dest="command", required=True)
+    _add_replay_parser(commands).set_defaults(mqtt=None)
+    return parser
+
+
+_FULL_PARSER_OPTIONS = ("-h", "--help", "--mqtt", "--table", "--speed")
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -115,6 +126,8 @@ def _positive_float(text: str) -> float:
 
 def _replay(args: argparse.Namespace) -> int:
     if args.mqtt is not None:
+        from table_controller.republish import run_republish
+
         return run_republish(args)
     try:
         result = replay_path(args.script)
@@ -166,6 +179,12 @@ def text_report(report: dict[str, Any]) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from table_controller.config import load_config
+    from table_controller.config_file import ConfigError
+    from table_controller.daemon.runner import Daemon
+    from table_controller.journal import JournalError
+    from table_controller.logging import configure_logging
+
     try:
         config = load_config(args.config)
         configure_logging(config.log.format, config.log.level)
@@ -180,10 +199,20 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from table_controller.demo import run_demo
+
     return run_demo(hands=args.hands, speed=args.speed, seed=args.seed)
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from table_controller.logging import configure_logging
+    from table_controller.simulation.kinds import CONSOLE_KINDS, DEAL_KINDS, READER_KINDS
+    from table_controller.simulation.live import LiveError
+    from table_controller.simulation.plan import RateError, parse_rates
+    from table_controller.simulation.progress import ProgressBar
+    from table_controller.simulation.report import render as render_report
+    from table_controller.simulation.runner import simulate
+
     kinds = DEAL_KINDS + READER_KINDS if args.mode == "daemon" else DEAL_KINDS
     if args.betting:
         kinds += CONSOLE_KINDS
@@ -214,7 +243,11 @@ def _simulate(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``stud-table`` console script."""
-    args = build_parser().parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    fast = arguments[:1] == ["replay"] and not any(
+        arg.split("=")[0] in _FULL_PARSER_OPTIONS for arg in arguments)
+    parser = _replay_only_parser() if fast else build_parser()
+    args = parser.parse_args(arguments)
     try:
         return _command(args)
     except BrokenPipeError:
@@ -235,9 +268,13 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "demo":
         return _demo(args)
     if args.command == "phh":
+        from table_controller.handhistory.commands import run_phh
+
         return run_phh(args)
     if args.command == "simulate":
         return _simulate(args)
     if args.command == "console":
+        from table_controller.console_client import run_console
+
         return run_console(args)
     return EXIT_BAD_INPUT  # pragma: no cover - argparse rejects unknown commands

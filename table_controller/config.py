@@ -232,4 +232,8 @@ def load_config(path: Path | str) -> DaemonConfig:
         raise ConfigError(file, "", "not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(file, "", f"TOML syntax error: {exc}") from None
+    except RecursionError:  # arrays nested thousands deep: tomllib recurses
+        raise ConfigError(file, "", "TOML syntax error: arrays nested too deeply") from None
+    except ValueError as exc:  # an int past Python's 4,300-digit limit
+        raise ConfigError(file, "", f"TOML syntax error: {str(exc).split(';')[0]}") from None
     return parse_config(data, file, file.resolve().parent)

@@ -55,11 +55,13 @@ _JOURNAL_MARKS: Final = (b'"jseq":', b'"crc":')
 @dataclass(slots=True)
 class Line:
     """One line of the file: its number, its bytes without the ``\\n``, and whether
-    it is the last line of the file. ``data`` is None for a line over the limit."""
+    it is the last line of the file. ``data`` is None for a line over the limit;
+    ``ended`` is False for a last line without its ``\\n``."""
 
     number: int
     data: bytes | None
     last: bool
+    ended: bool = True
 
 
 def read_lines(file: BinaryIO, limit: int = MAX_LINE_BYTES) -> Iterator[Line]:
@@ -70,10 +72,12 @@ def read_lines(file: BinaryIO, limit: int = MAX_LINE_BYTES) -> Iterator[Line]:
     """
     number = 0
     pending: Line | None = None
+    chunk_ended = True
     while True:
         chunk = file.readline(limit + 1)
         if not chunk:
             break
+        chunk_ended = chunk.endswith(b"\n")
         data: bytes | None = chunk.removesuffix(b"\n")
         number += 1
         if not chunk.endswith(b"\n") and len(chunk) > limit:
@@ -88,11 +92,13 @@ def read_lines(file: BinaryIO, limit: int = MAX_LINE_BYTES) -> Iterator[Line]:
                     return
                 chunk = file.readline(limit)
                 skipped += len(chunk)
+            chunk_ended = chunk.endswith(b"\n")
         if pending is not None:
             yield pending
         pending = Line(number, data, last=False)
     if pending is not None:
         pending.last = True
+        pending.ended = chunk_ended
         yield pending
 
 
@@ -171,6 +177,10 @@ class ScriptSource:
             try:
                 if line.data is None:
                     raise ValueError(f"line longer than {MAX_LINE_BYTES} bytes")
+                if not line.ended:
+                    # Journal.append writes the line and its newline in one write: without
+                    # it the record was never acknowledged (docs/journal.md).
+                    raise ValueError("no newline at the end (an incomplete write)")
                 record = decode_line(line.data)
                 jseq = int(record["jseq"])
                 if info.last_jseq is not None and jseq != info.last_jseq + 1:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from table_controller.config import ConfigError, load_config
+from table_controller.config_file import read_toml
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "deploy" / "table.example.toml"
@@ -137,3 +138,22 @@ def test_tls_paths_resolve(config_dir: Path) -> None:
     assert config.broker.tls is not None
     assert config.broker.tls.ca_file == config_dir / "ca.pem"
     assert config.broker.username == "d"
+
+
+@pytest.mark.parametrize("value", ["9" * 5000, "[" * 100_000])
+def test_issue9_toml_huge_int_or_deep_nesting_is_one_line(config_dir: Path, value: str) -> None:
+    """tomllib raises ValueError past Python's 4,300-digit int limit and RecursionError
+    on deep arrays: both were tracebacks out of `stud-table run`."""
+    message = _error(config_dir, MINIMAL + f"\n[extra]\nx = {value}\n")
+    assert message.startswith("TOML syntax error: ")
+    assert len(message) < 200
+
+
+@pytest.mark.parametrize("value", ["9" * 5000, "[" * 100_000])
+def test_issue9_layout_and_deck_toml_huge_int_or_deep_nesting(tmp_path: Path, value: str) -> None:
+    """The same two tomllib exceptions through read_toml (layout and deck files)."""
+    path = tmp_path / "layout.toml"
+    path.write_text(f"x = {value}\n")
+    with pytest.raises(ConfigError, match=rf"^{path}: not valid TOML: ") as caught:
+        read_toml(path)
+    assert "\n" not in str(caught.value)

@@ -376,7 +376,7 @@ def test_issue9_item13_torn_last_line_is_reported_and_dropped(tmp_path: Path) ->
     assert report["hands"] == shorter["hands"]
     torn = report["journal"]["torn_tail"]
     assert torn["line"] == len(lines)
-    assert torn["problem"].startswith("bad JSON")
+    assert torn["problem"] == "no newline at the end (an incomplete write)"
     assert report["journal"]["last_jseq"] == len(lines) - 1
     # A bad CRC on the very last line is a torn tail too (docs/journal.md)...
     path.write_bytes(b"".join(lines[:-1]) + lines[-1].replace(b'"op"', b'"oq"'))
@@ -384,6 +384,18 @@ def test_issue9_item13_torn_last_line_is_reported_and_dropped(tmp_path: Path) ->
     # ... but the same damage one line earlier is not.
     path.write_bytes(b"".join(lines[:-2]) + lines[-2].replace(b'"op"', b'"oq"') + lines[-1])
     assert bad_line(path)[0] == len(lines) - 1
+
+
+def test_issue9_item13_last_record_without_its_newline_is_torn(tmp_path: Path) -> None:
+    """Found by the fuzz test: a last record whose JSON and CRC are whole but whose
+    newline is missing was replayed; Journal.append writes both at once, so it is torn."""
+    path = tmp_path / "t.jsonl"
+    lines = write_journal(path)
+    path.write_bytes(b"".join(lines)[:-1])
+    report = good_report(path)
+    assert report["journal"]["torn_tail"] == {
+        "line": len(lines), "problem": "no newline at the end (an incomplete write)"}
+    assert report["journal"]["last_jseq"] == len(lines) - 1
 
 
 def test_issue9_item13_a_journal_from_the_daemon_replays(tmp_path: Path) -> None:
