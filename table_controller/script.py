@@ -23,7 +23,7 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from table_controller.cards import Card, CardParseError
-from table_controller.engine.settings import MAX_CHIPS, StakesError, TableSettings
+from table_controller.engine.settings import MAX_CHIPS, TableSettings, settings_problem
 from table_controller.events import (
     CONSOLE_ACTIONS,
     FLOOR_RULINGS,
@@ -238,13 +238,7 @@ def parse_settings(obj: Mapping[str, Any]) -> TableSettings:
     try:
         return TableSettings.model_validate(fields)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(part) for part in first["loc"]) or "table"
-        message = str(first["msg"]).removeprefix("Value error, ")
-        cause = first.get("ctx", {}).get("error")
-        if isinstance(cause, StakesError):  # a cross-field check: name the amount
-            key = cause.key
-        raise ValueError(f"table setting {key}: {message}") from None
+        raise ValueError(f"table setting {settings_problem(exc)}") from None
 
 
 def op_to_event(obj: Mapping[str, Any], seats: int = MAX_SEATS) -> TableEvent:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 BringInTiebreak = Literal["suit", "position"]
 
@@ -16,6 +16,18 @@ MAX_CHIPS: Final = 10**15
 """The largest ante, bet or stack a table takes. Far beyond any real table; a bound
 keeps a typo of hundreds of digits a clear error instead of a number that
 breaks float conversions downstream."""
+
+
+def settings_problem(exc: ValidationError) -> str:
+    """One line naming the first bad setting of a :class:`TableSettings` validation
+    (``bring_in: must be smaller than small_bet (rules 2, 3)``): pydantic's own text
+    spans several lines and a URL."""
+    first = exc.errors(include_url=False)[0]
+    key = ".".join(str(part) for part in first["loc"]) or "table"
+    cause = first.get("ctx", {}).get("error")
+    if isinstance(cause, StakesError):  # a cross-field check: name the amount
+        key = cause.key
+    return f"{key}: {str(first['msg']).removeprefix('Value error, ')}"
 
 
 class StakesError(ValueError):

@@ -376,6 +376,21 @@ def test_issue9_phh_import_of_huge_numbers_and_deep_nesting(tmp_path: Path) -> N
         assert err.count("\n") == 1
 
 
+@pytest.mark.skipif(not PHH_DATA.is_dir(), reason="shared PHH data set not present")
+def test_issue9_phh_import_of_stakes_out_of_range_is_one_line(tmp_path: Path) -> None:
+    """Found by the fuzz test: a big_bet past the chip bound printed pydantic's
+    several-line error (with a URL); stakes the engine refuses are one line too."""
+    original = (PHH_DATA / "stud-hand-05.phh").read_text()
+    for old, new in (("big_bet = 400000", "big_bet = 4" + "0" * 17),
+                     ("bring_in = 50000", "bring_in = 200000")):
+        path = tmp_path / "bad.phh"
+        path.write_text(original.replace(old, new))
+        code, out, err = run_phh("import", str(path))
+        assert (code, out) == (2, "")
+        assert err.startswith("stud-table phh import: the stakes do not make a table: ")
+        assert err.count("\n") == 1
+
+
 # ------------------------------------------------------- the real CLI, in processes
 
 def subprocess_cases(count: int, seed: int) -> list[bytes]:
