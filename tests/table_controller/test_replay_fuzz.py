@@ -226,7 +226,7 @@ LINES = st.one_of(
 SEPARATORS = st.sampled_from(["\n", "\r\n", "\n\n", "\x0c\n", "\u2028\n", "\n\u2029"])
 
 
-@settings(HEAVY, max_examples=300)
+@settings(HEAVY, max_examples=200)
 @given(lines=st.lists(LINES, max_size=12), separator=SEPARATORS, trailing=st.booleans())
 def test_fuzz_generated_scripts_in_process(
     tmp_path_factory: pytest.TempPathFactory, lines: list[str], separator: str, trailing: bool
@@ -238,7 +238,7 @@ def test_fuzz_generated_scripts_in_process(
 
 # ---------------------------------------------------------- mutated seeds
 
-@settings(HEAVY, max_examples=600)
+@settings(HEAVY, max_examples=1000)
 @given(seed=st.integers(0, 2**32 - 1), rounds=st.integers(1, 4))
 def test_fuzz_mutated_scripts_and_journals_in_process(
     tmp_path_factory: pytest.TempPathFactory,
