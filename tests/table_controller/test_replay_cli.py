@@ -448,3 +448,15 @@ def test_issue9_item18_memory_does_not_grow_with_the_script(tmp_path: Path) -> N
 
     small, large = peak(3_000), peak(30_000)
     assert large < small + 256 * 1024, (small, large)
+
+
+def test_issue9_item13_readable_summary_names_the_journal_check(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    lines = write_journal(path)
+    path.write_bytes(b"".join(lines)[:-5])
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert main(["replay", str(path)]) == 0
+    text = out.getvalue()
+    assert f"journal: {len(lines) - 1} records verified (jseq 1 to {len(lines) - 1})" in text
+    assert f"journal: torn last line {len(lines)} dropped" in text
