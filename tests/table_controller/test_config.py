@@ -9,6 +9,7 @@ import pytest
 
 from table_controller.config import ConfigError, load_config
 from table_controller.config_file import read_toml
+from table_controller.journal import Journal
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "deploy" / "table.example.toml"
@@ -157,3 +158,29 @@ def test_issue9_layout_and_deck_toml_huge_int_or_deep_nesting(tmp_path: Path, va
     with pytest.raises(ConfigError, match=rf"^{path}: not valid TOML: ") as caught:
         read_toml(path)
     assert "\n" not in str(caught.value)
+
+
+def test_issue9_daemon_starts_over_a_journal_with_stakes_now_refused(tmp_path: Path) -> None:
+    """A journal's table line written under the old, weaker stakes check (bring_in =
+    small_bet passed) must not stop the daemon from starting once the config is fixed:
+    the configuration's settings are used, as for any journaled settings that differ."""
+    from table_controller.daemon.runner import Daemon, journal_path
+
+    hardware = Path(__file__).resolve().parents[2] / "hardware"
+    config_path = tmp_path / "table.toml"
+    config_path.write_text(
+        MINIMAL.replace('layout = "layout.toml"', f'layout = "{hardware}/layouts/table-2.toml"')
+        .replace('decks = ["deck.toml"]', f'decks = ["{hardware}/decks/example-deck.toml"]')
+    )
+    config = load_config(config_path)
+    path = journal_path(config)
+    path.parent.mkdir(parents=True)
+    with Journal.open(path) as journal:
+        journal.append({"op": "table", "seats": 2, "ante": 1, "bring_in": 5, "small_bet": 5,
+                        "big_bet": 10, "auto_hands": True}, at=1.0)
+        journal.append({"op": "hand", "players": []}, at=2.0)
+    daemon = Daemon(config)
+    try:
+        daemon._restore()  # raised ValueError: every start of the daemon failed
+    finally:
+        daemon.journal.close()
