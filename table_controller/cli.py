@@ -1,53 +1,44 @@
 """The ``stud-table`` command line."""
 
+# ruff: noqa: PLC0415 - each command imports its modules when it runs: `stud-table
+# replay` (the conformance door, started once per script) must not pay for the daemon,
+# MQTT, simulator and PHH imports (issue 9).
+
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from table_controller.config import load_config
-from table_controller.config_file import ConfigError
-from table_controller.console_client import add_console_parser, run_console
-from table_controller.daemon.runner import Daemon
-from table_controller.demo import run_demo
-from table_controller.handhistory.commands import add_phh_parser, run_phh
-from table_controller.journal import JournalError
-from table_controller.logging import configure_logging
-from table_controller.replay import replay_file
-from table_controller.republish import add_mqtt_arguments, run_republish
+from table_controller.replay import replay_path
 from table_controller.script import ScriptError
-from table_controller.simulation.kinds import CONSOLE_KINDS, DEAL_KINDS, KINDS, READER_KINDS
-from table_controller.simulation.live import LiveError
-from table_controller.simulation.plan import RateError, parse_rates
-from table_controller.simulation.progress import ProgressBar
-from table_controller.simulation.report import render as render_report
-from table_controller.simulation.runner import simulate
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
 """The daemon could not run (e.g. a damaged journal it refuses to append to)."""
 EXIT_BAD_INPUT = 2
 """Malformed script or invalid configuration: one line on stderr says what and where."""
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+"""Our stdout was closed by its reader: the status a shell shows for `cat` there."""
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``stud-table`` with all subcommands."""
+    from table_controller.console_client import add_console_parser
+    from table_controller.handhistory.commands import add_phh_parser
+    from table_controller.republish import add_mqtt_arguments
+    from table_controller.simulation.kinds import CONSOLE_KINDS, KINDS
+
     parser = argparse.ArgumentParser(
         prog="stud-table", description="RFID Seven Card Stud table controller"
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    replay = commands.add_parser(
-        "replay",
-        help="replay a table script or journal through the rules engine",
-        description="Replay a table script (CONFORMANCE.md) or a journal and report the hands.",
-    )
-    replay.add_argument("script", type=Path, help="table script (JSON Lines) or journal")
-    replay.add_argument(
-        "--json", action="store_true", help="print the CONFORMANCE.md JSON report on stdout"
-    )
+    replay = _add_replay_parser(commands)
     add_mqtt_arguments(replay)
     run = commands.add_parser(
         "run",
@@ -94,6 +85,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_replay_parser(commands: Any) -> argparse.ArgumentParser:
+    replay: argparse.ArgumentParser = commands.add_parser(
+        "replay",
+        help="replay a table script or journal through the rules engine",
+        description="Replay a table script (CONFORMANCE.md) or a journal and report the hands.",
+    )
+    replay.add_argument("script", type=Path, help="table script (JSON Lines) or journal")
+    replay.add_argument(
+        "--json", action="store_true", help="print the CONFORMANCE.md JSON report on stdout"
+    )
+    return replay
+
+
+def _replay_only_parser() -> argparse.ArgumentParser:
+    """The parser of a plain ``replay SCRIPT [--json]`` (no --mqtt options, no help):
+    parses exactly as :func:`build_parser` does, without importing the other commands."""
+    parser = argparse.ArgumentParser(prog="stud-table")
+    commands = parser.add_subparsers(dest="command", required=True)
+    _add_replay_parser(commands).set_defaults(mqtt=None)
+    return parser
+
+
+_FULL_PARSER_OPTIONS = ("-h", "--help", "--mqtt", "--table", "--speed")
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -110,9 +126,11 @@ def _positive_float(text: str) -> float:
 
 def _replay(args: argparse.Namespace) -> int:
     if args.mqtt is not None:
+        from table_controller.republish import run_republish
+
         return run_republish(args)
     try:
-        report = replay_file(args.script)
+        result = replay_path(args.script)
     except OSError as exc:
         print(f"stud-table replay: cannot read {args.script}: {exc.strerror}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -120,20 +138,26 @@ def _replay(args: argparse.Namespace) -> int:
         print(f"stud-table replay: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.json:
-        json.dump(report, sys.stdout, indent=2)
+        json.dump(result.report(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print(_text_report(report))
+        print(text_report(result.report()))
+    sys.stdout.flush()  # a closed pipe shows here, inside main's handler
     return EXIT_OK
 
 
-def _text_report(report: dict[str, object]) -> str:
+def text_report(report: dict[str, Any]) -> str:
+    """The readable summary of a replay report (``stud-table replay`` without ``--json``)."""
     lines: list[str] = []
     hands = report["hands"]
-    assert isinstance(hands, list)
+    if not hands:
+        lines.append("no hands")
     for number, hand in enumerate(hands, start=1):
-        lines.append(f"hand {number}: winners {hand['winners'] or '-'}, "
-                     f"bring-in seat {hand['bring_in']}")
+        winners = " ".join(str(seat) for seat in hand["winners"]) or "-"
+        bring_in = hand["bring_in"] if hand["bring_in"] is not None else "-"
+        lines.append(f"hand {number}: winners {winners}, bring-in seat {bring_in}")
+        if hand["community"] is not None:
+            lines.append(f"  community card {hand['community']}")
         for seat, info in hand["players"].items():
             lines.append(
                 f"  seat {seat:>2} {info['status']:<7} down {' '.join(info['down']) or '-':<12}"
@@ -141,16 +165,30 @@ def _text_report(report: dict[str, object]) -> str:
             )
         for alert in hand["alerts"]:
             seat = f"seat {alert['seat']}" if alert["seat"] is not None else "table"
-            lines.append(f"  ! {alert['code']} ({seat}, street {alert['street']}): "
-                         f"{alert['message']}")
+            street = f", street {alert['street']}" if alert["street"] is not None else ""
+            lines.append(f"  ! {alert['code']} ({seat}{street}): {alert['message']}")
         for notice in hand.get("notices", []):  # no action needed (issue 9): not "!"
             seat = f"seat {notice['seat']}" if notice["seat"] is not None else "table"
-            lines.append(f"  - {notice['code']} ({seat}, street {notice['street']}): "
-                         f"{notice['message']}")
+            street = f", street {notice['street']}" if notice["street"] is not None else ""
+            lines.append(f"  - {notice['code']} ({seat}{street}): {notice['message']}")
+    journal = report.get("journal")
+    if journal is not None:
+        lines.append(f"journal: {journal['records']} records verified"
+                     f" (jseq {journal['first_jseq'] or '-'} to {journal['last_jseq'] or '-'})")
+        torn = journal["torn_tail"]
+        if torn is not None:
+            lines.append(f"journal: torn last line {torn['line']} dropped ({torn['problem']}),"
+                         " as a crash leaves it")
     return "\n".join(lines)
 
 
 def _run(args: argparse.Namespace) -> int:
+    from table_controller.config import load_config
+    from table_controller.config_file import ConfigError
+    from table_controller.daemon.runner import Daemon
+    from table_controller.journal import JournalError
+    from table_controller.logging import configure_logging
+
     try:
         config = load_config(args.config)
         configure_logging(config.log.format, config.log.level)
@@ -165,10 +203,20 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from table_controller.demo import run_demo
+
     return run_demo(hands=args.hands, speed=args.speed, seed=args.seed)
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from table_controller.logging import configure_logging
+    from table_controller.simulation.kinds import CONSOLE_KINDS, DEAL_KINDS, READER_KINDS
+    from table_controller.simulation.live import LiveError
+    from table_controller.simulation.plan import RateError, parse_rates
+    from table_controller.simulation.progress import ProgressBar
+    from table_controller.simulation.report import render as render_report
+    from table_controller.simulation.runner import simulate
+
     kinds = DEAL_KINDS + READER_KINDS if args.mode == "daemon" else DEAL_KINDS
     if args.betting:
         kinds += CONSOLE_KINDS
@@ -199,7 +247,24 @@ def _simulate(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``stud-table`` console script."""
-    args = build_parser().parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    fast = arguments[:1] == ["replay"] and not any(
+        arg.split("=")[0] in _FULL_PARSER_OPTIONS for arg in arguments)
+    parser = _replay_only_parser() if fast else build_parser()
+    args = parser.parse_args(arguments)
+    try:
+        return _command(args)
+    except BrokenPipeError:
+        # The reader of our stdout went away (``replay --json | head``): nothing
+        # more can be said there. Point stdout at /dev/null so that the interpreter's
+        # final flush does not print a traceback, and exit as `cat` would (SIGPIPE).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
+
+
+def _command(args: argparse.Namespace) -> int:
     if args.command == "replay":
         return _replay(args)
     if args.command == "run":
@@ -207,9 +272,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         return _demo(args)
     if args.command == "phh":
+        from table_controller.handhistory.commands import run_phh
+
         return run_phh(args)
     if args.command == "simulate":
         return _simulate(args)
     if args.command == "console":
+        from table_controller.console_client import run_console
+
         return run_console(args)
     return EXIT_BAD_INPUT  # pragma: no cover - argparse rejects unknown commands

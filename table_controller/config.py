@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from table_controller.config_file import ConfigError
+from table_controller.engine.settings import StakesError, check_stakes
 from table_controller.topics import TopicError, check_level
 
 
@@ -102,11 +103,10 @@ class StakesConfig(_Section):
     big_bet: int = Field(gt=0)
 
     @model_validator(mode="after")
-    def _ordered(self) -> StakesConfig:
-        if self.big_bet < self.small_bet:
-            raise ValueError("big_bet must be at least small_bet")
-        if self.bring_in > self.small_bet:
-            raise ValueError("bring_in must not exceed small_bet")
+    def _playable(self) -> StakesConfig:
+        # The engine's own check (one place, engine/settings.py): bring_in = small_bet
+        # used to pass here and then fail every cmd/hand with internal_error.
+        check_stakes(self.ante, self.bring_in, self.small_bet, self.big_bet)
         return self
 
 
@@ -212,7 +212,11 @@ def parse_config(
         return DaemonConfig.model_validate(data, context={"base_dir": base})
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise ConfigError(file, _key(first["loc"]), _problem(first)) from None
+        key = _key(first["loc"])
+        cause = first.get("ctx", {}).get("error")
+        if isinstance(cause, StakesError):  # a cross-field check: name the amount
+            key = f"{key}.{cause.key}"
+        raise ConfigError(file, key, _problem(first)) from None
 
 
 def load_config(path: Path | str) -> DaemonConfig:
@@ -228,4 +232,8 @@ def load_config(path: Path | str) -> DaemonConfig:
         raise ConfigError(file, "", "not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(file, "", f"TOML syntax error: {exc}") from None
+    except RecursionError:  # arrays nested thousands deep: tomllib recurses
+        raise ConfigError(file, "", "TOML syntax error: arrays nested too deeply") from None
+    except ValueError as exc:  # an int past Python's 4,300-digit limit
+        raise ConfigError(file, "", f"TOML syntax error: {str(exc).split(';')[0]}") from None
     return parse_config(data, file, file.resolve().parent)

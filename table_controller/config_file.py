@@ -60,6 +60,10 @@ def read_toml(path: Path | str) -> dict[str, Any]:
         # tomllib's message already carries "(at line N, column M)"; duplicate
         # keys (the same port or card twice in one table) are reported here.
         raise ConfigError(file, "", f"not valid TOML: {err}") from None
+    except RecursionError:  # arrays nested thousands deep: tomllib recurses
+        raise ConfigError(file, "", "not valid TOML: arrays nested too deeply") from None
+    except ValueError as err:  # an int past Python's 4,300-digit limit
+        raise ConfigError(file, "", f"not valid TOML: {str(err).split(';')[0]}") from None
 
 
 def key_path(location: tuple[int | str, ...]) -> str:

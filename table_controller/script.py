@@ -3,20 +3,27 @@
 A script line is one op object (``table``, ``hand``, ``place``, ``remove``,
 ``act``). The journal stores its records in the same op form, so one parser
 serves both; envelope keys a journal adds (``jseq``, ``at``, ``crc``...) are
-ignored here. :func:`event_to_op` is the inverse, used when journaling.
+ignored here (checking them is :mod:`table_controller.replay`'s job).
+:func:`event_to_op` is the inverse, used when journaling.
+
+:class:`ScriptParser` takes one line at a time, so a script of any length is
+parsed in constant memory; :func:`parse_script` is the list form of it.
+Whatever a line holds, the parser either returns its event or raises one
+:class:`ScriptError` naming the line: never another exception (issue 9).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from pydantic import ValidationError
 
 from table_controller.cards import Card, CardParseError
-from table_controller.engine.settings import TableSettings
+from table_controller.engine.settings import MAX_CHIPS, TableSettings, settings_problem
 from table_controller.events import (
     CONSOLE_ACTIONS,
     FLOOR_RULINGS,
@@ -37,15 +44,37 @@ OPS = ("table", "hand", "place", "remove", "act", "kill", "live", "end")
 rulings (``kill``, ``live``) and ``end`` of a hand, which journals also record."""
 
 
+MAX_DIGITS: Final = 18
+"""Longest integer a script may write. Python's ``int()`` refuses strings of more
+than 4,300 digits with an error of its own and ``float()`` overflows past about
+300; seats, chips and times never need more than a few digits."""
+
+MAX_PROBLEM_CHARS: Final = 300
+"""An error message quotes at most this much of the offending value: a line of
+60,000 characters must still give one readable line."""
+
+JOURNAL_KEYS: Final = frozenset({"jseq", "crc"})
+"""Envelope keys only a journal record carries (docs/journal.md)."""
+
+
+def one_line(text: str, limit: int = MAX_PROBLEM_CHARS) -> str:
+    """``text`` as one short line: every line break (also U+2028 & co.) escaped, clipped."""
+    flat = "".join(
+        ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode("ascii")
+        for ch in text[: limit * 2]
+    )
+    return flat if len(flat) <= limit and len(text) <= limit * 2 else flat[:limit] + "..."
+
+
 class ScriptError(ValueError):
     """A malformed script line. ``str()`` is one line naming the line number."""
 
     def __init__(self, line: int, problem: str, source: str = "") -> None:
         self.line = line
-        self.problem = problem
+        self.problem = one_line(problem)
         self.source = source
-        where = f"{source}:{line}" if source else f"line {line}"
-        super().__init__(f"{where}: {problem}")
+        where = f"{one_line(source, 4096)}:{line}" if source else f"line {line}"
+        super().__init__(f"{where}: {self.problem}")
 
 
 @dataclass(slots=True)
@@ -56,34 +85,151 @@ class Script:
     events: list[tuple[int, TableEvent]] = field(default_factory=list)
 
 
-def parse_script(lines: Iterable[str], source: str = "") -> Script:
-    """Parse script text lines (blank lines are skipped). Raises :class:`ScriptError`."""
-    script = Script()
-    seen_op = False
-    for number, raw in enumerate(lines, start=1):
-        text = raw.strip()
+def load_json(text: str) -> object:
+    """Parse one line of JSON; raise ``ValueError`` saying why it is not acceptable.
+
+    Stricter than ``json.loads`` where the standard library would accept
+    something no script means or fail with another exception: ``NaN`` and
+    ``Infinity`` (not JSON), numbers too large (:data:`MAX_DIGITS`, and floats
+    that overflow to infinity), nesting deep enough to exhaust the stack.
+    """
+    try:
+        return _DECODER.decode(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"bad JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise ValueError("bad JSON (nested too deeply)") from None
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_DIGITS:
+        raise ValueError(f"a number of {digits} digits is out of range (at most {MAX_DIGITS})")
+    return int(text)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _no_constant(text: str) -> object:
+    raise ValueError(f"bad JSON ({text} is not a JSON value)")
+
+
+# One decoder for every line: json.loads with hooks would build a new one per call.
+_DECODER: Final = json.JSONDecoder(
+    parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_constant
+)
+
+
+class ScriptParser:
+    """Turns a script (or journal ops) into settings and events, one line at a time.
+
+    Memory does not grow with the script: the parser keeps the settings and two
+    flags. ``settings`` is final once the first op line has been fed (the
+    ``table`` line may only come first).
+    """
+
+    def __init__(self, source: str = "", *, journal: bool = False) -> None:
+        self.source = source
+        self.journal = journal
+        """Lines are journal records: their ``jseq``/``crc`` keys were checked already."""
+        self.settings = TableSettings()
+        self._seen_op = False
+        self._seen_hand = False
+
+    def feed_line(self, number: int, text: str) -> TableEvent | None:
+        """Parse script line ``number``; return its event (None: blank or ``table`` line).
+
+        ``text`` is one line split on ``\\n`` only; whitespace around it (also a
+        form feed or a U+2028) is ignored, inside a JSON string it is kept.
+        """
+        text = text.strip()
+        if number == 1:
+            text = text.removeprefix("\ufeff").strip()  # a Windows editor's BOM
         if not text:
-            continue
+            return None
         try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            problem = f"bad JSON ({exc.msg} at column {exc.colno})"
-            raise ScriptError(number, problem, source) from None
+            obj = load_json(text)
+        except ValueError as exc:
+            raise ScriptError(number, str(exc), self.source) from None
+        return self.feed_object(number, obj)
+
+    def feed_object(self, number: int, obj: object) -> TableEvent | None:
+        """Turn the already-parsed object of line ``number`` into its event."""
         if not isinstance(obj, dict):
-            raise ScriptError(number, "a line must be a JSON object with an \"op\"", source)
+            raise ScriptError(number, "a line must be a JSON object with an \"op\"", self.source)
         try:
-            if obj.get("op") == "table":
-                if seen_op:
-                    raise ValueError("the table line must be the first line of the script")
-                script.settings = parse_settings(obj)
-            else:
-                script.events.append((number, op_to_event(obj, script.settings.seats)))
+            return self._op(obj)
         except ScriptError:
             raise
-        except ValueError as exc:
-            raise ScriptError(number, str(exc), source) from None
-        seen_op = True
-    return script
+        except (ValueError, OverflowError) as exc:
+            raise ScriptError(number, str(exc), self.source) from None
+        except Exception as exc:  # a parser bug must still name the line
+            raise ScriptError(
+                number, f"internal error reading this line ({type(exc).__name__}: {exc});"
+                " please report it", self.source) from None
+
+    def _op(self, obj: Mapping[str, Any]) -> TableEvent | None:
+        if not self.journal:
+            stray = sorted(JOURNAL_KEYS.intersection(obj))
+            if stray:
+                # Line 1 decides whether a file is a journal; a record in a script would
+                # replay unchecked, so a half-edited journal is refused, not trusted.
+                raise ValueError(
+                    f"journal key {stray[0]!r} in a table script (the first line is not a"
+                    " journal record, so no line is checked as one)"
+                )
+        op = obj.get("op")
+        if op == "table":
+            if self._seen_op:
+                raise ValueError("the table line must be the first line of the script")
+            self.settings = parse_settings(obj)
+            self._seen_op = True
+            return None
+        event = op_to_event(obj, self.settings.seats)
+        if isinstance(event, HandStarted):
+            _check_stacks(event, self.settings)
+            self._seen_hand = True
+        elif not self._seen_hand and not self.settings.auto_hands:
+            # Issue 9, item 17: the engine ignores input outside a hand; silently
+            # dropping a script's cards would report a clean, empty table.
+            raise ValueError(
+                f"{op} before the first \"hand\" line: a hand starts with"
+                " {\"op\":\"hand\",\"players\":[...]} (or the table line sets"
+                " \"auto_hands\": true, a card-only table)"
+            )
+        self._seen_op = True
+        return event
+
+
+def parse_script(lines: Iterable[str], source: str = "") -> Script:
+    """Parse script text lines (blank lines are skipped). Raises :class:`ScriptError`.
+
+    ``lines`` must be split on ``\\n`` only (not ``str.splitlines``, which also
+    splits on form feeds and U+2028 and so shifts every later line number).
+    """
+    parser = ScriptParser(source)
+    events: list[tuple[int, TableEvent]] = []
+    for number, raw in enumerate(lines, start=1):
+        event = parser.feed_line(number, raw)
+        if event is not None:
+            events.append((number, event))
+    return Script(parser.settings, events)
+
+
+def _check_stacks(event: HandStarted, settings: TableSettings) -> None:
+    """A player with no chips at all cannot be dealt in (the betting engine's rule)."""
+    if settings.ante == 0 and event.stacks:
+        broke = [seat for seat, chips in sorted(event.stacks.items()) if chips == 0]
+        if broke:
+            raise ValueError(
+                f"stacks of seat {broke[0]} is 0 and the ante is 0: a player needs chips"
+                " to be dealt in"
+            )
 
 
 def parse_settings(obj: Mapping[str, Any]) -> TableSettings:
@@ -92,9 +238,7 @@ def parse_settings(obj: Mapping[str, Any]) -> TableSettings:
     try:
         return TableSettings.model_validate(fields)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(part) for part in first["loc"]) or "table"
-        raise ValueError(f"table setting {key}: {first['msg']}") from None
+        raise ValueError(f"table setting {settings_problem(exc)}") from None
 
 
 def op_to_event(obj: Mapping[str, Any], seats: int = MAX_SEATS) -> TableEvent:
@@ -175,7 +319,19 @@ _ENVELOPE = frozenset({"jseq", "at", "crc", "ts", "seq"})
 def _number(value: object, key: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"\"{key}\" must be a number")
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an int of hundreds of digits (a journal is not loaded by us)
+        number = math.inf
+    if not math.isfinite(number):
+        raise ValueError(f"\"{key}\" is out of range")
+    return number
+
+
+def _chips(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_CHIPS:
+        raise ValueError(f"{what} must be a whole number from 0 to {MAX_CHIPS}")
+    return value
 
 
 def _seat(value: object, seats: int, what: str) -> int:
@@ -202,18 +358,17 @@ def _hand(obj: Mapping[str, Any], seats: int, at: float) -> HandStarted:
             raise ValueError("\"stacks\" must be an object of seat -> chips")
         stacks = {}
         for key, chips in raw.items():
-            try:
-                seat = int(key)
-            except ValueError:
-                raise ValueError(f"stacks key {key!r} is not a seat number") from None
+            # int() alone would also take " 1", "1_0" and other scripts' digits.
+            if not (key.isascii() and key.isdigit() and len(key) <= 2):
+                raise ValueError(f"stacks key {key!r} is not a seat number")
+            seat = int(key)
             if seat not in chosen:
                 raise ValueError(f"stacks names seat {seat}, which is not in \"players\"")
-            if isinstance(chips, bool) or not isinstance(chips, int) or chips < 0:
-                raise ValueError(f"stacks of seat {seat} must be a whole number >= 0")
-            stacks[seat] = chips
+            stacks[seat] = _chips(chips, f"stacks of seat {seat}")
     hand_id = obj.get("hand_id")
-    if hand_id is not None and (isinstance(hand_id, bool) or not isinstance(hand_id, int)):
-        raise ValueError("\"hand_id\" must be a whole number")
+    if hand_id is not None and (isinstance(hand_id, bool) or not isinstance(hand_id, int)
+                                or not 0 <= hand_id <= MAX_CHIPS):
+        raise ValueError(f"\"hand_id\" must be a whole number from 0 to {MAX_CHIPS}")
     console = obj.get("console", False)
     if not isinstance(console, bool):
         raise ValueError("\"console\" must be true or false")
@@ -250,7 +405,6 @@ def _act(obj: Mapping[str, Any], seats: int, at: float) -> ConsoleAction:
             f"unknown action {action!r}: expected one of {', '.join(CONSOLE_ACTIONS)}"
         )
     amount = obj.get("amount")
-    if amount is not None and (isinstance(amount, bool) or not isinstance(amount, int)
-                               or amount < 0):
-        raise ValueError("\"amount\" must be a whole number of chips >= 0")
+    if amount is not None:
+        amount = _chips(amount, "\"amount\"")
     return ConsoleAction(seat, str(action), amount, at)

@@ -150,7 +150,10 @@ class Daemon:
             return
         table_lines = [r for r in result.records if r.get("op") == "table"]
         if table_lines:
-            journaled = parse_settings(table_lines[-1])
+            try:
+                journaled: TableSettings | None = parse_settings(table_lines[-1])
+            except ValueError:  # e.g. stakes journaled before check_stakes refused them
+                journaled = None
             if journaled != self.settings:
                 log.warning("journal_settings_differ", note="using the configuration")
         self.core.restore(current_hand_records(result.records))

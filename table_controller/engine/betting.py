@@ -91,6 +91,7 @@ from table_controller.engine.pots import (
     award_pots,
     build_pots,
 )
+from table_controller.engine.settings import check_stakes
 
 if TYPE_CHECKING:
     from table_controller.engine.settings import TableSettings
@@ -186,12 +187,7 @@ class BettingStructure:
     """No raise cap while only two players are left in the hand."""
 
     def __post_init__(self) -> None:
-        if min(self.ante, self.bring_in) < 0 or self.small_bet < 1:
-            raise ValueError("ante and bring-in must be >= 0 and the small bet >= 1")
-        if self.big_bet < self.small_bet:
-            raise ValueError("the big bet cannot be smaller than the small bet")
-        if self.bring_in >= self.small_bet:
-            raise ValueError("the bring-in must be smaller than the small bet")
+        check_stakes(self.ante, self.bring_in, self.small_bet, self.big_bet)  # the one check
         if self.raise_cap is not None and self.raise_cap < 0:
             raise ValueError("the raise cap cannot be negative")
 

@@ -6,11 +6,56 @@ setting; the defaults here are the ones RULES.md marks.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 BringInTiebreak = Literal["suit", "position"]
+
+MAX_CHIPS: Final = 10**15
+"""The largest ante, bet or stack a table takes. Far beyond any real table; a bound
+keeps a typo of hundreds of digits a clear error instead of a number that
+breaks float conversions downstream."""
+
+
+def settings_problem(exc: ValidationError) -> str:
+    """One line naming the first bad setting of a :class:`TableSettings` validation
+    (``bring_in: must be smaller than small_bet (rules 2, 3)``): pydantic's own text
+    spans several lines and a URL."""
+    first = exc.errors(include_url=False)[0]
+    key = ".".join(str(part) for part in first["loc"]) or "table"
+    cause = first.get("ctx", {}).get("error")
+    if isinstance(cause, StakesError):  # a cross-field check: name the amount
+        key = cause.key
+    return f"{key}: {str(first['msg']).removeprefix('Value error, ')}"
+
+
+class StakesError(ValueError):
+    """Fixed-limit stakes the betting engine cannot play; ``key`` names the bad amount."""
+
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__(problem)
+        self.key = key
+
+
+def check_stakes(ante: int, bring_in: int, small_bet: int, big_bet: int) -> None:
+    """Raise :class:`StakesError` unless these stakes make a fixed-limit stud game.
+
+    The one check of the stakes: the script's ``table`` line (TableSettings), the
+    daemon's ``[stakes]`` (config.StakesConfig) and the betting engine
+    (BettingStructure) all call it, so a table the engine would refuse mid-hand
+    is refused where it is configured (issue 9, item 15).
+    """
+    for key, value, least in (("ante", ante, 0), ("bring_in", bring_in, 0),
+                              ("small_bet", small_bet, 1), ("big_bet", big_bet, 1)):
+        if not least <= value <= MAX_CHIPS:
+            raise StakesError(key, f"must be a whole number from {least} to {MAX_CHIPS}")
+    if big_bet < small_bet:
+        raise StakesError("big_bet", "must be at least small_bet")
+    if bring_in >= small_bet:
+        # RULES.md 2-3: the bring-in is less than a bet; bringing in for a full
+        # small bet is a completion.
+        raise StakesError("bring_in", "must be smaller than small_bet (rules 2, 3)")
 
 
 class RuleProfile(BaseModel):
@@ -44,10 +89,12 @@ class TableSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     seats: int = Field(default=8, ge=2, le=8, description="Seats at the table (2..8).")
-    ante: int = Field(default=1, ge=0, description="Ante per player.")
-    bring_in: int = Field(default=2, ge=0, description="Bring-in amount.")
-    small_bet: int = Field(default=5, ge=1, description="Small bet (3rd and 4th street).")
-    big_bet: int = Field(default=10, ge=1, description="Big bet (5th, 6th and 7th street).")
+    ante: int = Field(default=1, ge=0, le=MAX_CHIPS, description="Ante per player.")
+    bring_in: int = Field(default=2, ge=0, le=MAX_CHIPS, description="Bring-in amount.")
+    small_bet: int = Field(default=5, ge=1, le=MAX_CHIPS,
+                           description="Small bet (3rd and 4th street).")
+    big_bet: int = Field(default=10, ge=1, le=MAX_CHIPS,
+                         description="Big bet (5th, 6th and 7th street).")
     rules: RuleProfile = Field(default_factory=RuleProfile)
     auto_hands: bool = Field(
         default=False,
@@ -55,3 +102,8 @@ class TableSettings(BaseModel):
         " its players are the seats dealt in the first round, and it ends when the table"
         " is clear again (the daemon's card-only mode; journals record this setting).",
     )
+
+    @model_validator(mode="after")
+    def _stakes(self) -> TableSettings:
+        check_stakes(self.ante, self.bring_in, self.small_bet, self.big_bet)
+        return self

@@ -30,8 +30,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from table_controller.cards import Card
-from table_controller.engine.settings import RuleProfile, TableSettings
+from table_controller.engine.settings import RuleProfile, TableSettings, settings_problem
 from table_controller.events import CardPlaced, CardRemoved, HandStarted, TableEvent
 from table_controller.handhistory.model import STREETS, Bet, PhhError, StudHand
 from table_controller.script import event_to_op
@@ -76,8 +78,8 @@ def table_settings(hand: StudHand, rules: RuleProfile | None = None) -> TableSet
             big_bet=max(hand.big_bet, 1),
             rules=rules or RuleProfile(),
         )
-    except ValueError as exc:
-        raise PhhError(f"the stakes do not make a table: {exc}") from None
+    except ValidationError as exc:  # one line, not pydantic's several (issue 9)
+        raise PhhError(f"the stakes do not make a table: {settings_problem(exc)}") from None
 
 
 def table_op(settings: TableSettings) -> dict[str, Any]:

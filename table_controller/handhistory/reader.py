@@ -48,6 +48,10 @@ def read_phh(text: str, *, fill_unknown: random.Random | None = None) -> StudHan
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise PhhError(f"not a PHH file (bad TOML: {exc})") from None
+    except RecursionError:  # "[" nested 100,000 deep: tomllib recurses (issue 9)
+        raise PhhError("not a PHH file (bad TOML: arrays nested too deeply)") from None
+    except ValueError as exc:  # an int past Python's 4,300-digit limit (issue 9)
+        raise PhhError(f"not a PHH file (bad TOML: {str(exc).split(';')[0]})") from None
     except UnicodeDecodeError:  # pragma: no cover - str input is already decoded
         raise PhhError("not UTF-8 text") from None
     return hand_from_fields(raw, fill_unknown=fill_unknown)

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from table_controller.config import ConfigError, load_config
+from table_controller.config_file import read_toml
+from table_controller.journal import Journal
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "deploy" / "table.example.toml"
@@ -96,7 +98,11 @@ def _error(config_dir: Path, text: str) -> str:
         ('decks = ["deck.toml"]', 'decks = ["deck.toml", "nope.toml"]',
          "table.decks[1]: file not found:"),
         ('layout = "layout.toml"', 'layout = "missing.toml"', "table.layout: file not found:"),
-        ("big_bet = 10", "big_bet = 4", "stakes: big_bet must be at least small_bet"),
+        ("big_bet = 10", "big_bet = 4", "stakes.big_bet: must be at least small_bet"),
+        # Issue 9 item 15: stakes the betting engine refuses are refused here, at start.
+        ("bring_in = 2", "bring_in = 5", "stakes.bring_in: must be smaller than small_bet"),
+        ("bring_in = 2", "bring_in = 6", "stakes.bring_in: must be smaller than small_bet"),
+        ("ante = 1", "ante = 1" + "0" * 300, "stakes.ante: must be a whole number from 0"),
         ("[journal]", '[rules]\nbring_in_tiebreak = "colour"\n[journal]',
          "rules.bring_in_tiebreak: Input should be 'suit' or 'position'"),
         ("[journal]", '[broker]\npassword = "x"\n[journal]',
@@ -133,3 +139,48 @@ def test_tls_paths_resolve(config_dir: Path) -> None:
     assert config.broker.tls is not None
     assert config.broker.tls.ca_file == config_dir / "ca.pem"
     assert config.broker.username == "d"
+
+
+@pytest.mark.parametrize("value", ["9" * 5000, "[" * 100_000])
+def test_issue9_toml_huge_int_or_deep_nesting_is_one_line(config_dir: Path, value: str) -> None:
+    """tomllib raises ValueError past Python's 4,300-digit int limit and RecursionError
+    on deep arrays: both were tracebacks out of `stud-table run`."""
+    message = _error(config_dir, MINIMAL + f"\n[extra]\nx = {value}\n")
+    assert message.startswith("TOML syntax error: ")
+    assert len(message) < 200
+
+
+@pytest.mark.parametrize("value", ["9" * 5000, "[" * 100_000])
+def test_issue9_layout_and_deck_toml_huge_int_or_deep_nesting(tmp_path: Path, value: str) -> None:
+    """The same two tomllib exceptions through read_toml (layout and deck files)."""
+    path = tmp_path / "layout.toml"
+    path.write_text(f"x = {value}\n")
+    with pytest.raises(ConfigError, match=rf"^{path}: not valid TOML: ") as caught:
+        read_toml(path)
+    assert "\n" not in str(caught.value)
+
+
+def test_issue9_daemon_starts_over_a_journal_with_stakes_now_refused(tmp_path: Path) -> None:
+    """A journal's table line written under the old, weaker stakes check (bring_in =
+    small_bet passed) must not stop the daemon from starting once the config is fixed:
+    the configuration's settings are used, as for any journaled settings that differ."""
+    from table_controller.daemon.runner import Daemon, journal_path
+
+    hardware = Path(__file__).resolve().parents[2] / "hardware"
+    config_path = tmp_path / "table.toml"
+    config_path.write_text(
+        MINIMAL.replace('layout = "layout.toml"', f'layout = "{hardware}/layouts/table-2.toml"')
+        .replace('decks = ["deck.toml"]', f'decks = ["{hardware}/decks/example-deck.toml"]')
+    )
+    config = load_config(config_path)
+    path = journal_path(config)
+    path.parent.mkdir(parents=True)
+    with Journal.open(path) as journal:
+        journal.append({"op": "table", "seats": 2, "ante": 1, "bring_in": 5, "small_bet": 5,
+                        "big_bet": 10, "auto_hands": True}, at=1.0)
+        journal.append({"op": "hand", "players": []}, at=2.0)
+    daemon = Daemon(config)
+    try:
+        daemon._restore()  # raised ValueError: every start of the daemon failed
+    finally:
+        daemon.journal.close()
