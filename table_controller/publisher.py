@@ -675,7 +675,9 @@ class MqttPublisher:
                 code=UNSTABLE_CODE,
                 message=f"The daemon could not stay connected to the broker ({detail});"
                 f" {self._events_dropped} event(s) in total could not be delivered"
-                " (gaps in seq). The retained state is current again.",
+                " (gaps in seq). The retained state is current again. Causes: the"
+                " network or the broker, or another client connecting with this"
+                " daemon's client id (the broker's log names it).",
             ), retain=False)
 
     # ------------------------------------------------------------ paho callbacks (loop thread)
