@@ -118,8 +118,8 @@ consumer that lost track; one per second serves any number of them, while
 republishing on every request let 20,000 requests delay a card by 11 s."""
 
 BULK_LIMIT: Final = 200
-"""Outgoing messages (unacknowledged) above which a republish or a ``busy``
-reply waits: live events and alerts go first."""
+"""Outgoing messages (unacknowledged) above which a republish waits: live
+events and alerts go first."""
 
 BACKLOG_HIGH: Final = 2000
 """Unacknowledged outgoing messages at which the publisher reports a backlog."""
@@ -876,8 +876,8 @@ class MqttPublisher:
         if first:
             log.warning("console_command_refused_busy", command=request.shown_name,
                         refused_total=self._busy_refused)
-        if self.outgoing >= BULK_LIMIT:
-            return  # counted and logged; answering would only add to the backlog
+        # Always answered: one reply per command received, so a flood cannot
+        # grow the outgoing queue faster than the broker lets commands in.
         reply = ConsoleReply(
             table=self._table, command=request.shown_name, accepted=False, code=BUSY_CODE,
             reason="too many console commands are waiting; this one was not carried out,"

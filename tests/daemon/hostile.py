@@ -17,8 +17,12 @@ REPLY = f"{ROOT}/reply/hostile-console"
 MAX_PACKET = 262_144
 """deploy/mosquitto.conf's ``max_packet_size``, also set on the tests' brokers."""
 
-BROKER_LIMITS = f"max_packet_size {MAX_PACKET}"
-"""Extra broker config of these tests: the deploy config's packet limit."""
+MAX_QUEUED = 10_000
+"""deploy/mosquitto.conf's ``max_queued_messages``: past that many messages
+waiting for one client (the daemon too), Mosquitto drops them."""
+
+BROKER_LIMITS = f"max_packet_size {MAX_PACKET}\nmax_queued_messages {MAX_QUEUED}"
+"""Extra broker config of these tests: the deploy config's limits."""
 
 
 def request_props(response_topic: str | None, correlation: bytes | None) -> Properties | None:
