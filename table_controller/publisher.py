@@ -49,7 +49,8 @@ The outgoing queue (messages handed to paho, not yet acknowledged by the
 broker) is counted from paho's ``on_publish``. Past :data:`BACKLOG_HIGH` the
 publisher is *backlogged*: it logs ``mqtt_outgoing_backlog``, raises an
 ``mqtt_backlog`` alert (it arrives behind the backlog) and defers republishing;
-live messages are still queued, never dropped. Below :data:`BACKLOG_LOW` it
+live messages are still queued, never dropped; console replies past
+:data:`REPLY_LIMIT` are shed (counted, logged). Below :data:`BACKLOG_LOW` it
 logs ``mqtt_outgoing_backlog_cleared``. The client id is unguessable by default
 (``stud-table-<table>-<random>``), and a disconnect because another client took
 the id over, or repeated disconnects (:data:`UNSTABLE_COUNT` within
@@ -117,9 +118,16 @@ REBIRTH_MIN_INTERVAL: Final = 1.0
 consumer that lost track; one per second serves any number of them, while
 republishing on every request let 20,000 requests delay a card by 11 s."""
 
-BULK_LIMIT: Final = 200
-"""Outgoing messages (unacknowledged) above which a republish waits: live
-events and alerts go first."""
+BULK_LIMIT: Final = 100
+"""Outgoing messages (unacknowledged) above which a republish waits and a
+``busy`` refusal goes unanswered: live events and alerts go first."""
+
+REPLY_LIMIT: Final = 250
+"""Outgoing messages above which a console reply is not sent (counted and
+logged as shed): replies are the one output a client can make the daemon
+produce at will, so under a flood they give way to the live stream and
+memory. A console that gets no answer may retry with the same correlation
+data; the daemon then answers from memory without applying it twice."""
 
 BACKLOG_HIGH: Final = 2000
 """Unacknowledged outgoing messages at which the publisher reports a backlog."""
@@ -214,6 +222,8 @@ class PublisherCounters:
     retained_commands_ignored: int = 0
     commands_refused_busy: int = 0
     replies_refused: int = 0
+    replies_shed: int = 0
+    """Console replies not sent because the outgoing queue was too long."""
     takeovers: int = 0
 
 
@@ -285,6 +295,7 @@ class MqttPublisher:
         self._retained_ignored = 0
         self._busy_refused = 0
         self._replies_refused = 0
+        self._replies_shed = 0
         self._takeovers = 0
         self._takeovers_unreported = 0
         self._disconnect_times: deque[float] = deque(maxlen=UNSTABLE_COUNT)
@@ -377,6 +388,7 @@ class MqttPublisher:
                 retained_commands_ignored=self._retained_ignored,
                 commands_refused_busy=self._busy_refused,
                 replies_refused=self._replies_refused,
+                replies_shed=self._replies_shed,
                 takeovers=self._takeovers,
             )
 
@@ -493,13 +505,14 @@ class MqttPublisher:
                 self._republishes += 1
                 self._republish_locked()
 
-    def reply(self, request: CommandRequest, payload: bytes) -> bool:
+    def reply(self, request: CommandRequest, payload: bytes, *, limit: int = REPLY_LIMIT) -> bool:
         """Answer an MQTT 5 request on its response topic; False if it cannot.
 
         It cannot when the request had no response topic, when that topic is not
         the table's own ``reply/<client>`` (:meth:`TableTopics.reply_problem`:
         an empty or wildcard topic would get the daemon disconnected or raise),
-        or while offline. Never raises.
+        while offline, or while ``limit`` or more messages wait for the broker
+        (shed: counted and logged, see :data:`REPLY_LIMIT`). Never raises.
         """
         topic = request.response_topic
         if topic is None:
@@ -516,6 +529,13 @@ class MqttPublisher:
             props.CorrelationData = request.correlation_data
         with self._lock:
             if not self._online:
+                return False
+            if self.outgoing >= limit:
+                self._replies_shed += 1
+                shed = self._replies_shed
+                if shed == 1 or shed % 1000 == 0:
+                    log.error("mqtt_replies_shed", shed_total=shed, outgoing=self.outgoing,
+                              command=request.shown_name)
                 return False
             try:
                 info = self._client.publish(topic, payload, qos=QOS, properties=props)
@@ -806,10 +826,11 @@ class MqttPublisher:
                 return
             self._backlogged = False
             lasted = time.monotonic() - self._backlog_since
+            shed = self._replies_shed
         with self._ack_lock:
             peak = self._outgoing_peak
         log.warning("mqtt_outgoing_backlog_cleared", outgoing=outgoing, seconds=round(lasted, 2),
-                    peak=peak)
+                    peak=peak, replies_shed_total=shed)
 
     def _handle_message(
         self, client: mqtt.Client, _userdata: object, message: mqtt.MQTTMessage
@@ -876,14 +897,12 @@ class MqttPublisher:
         if first:
             log.warning("console_command_refused_busy", command=request.shown_name,
                         refused_total=self._busy_refused)
-        # Always answered: one reply per command received, so a flood cannot
-        # grow the outgoing queue faster than the broker lets commands in.
         reply = ConsoleReply(
             table=self._table, command=request.shown_name, accepted=False, code=BUSY_CODE,
             reason="too many console commands are waiting; this one was not carried out,"
             " send it again", hand=self._hand, to_act=None, pot=None,
         )
-        self.reply(request, to_json(reply))
+        self.reply(request, to_json(reply), limit=BULK_LIMIT)
 
 
 def _publish_properties() -> Properties:
