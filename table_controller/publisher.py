@@ -630,6 +630,8 @@ class MqttPublisher:
         # Timer thread. Republishing touches only the publisher's own copies
         # (under its lock), so the deferred request needs no engine round trip.
         with self._lock:
+            # This timer is done: a republish deferred again must get a new one.
+            self._rebirth_timer = None
             if self._stopping or not self._rebirth_pending:
                 return
         self.republish_retained()
@@ -869,7 +871,9 @@ class MqttPublisher:
             self._retained_ignored += 1
         log.warning("mqtt_retained_command_ignored", command=shown_name(name), cleared=clear)
         if clear:
-            client.publish(topic, b"", qos=QOS, retain=True)
+            with self._lock:
+                # Tracked like every QoS 1 message: its ack is counted too.
+                self._track(client.publish(topic, b"", qos=QOS, retain=True))
 
     def _rebirth_requested(self) -> None:
         with self._lock:

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +22,9 @@ from structlog.testing import capture_logs
 
 from table_controller.config import BrokerConfig
 from table_controller.publisher import (
+    BULK_LIMIT,
     OVERFLOW_CODE,
+    REBIRTH_MIN_INTERVAL,
     UNSTABLE_COUNT,
     CommandRequest,
     MqttPublisher,
@@ -397,6 +400,9 @@ def test_retained_commands_are_ignored_and_cleared(
     assert requests.get(timeout=WAIT).name == "live"
     assert requests.empty()
     wait_until(lambda: pub.counters().retained_commands_ignored == 2, what="both ignored")
+    # Regression: the clearing messages were not counted as sent, so their acks
+    # drove the outgoing count below zero for good.
+    wait_until(lambda: pub.outgoing == 0, what="every message acknowledged and counted")
     # Both were cleared on the broker: a new subscriber gets no retained command.
     fresh = RecordingSubscriber(mosquitto.port, [f"{TOPICS.base}/cmd/#", TOPICS.status])
     subscribers.append(fresh)
@@ -544,3 +550,31 @@ def test_an_outgoing_backlog_is_reported_and_recovers(
     assert counters.backlog_episodes == 1
     assert counters.events_dropped == 0
     assert counters.outgoing_peak >= 2000
+
+
+def test_a_rebirth_deferred_twice_still_happens(
+    mosquitto: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
+) -> None:
+    """Regression: a republish deferred by its own timer (the outgoing queue still
+    long when the timer fired) found that timer alive, scheduled nothing, and
+    stayed pending for ever, swallowing every later request as coalesced."""
+    sub = _subscribe(mosquitto.port, subscribers)
+    pub = _publisher(mosquitto.port, tmp_path, publishers)
+    assert pub.wait_online(WAIT)
+    pub.publish_state(*sample.states())
+    first = sub.wait_topic(TOPICS.state).json()
+    assert mosquitto.pid is not None
+    up = sample.up_event()
+    os.kill(mosquitto.pid, signal.SIGSTOP)
+    try:
+        for _ in range(BULK_LIMIT + 50):
+            pub.publish_event(up, up)  # unacknowledged: the queue is long
+        pub.republish_retained()  # within REBIRTH_MIN_INTERVAL of going online: deferred
+        # The timer fires while the queue is still long: deferred again.
+        wait_until(lambda: pub._rebirth_timer is not None and pub._rebirth_timer.is_alive()
+                   and time.monotonic() > pub._last_republish + REBIRTH_MIN_INTERVAL + 0.3,
+                   what="the second deferral")
+    finally:
+        os.kill(mosquitto.pid, signal.SIGCONT)
+    sub.wait_topic(TOPICS.state, lambda p: p["seq"] > first["seq"])
+    assert pub.counters().republishes == 1
