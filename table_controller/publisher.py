@@ -398,9 +398,15 @@ class MqttPublisher:
         with self._ack_lock:
             return self._sent - self._acked
 
-    def stop(self, timeout: float = DEFAULT_STOP_TIMEOUT) -> None:
-        """Publish ``offline`` (retained), wait up to ``timeout`` s for QoS 1 acks, disconnect.
+    def stop(
+        self, timeout: float = DEFAULT_STOP_TIMEOUT, *,
+        status: Literal["offline", "lost"] = "offline",
+    ) -> None:
+        """Publish ``status`` (retained), wait up to ``timeout`` s for QoS 1 acks, disconnect.
 
+        ``offline`` is a clean stop; ``lost`` is for a daemon that is going down
+        on an error (a clean disconnect suppresses the will, so it is published
+        explicitly): consumers must not take a crash for a planned stop.
         Alerts still queued (broker unreachable) are logged as lost.
         """
         with self._lock:
@@ -412,7 +418,7 @@ class MqttPublisher:
             # Connected but not yet online (SUBACK pending) still deserves an
             # explicit "offline": a clean disconnect suppresses the will.
             if self._client.is_connected():
-                self._send(self.topics.status, self._status("offline"), retain=True)
+                self._send(self.topics.status, self._status(status), retain=True)
             pending = list(self._pending)
             queued = len(self._alerts)
         deadline = time.monotonic() + timeout

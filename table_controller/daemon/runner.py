@@ -192,10 +192,14 @@ class Daemon:
         for link in self.links.values():
             link.start()
         log.info("daemon_started", table=self.config.table.id, readers=len(self.links))
+        clean = False
         try:
             self._loop()
+            clean = True
         finally:
-            self._shutdown()
+            # An exception out of the loop is a crash, not a stop: say `lost`
+            # and let it propagate (exit 1), so systemd restarts the daemon.
+            self._shutdown(clean)
         return 0
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
@@ -220,9 +224,11 @@ class Daemon:
             if time.monotonic() >= core.next_deadline():
                 core.tick()
 
-    def _shutdown(self) -> None:
+    def _shutdown(self, clean: bool = True) -> None:
+        if not clean:
+            log.error("daemon_crashed", table=self.config.table.id)
         for link in self.links.values():
             link.stop()
         self.journal.close()
-        self.publisher.stop()
-        log.info("daemon_stopped", table=self.config.table.id)
+        self.publisher.stop(status="offline" if clean else "lost")
+        log.info("daemon_stopped", table=self.config.table.id, clean=clean)

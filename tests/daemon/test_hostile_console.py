@@ -19,6 +19,8 @@ from hostile import BROKER_LIMITS, REPLY, daemon_topics, replies, send
 from mqtt_broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
 
 from table_controller.cards import Card
+from table_controller.config import load_config
+from table_controller.daemon.runner import Daemon
 from table_controller.events import CardPlaced
 from table_controller.journal import read_journal
 from table_controller.zones import Zone
@@ -223,3 +225,35 @@ def test_a_repeated_request_id_is_carried_out_once(
     assert len([r for r in journal if r["op"] == "hand"]) == 2  # req-1 once, req-2
     assert table.daemon is not None
     assert table.daemon.core.console_repeats == 1
+
+
+def test_a_crash_of_the_engine_thread_is_not_reported_as_a_clean_stop(
+    table: TableRig, client: RecordingSubscriber, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item 1's other half: the engine thread died and the daemon published
+    ``offline``, as if stopped on purpose. Whatever makes the loop fail (a fault
+    injected here: no console input can, see the tests above), the daemon now
+    publishes ``lost`` and the exception propagates (exit 1: systemd restarts it)."""
+    daemon = Daemon(load_config(table.config_path))
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            daemon.run(install_signals=False)
+        except RuntimeError as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert daemon.publisher.wait_online(WAIT)
+
+    def broken(_item: object) -> bool:
+        raise RuntimeError("injected fault")
+
+    monkeypatch.setattr(daemon.core, "handle", broken)
+    send(client, "end", b"{}", REPLY, b"boom")
+    thread.join(WAIT)
+    assert not thread.is_alive()
+    assert [str(e) for e in errors] == ["injected fault"]
+    status = client.wait_topic(f"{ROOT}/status", lambda s: s["status"] != "online")
+    assert status.json()["status"] == "lost"
