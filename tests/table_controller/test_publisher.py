@@ -500,11 +500,14 @@ def test_the_client_id_is_unguessable_and_a_takeover_is_reported(
 
 
 def test_a_link_that_cannot_stay_up_is_reported(
-    mosquitto: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
+    persistent_broker: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
 ) -> None:
     """Issue 9, a supervisor never restarts a live-but-disconnected process: the
     daemon says so itself (log at once, counters, an alert once reconnected)."""
-    alerts = _subscribe(mosquitto.port, subscribers)
+    mosquitto = persistent_broker
+    # A persistent session: the alert waits for this subscriber if it is still
+    # reconnecting after the last broker restart when the alert is published.
+    alerts = _subscribe(mosquitto.port, subscribers, client_id="unstable-sub", persistent=True)
     pub = _publisher(mosquitto.port, tmp_path, publishers)
     assert pub.wait_online(WAIT)
     with capture_logs() as logs:
