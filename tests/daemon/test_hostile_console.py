@@ -20,6 +20,7 @@ from mqtt_broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
 
 from table_controller.cards import Card
 from table_controller.config import load_config
+from table_controller.console_client import send_request
 from table_controller.daemon.runner import Daemon
 from table_controller.events import CardPlaced
 from table_controller.journal import read_journal
@@ -257,3 +258,27 @@ def test_a_crash_of_the_engine_thread_is_not_reported_as_a_clean_stop(
     assert [str(e) for e in errors] == ["injected fault"]
     status = client.wait_topic(f"{ROOT}/status", lambda s: s["status"] != "online")
     assert status.json()["status"] == "lost"
+
+
+def test_the_console_client_retries_with_the_same_request_id(
+    table: TableRig, client: RecordingSubscriber
+) -> None:
+    """A request the daemon never got (here: sent before the daemon subscribed; in a
+    flood: dropped by the broker or its reply shed) is sent again by
+    ``stud-table console`` with the same correlation data, so it is carried out
+    exactly once and answered."""
+    result: list[dict[str, object]] = []
+    sender = threading.Thread(target=lambda: result.append(send_request(
+        "127.0.0.1", table.broker.port, TABLE, "hand", b'{"players": [1, 2]}', timeout=15.0,
+    )))
+    sender.start()
+    first = client.wait_for(lambda m: m.topic == f"{ROOT}/cmd/hand")[0]
+    start(table, client)  # the first copy found no daemon
+    sender.join(WAIT)
+    assert result
+    assert result[0]["accepted"] is True
+    copies = [m for m in client.on_topic(f"{ROOT}/cmd/hand")
+              if m.correlation_data == first.correlation_data]
+    assert len(copies) >= 2  # sent again, same request id
+    journal = read_journal(table.tmp / "journal" / f"{TABLE}.journal.jsonl").records
+    assert len([r for r in journal if r["op"] == "hand"]) == 1
