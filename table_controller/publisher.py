@@ -901,12 +901,16 @@ class MqttPublisher:
             raise
 
     def _refuse_busy(self, request: CommandRequest) -> None:
+        topic = request.response_topic
+        unanswerable = topic is None or self.topics.reply_problem(topic) is not None
         with self._lock:
             self._busy_refused += 1
             first = self._busy_refused == 1 or self._busy_refused % 1000 == 0
         if first:
             log.warning("console_command_refused_busy", command=request.shown_name,
                         refused_total=self._busy_refused)
+        if unanswerable:
+            return  # counted; no reply could go there (and no log line per request)
         reply = ConsoleReply(
             table=self._table, command=request.shown_name, accepted=False, code=BUSY_CODE,
             reason="too many console commands are waiting; this one was not carried out,"

@@ -22,10 +22,11 @@ a request whose *Response Topic* is not the table's own ``reply/<client>`` is
 refused before anything else (never carried out: its requester could not learn
 the outcome); a request whose *Correlation Data* (with the same command and
 payload) was carried out recently is answered again with the first reply
-instead of being applied twice; ``console_rejected`` alerts are limited to
-:data:`REJECTED_ALERT_BURST` per :data:`REJECTED_ALERT_WINDOW`, the rest summed
-up in one alert at the end of the window; and no console input, however
-hostile, can raise out of :meth:`TableCore.handle`.
+instead of being applied twice; ``console_rejected`` alerts and their warning
+log lines are limited to :data:`REJECTED_ALERT_BURST` per
+:data:`REJECTED_ALERT_WINDOW`, the rest counted and summed up in one alert and
+one log line at the end of the window; and no console input, however hostile,
+can raise out of :meth:`TableCore.handle`.
 
 For every zone event presence produces, the core first appends it to the
 journal (which returns only once the record is on disk per the fsync policy),
@@ -346,9 +347,8 @@ class TableCore:
                 # Refused, not carried out: its requester could never learn the
                 # outcome, and a reply there could forge table data or get the
                 # daemon disconnected (docs/console.md "Replies").
-                log.warning("console_command_rejected", command=name,
-                            code=BAD_RESPONSE_TOPIC, reason=problem)
-                self._console_rejected_alert(
+                self._console_rejected(
+                    name, BAD_RESPONSE_TOPIC, problem,
                     f"Console command {name!r} refused ({BAD_RESPONSE_TOPIC}): {problem}",
                     seat=None,
                 )
@@ -369,9 +369,8 @@ class TableCore:
         except CommandError as exc:
             # Nothing to journal: the command is no table event. The floor hears
             # about it because a console sending garbage may be sending it for real.
-            log.warning("console_command_rejected", command=name, code=exc.code,
-                        reason=exc.reason)
-            self._console_rejected_alert(
+            self._console_rejected(
+                name, exc.code, exc.reason,
                 f"Console command {name!r} rejected ({exc.code}): {exc.reason}",
                 seat=exc.seat,
             )
@@ -414,16 +413,24 @@ class TableCore:
         while len(self._answered) > REQUEST_MEMORY:
             self._answered.popitem(last=False)
 
-    def _console_rejected_alert(self, message: str, seat: int | None) -> None:
-        """A ``console_rejected`` alert, at most :data:`REJECTED_ALERT_BURST` per window."""
+    def _console_rejected(
+        self, name: str, code: str, reason: str, message: str, seat: int | None
+    ) -> None:
+        """Log and alert a refused console command: a warning and a ``console_rejected``
+        alert each for the first :data:`REJECTED_ALERT_BURST` of a window, then
+        only counted (and logged at debug) until the window's summary."""
         now = self._mono()
         if self._rejected_window_end is None:
             self._rejected_window_end = now + REJECTED_ALERT_WINDOW
             self._rejected_in_window = 0
         if self._rejected_in_window < REJECTED_ALERT_BURST:
             self._rejected_in_window += 1
+            log.warning("console_command_rejected", command=name, code=code, reason=reason)
             self._daemon_alert(CONSOLE_REJECTED, message, seat=seat)
             return
+        # A flood: one line per command would fill the disk (and journald
+        # would drop them anyway); the summary below counts them.
+        log.debug("console_command_rejected", command=name, code=code, reason=reason)
         self._rejected_suppressed += 1
         self._rejected_last = message
 
@@ -431,12 +438,13 @@ class TableCore:
         suppressed, self._rejected_suppressed = self._rejected_suppressed, 0
         self._rejected_window_end = None
         if suppressed:
-            log.warning("console_rejected_summarised", count=suppressed)
+            log.warning("console_rejected_summarised", count=suppressed,
+                        window=REJECTED_ALERT_WINDOW, last=self._rejected_last)
             self._daemon_alert(
                 CONSOLE_REJECTED,
                 f"{suppressed} more console command(s) were rejected in the last"
-                f" {REJECTED_ALERT_WINDOW:g} s (each was answered; the daemon's log has"
-                f" every one). The last: {self._rejected_last}",
+                f" {REJECTED_ALERT_WINDOW:g} s (a flood from a client?). The last:"
+                f" {self._rejected_last}",
             )
 
     def _reply(self, request: CommandRequest, result: ConsoleResult) -> bytes:

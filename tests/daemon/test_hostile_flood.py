@@ -26,6 +26,7 @@ from daemon_rig import ROOT, TableRig, latest
 from hostile import BROKER_LIMITS, REPLY, request_props, rss_kb, seq_gaps
 from mqtt_broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
+from structlog.testing import capture_logs
 
 from table_controller.events import CardPlaced
 from table_controller.simulation import deal_random
@@ -176,6 +177,21 @@ def test_rebirth_flood_of_60000_loses_nothing(tmp_path: Path, broker: MosquittoB
 
 def console_flood(tmp_path: Path, broker: MosquittoBroker, count: int,
                   *, thread: bool) -> dict[str, Any]:
+    with capture_logs() as logs:
+        figures = _console_flood(tmp_path, broker, count, thread=thread)
+    if thread:
+        # One warning line per rejected command would fill the disk: bounded
+        # like the alerts (20 per 10 s window), the rest summed up.
+        warnings = [e for e in logs if e["event"] == "console_command_rejected"
+                    and e["log_level"] == "warning"]
+        assert len(warnings) <= 20 * (1 + int(figures["flood_seconds"] // 10) + 2)
+        figures["rejected_warning_lines"] = len(warnings)
+        print(f"console flood log: {len(warnings)} warning lines for {count} commands")
+    return figures
+
+
+def _console_flood(tmp_path: Path, broker: MosquittoBroker, count: int,
+                   *, thread: bool) -> dict[str, Any]:
     table = Table(tmp_path, broker, thread=thread)
     try:
         table.deal(8)
