@@ -522,13 +522,26 @@ def test_a_link_that_cannot_stay_up_is_reported(
     assert pub.counters().disconnects == 3
 
 
+@pytest.fixture
+def roomy_broker(tmp_path: Path) -> Iterator[MosquittoBroker]:
+    """A broker that queues up to 10,000 messages per client, as
+    deploy/mosquitto.conf does (the default 1,000 would make the broker itself
+    drop messages for a test subscriber that falls behind a burst)."""
+    (tmp_path / "roomy").mkdir()
+    with MosquittoBroker(tmp_path / "roomy", extra_config="max_queued_messages 10000") as broker:
+        yield broker
+
+
 def test_an_outgoing_backlog_is_reported_and_recovers(
-    mosquitto: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
+    roomy_broker: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
 ) -> None:
     """Issue 9 item 3: a full outgoing queue refused card events and alerts, only
     logged. A broker that stops acknowledging (SIGSTOP here) now puts the
     publisher in a reported backlog state; nothing is dropped; it recovers."""
-    sub = _subscribe(mosquitto.port, subscribers)
+    mosquitto = roomy_broker
+    sub = RecordingSubscriber(mosquitto.port, [TOPICS.events, TOPICS.alerts])
+    subscribers.append(sub)
+    sub.wait_subscribed()
     pub = _publisher(mosquitto.port, tmp_path, publishers)
     assert pub.wait_online(WAIT)
     assert mosquitto.pid is not None
