@@ -6,6 +6,12 @@ from the arguments, publish it on ``stud/v1/<table>/cmd/<name>`` with a
 *Correlation Data*, wait for the daemon's answer, print it. The exit status
 tells the outcome: 0 accepted, 1 rejected, 2 bad arguments (argparse), 3 no
 answer (broker unreachable or timeout). See docs/console.md.
+
+Without an answer after a third of the timeout the request is sent again, with
+the same correlation data: the daemon treats that as the request's id, so a
+request it already carried out is answered again, not applied twice, and one
+it never got (the daemon was not yet subscribed, or the broker dropped it
+under a flood) is carried out.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import os
 import socket
 import sys
 import threading
+import time
 import uuid
 from typing import Any, Final
 
@@ -36,6 +43,9 @@ EXIT_NO_REPLY: Final = 3
 
 DEFAULT_TIMEOUT: Final = 10.0
 """Seconds to wait for the broker and the daemon's reply."""
+
+RETRIES: Final = 2
+"""Times a request is sent again (same correlation data) within the timeout."""
 
 PASSWORD_ENV: Final = "STUD_MQTT_PASSWORD"
 """Environment variable read for the broker password when ``--password`` is absent."""
@@ -129,7 +139,12 @@ def send_request(
     reply_topic = topics.reply(client_id)
     correlation = uuid.uuid4().bytes
     done = threading.Event()
+    subscribed = threading.Event()
     outcome: dict[str, Any] = {}
+    props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+    props.ResponseTopic = reply_topic
+    props.CorrelationData = correlation
+    props.ContentType = "application/json"
 
     client = mqtt.Client(
         CallbackAPIVersion.VERSION2, client_id=client_id, protocol=MQTTProtocolVersion.MQTTv5
@@ -153,11 +168,8 @@ def send_request(
             outcome["error"] = f"the broker refused the reply subscription {reply_topic}"
             done.set()
             return
-        props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
-        props.ResponseTopic = reply_topic
-        props.CorrelationData = correlation
-        props.ContentType = "application/json"
         c.publish(topics.cmd(name), payload, qos=1, properties=props)
+        subscribed.set()
 
     def on_message(_c: mqtt.Client, _u: object, message: mqtt.MQTTMessage) -> None:
         if getattr(message.properties, "CorrelationData", None) != correlation:
@@ -179,7 +191,17 @@ def send_request(
         raise NoReplyError(f"cannot reach the broker at {host}:{port}: {mqtt.error_string(rc)}")
     client.loop_start()
     try:
-        answered = done.wait(timeout)
+        deadline = time.monotonic() + timeout
+        answered = done.wait(timeout / (RETRIES + 1))
+        for _ in range(RETRIES):
+            if answered or not subscribed.is_set():
+                break
+            # Same correlation data: the daemon's request id (docs/console.md).
+            client.publish(topics.cmd(name), payload, qos=1, properties=props)
+            answered = done.wait(min(timeout / (RETRIES + 1),
+                                     max(0.0, deadline - time.monotonic())))
+        if not answered:
+            answered = done.wait(max(0.0, deadline - time.monotonic()))
     finally:
         client.disconnect()
         client.loop_stop()

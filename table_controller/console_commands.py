@@ -28,6 +28,7 @@ from table_controller.events import (
     HandEnded,
     HandStarted,
 )
+from table_controller.topics import shown_name
 
 COMMANDS: Final = ("hand", "act", "kill", "live", "end")
 """Console commands answered with a reply (``rebirth`` is handled by the publisher)."""
@@ -114,7 +115,8 @@ def parse_command(name: str, payload: bytes, seats: int, at: float = 0.0) -> Com
     model = _MODELS.get(name)
     if model is None:
         raise CommandError(
-            UNKNOWN_COMMAND, f"unknown command {name!r}: expected one of {', '.join(COMMANDS)}"
+            UNKNOWN_COMMAND,
+            f"unknown command {shown_name(name)!r}: expected one of {', '.join(COMMANDS)}",
         )
     body = payload.strip() or b"{}"
     try:

@@ -29,10 +29,37 @@ published as an ``alert_queue_overflow`` alert once back online.
 Every paho callback is wrapped: an exception is logged and counted and the
 loop keeps running (``suppress_exceptions`` is also set as a second net), so
 a bug in a handler can never leave the client silently disconnected.
+
+Hostile clients (docs/mqtt.md "Hostile clients")
+------------------------------------------------
+Anything on ``cmd/#`` comes from other clients and is treated as untrusted:
+
+* commands are subscribed with *retain as published* and *no local*: a message
+  that was published retained is ignored (commands are not state) and cleared
+  with an empty retained message, so it cannot re-run at every (re)connect;
+* ``cmd/rebirth`` requests coalesce: while one is pending, more are counted
+  and dropped, and the retained set is republished at most once per
+  :data:`REBIRTH_MIN_INTERVAL` and only while the outgoing queue is short
+  (:data:`BULK_LIMIT`), so live events and alerts go first;
+* console commands are handed over only while fewer than the handler allows
+  are waiting; a refused one is answered ``busy`` (docs/console.md);
+* a reply goes only to the table's own ``reply/<client>`` (``TableTopics.reply_problem``).
+
+The outgoing queue (messages handed to paho, not yet acknowledged by the
+broker) is counted from paho's ``on_publish``. Past :data:`BACKLOG_HIGH` the
+publisher is *backlogged*: it logs ``mqtt_outgoing_backlog``, raises an
+``mqtt_backlog`` alert (it arrives behind the backlog) and defers republishing;
+live messages are still queued, never dropped; console replies past
+:data:`REPLY_LIMIT` are shed (counted, logged). Below :data:`BACKLOG_LOW` it
+logs ``mqtt_outgoing_backlog_cleared``. The client id is unguessable by default
+(``stud-table-<table>-<random>``), and a disconnect because another client took
+the id over, or repeated disconnects (:data:`UNSTABLE_COUNT` within
+:data:`UNSTABLE_WINDOW`), are logged at once and alerted once reconnected.
 """
 
 from __future__ import annotations
 
+import secrets
 import socket
 import threading
 import time
@@ -47,11 +74,13 @@ from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode, MQTTProtocolVersi
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
+from paho.mqtt.subscribeoptions import SubscribeOptions
 from pydantic import BaseModel
 
 from table_controller.config import BrokerConfig
 from table_controller.payloads import (
     AlertPayload,
+    ConsoleReply,
     NoticePayload,
     PublicEvent,
     PublicState,
@@ -62,7 +91,7 @@ from table_controller.payloads import (
     to_json,
 )
 from table_controller.sequence import SequenceCounter
-from table_controller.topics import TableTopics
+from table_controller.topics import TableTopics, shown_name
 
 log = structlog.get_logger(__name__)
 
@@ -75,6 +104,50 @@ DEFAULT_STOP_TIMEOUT: Final = 5.0
 
 OVERFLOW_CODE: Final = "alert_queue_overflow"
 """Alert code reporting alerts dropped while the broker was unreachable."""
+
+BACKLOG_CODE: Final = "mqtt_backlog"
+"""Alert code: the outgoing queue passed :data:`BACKLOG_HIGH` (the feed is late)."""
+
+TAKEOVER_CODE: Final = "mqtt_session_taken_over"
+"""Alert code: another client connected with the daemon's client id."""
+
+UNSTABLE_CODE: Final = "mqtt_link_unstable"
+"""Alert code: the daemon could not stay connected to the broker."""
+
+REBIRTH_MIN_INTERVAL: Final = 1.0
+"""Seconds between two republishes of the retained set. A rebirth answers a
+consumer that lost track; one per second serves any number of them, while
+republishing on every request let 20,000 requests delay a card by 11 s."""
+
+BULK_LIMIT: Final = 100
+"""Outgoing messages (unacknowledged) above which a republish waits and a
+``busy`` refusal goes unanswered: live events and alerts go first."""
+
+REPLY_LIMIT: Final = 250
+"""Outgoing messages above which a console reply is not sent (counted and
+logged as shed): replies are the one output a client can make the daemon
+produce at will, so under a flood they give way to the live stream and
+memory. A console that gets no answer may retry with the same correlation
+data; the daemon then answers from memory without applying it twice."""
+
+BACKLOG_HIGH: Final = 2000
+"""Unacknowledged outgoing messages at which the publisher reports a backlog."""
+
+BACKLOG_LOW: Final = 100
+"""Unacknowledged outgoing messages below which a backlog is over."""
+
+UNSTABLE_COUNT: Final = 3
+"""Disconnects within :data:`UNSTABLE_WINDOW` that make the link *unstable*."""
+
+UNSTABLE_WINDOW: Final = 60.0
+"""Seconds over which disconnects are counted; also the least time between two
+``mqtt_link_unstable`` alerts (a flapping link must not flood the floor)."""
+
+BUSY_CODE: Final = "busy"
+"""Reply code of a console command refused because too many are waiting."""
+
+_TAKEN_OVER: Final = 0x8E
+"""MQTT 5 DISCONNECT reason *Session taken over*: another client used our id."""
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -123,6 +196,11 @@ class CommandRequest:
     response_topic: str | None
     correlation_data: bytes | None
 
+    @property
+    def shown_name(self) -> str:
+        """The command name cut for quoting (a hostile one may be 65,535 bytes)."""
+        return shown_name(self.name)
+
 
 @dataclass(frozen=True, slots=True)
 class PublisherCounters:
@@ -134,6 +212,20 @@ class PublisherCounters:
     events_dropped: int
     alerts_dropped: int
     alerts_queued: int
+    outgoing: int = 0
+    """Messages handed to paho and not yet acknowledged by the broker."""
+    outgoing_peak: int = 0
+    backlogged: bool = False
+    backlog_episodes: int = 0
+    rebirths_requested: int = 0
+    rebirths_coalesced: int = 0
+    republishes: int = 0
+    retained_commands_ignored: int = 0
+    commands_refused_busy: int = 0
+    replies_refused: int = 0
+    replies_shed: int = 0
+    """Console replies not sent because the outgoing queue was too long."""
+    takeovers: int = 0
 
 
 RebirthHandler = Callable[[], None]
@@ -141,8 +233,10 @@ RebirthHandler = Callable[[], None]
 engine state: put a request on the engine's queue and return. The engine thread
 then calls :meth:`MqttPublisher.republish_retained` (or publishes a fresh state)."""
 
-CommandHandler = Callable[[CommandRequest], None]
-"""Called on the *paho thread* for ``cmd/<name>``; same rule: enqueue and return."""
+CommandHandler = Callable[[CommandRequest], bool | None]
+"""Called on the *paho thread* for ``cmd/<name>``; same rule: enqueue and return.
+Return ``False`` to refuse the command (too many waiting): the publisher answers
+it ``busy``."""
 
 
 class MqttPublisher:
@@ -162,7 +256,10 @@ class MqttPublisher:
         """Prepare the client; nothing touches the network before :meth:`start`.
 
         Without ``on_rebirth`` the publisher answers ``cmd/rebirth`` itself by
-        republishing its retained set (it only touches its own state).
+        republishing its retained set (it only touches its own state). Without
+        ``client_id`` the id is ``stud-table-<table>-<128 random bits>``: any
+        client that connects with the daemon's id knocks it off the broker, and
+        Mosquitto 2.0 cannot reserve an id for a user (docs/mqtt.md).
         """
         self.topics = TableTopics(table)
         self._table = table
@@ -180,6 +277,31 @@ class MqttPublisher:
         self._readers: dict[str, ReaderStatus] = {}
         self._alerts: deque[AlertPayload] = deque(maxlen=broker.alert_queue)
         self._pending: deque[mqtt.MQTTMessageInfo] = deque()
+        # The ack counters have a lock of their own: paho calls on_publish holding
+        # its message mutex, which the engine thread takes (in publish) while
+        # holding self._lock; taking self._lock there would deadlock.
+        self._ack_lock = threading.Lock()
+        self._sent = 0
+        self._acked = 0
+        self._outgoing_peak = 0
+        self._backlogged = False
+        self._backlog_since = 0.0
+        self._backlog_episodes = 0
+        self._rebirth_pending = False
+        self._rebirth_timer: threading.Timer | None = None
+        self._last_republish = -REBIRTH_MIN_INTERVAL
+        self._rebirths_requested = 0
+        self._rebirths_coalesced = 0
+        self._republishes = 0
+        self._retained_ignored = 0
+        self._busy_refused = 0
+        self._replies_refused = 0
+        self._replies_shed = 0
+        self._takeovers = 0
+        self._takeovers_unreported = 0
+        self._disconnect_times: deque[float] = deque(maxlen=UNSTABLE_COUNT)
+        self._unstable_pending: str | None = None
+        self._last_unstable_alert = -UNSTABLE_WINDOW
         self._subscribe_mid: int | None = None
         self._online_event = threading.Event()
         self._connects = 0
@@ -190,9 +312,10 @@ class MqttPublisher:
 
         self._props = _publish_properties()
         self._props.ContentType = "application/json"
+        self.client_id = client_id or f"stud-table-{table}-{secrets.token_hex(16)}"
         self._client = mqtt.Client(
             CallbackAPIVersion.VERSION2,
-            client_id=client_id or f"stud-table-{table}",
+            client_id=self.client_id,
             protocol=MQTTProtocolVersion.MQTTv5,
         )
         # Second net under our own wrappers: paho logs and swallows instead of
@@ -214,6 +337,7 @@ class MqttPublisher:
         self._client.on_disconnect = self._guard("on_disconnect", self._handle_disconnect)
         self._client.on_subscribe = self._guard("on_subscribe", self._handle_subscribe)
         self._client.on_message = self._guard("on_message", self._handle_message)
+        self._client.on_publish = self._guard("on_publish", self._handle_publish)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -246,6 +370,8 @@ class MqttPublisher:
     def counters(self) -> PublisherCounters:
         """A snapshot of the health counters."""
         with self._lock:
+            with self._ack_lock:
+                outgoing, peak = self._sent - self._acked, self._outgoing_peak
             return PublisherCounters(
                 connects=self._connects,
                 disconnects=self._disconnects,
@@ -253,21 +379,47 @@ class MqttPublisher:
                 events_dropped=self._events_dropped,
                 alerts_dropped=self._alerts_dropped,
                 alerts_queued=len(self._alerts),
+                outgoing=outgoing,
+                outgoing_peak=peak,
+                backlogged=self._backlogged,
+                backlog_episodes=self._backlog_episodes,
+                rebirths_requested=self._rebirths_requested,
+                rebirths_coalesced=self._rebirths_coalesced,
+                republishes=self._republishes,
+                retained_commands_ignored=self._retained_ignored,
+                commands_refused_busy=self._busy_refused,
+                replies_refused=self._replies_refused,
+                replies_shed=self._replies_shed,
+                takeovers=self._takeovers,
             )
 
-    def stop(self, timeout: float = DEFAULT_STOP_TIMEOUT) -> None:
-        """Publish ``offline`` (retained), wait up to ``timeout`` s for QoS 1 acks, disconnect.
+    @property
+    def outgoing(self) -> int:
+        """Messages handed to paho and not yet acknowledged by the broker."""
+        with self._ack_lock:
+            return self._sent - self._acked
 
+    def stop(
+        self, timeout: float = DEFAULT_STOP_TIMEOUT, *,
+        status: Literal["offline", "lost"] = "offline",
+    ) -> None:
+        """Publish ``status`` (retained), wait up to ``timeout`` s for QoS 1 acks, disconnect.
+
+        ``offline`` is a clean stop; ``lost`` is for a daemon that is going down
+        on an error (a clean disconnect suppresses the will, so it is published
+        explicitly): consumers must not take a crash for a planned stop.
         Alerts still queued (broker unreachable) are logged as lost.
         """
         with self._lock:
             if not self._started or self._stopping:
                 return
             self._stopping = True
+            if self._rebirth_timer is not None:
+                self._rebirth_timer.cancel()
             # Connected but not yet online (SUBACK pending) still deserves an
             # explicit "offline": a clean disconnect suppresses the will.
             if self._client.is_connected():
-                self._send(self.topics.status, self._status("offline"), retain=True)
+                self._send(self.topics.status, self._status(status), retain=True)
             pending = list(self._pending)
             queued = len(self._alerts)
         deadline = time.monotonic() + timeout
@@ -357,14 +509,43 @@ class MqttPublisher:
                 self._send(self.topics.reader(status.reader), stamped, retain=True)
 
     def republish_retained(self) -> None:
-        """Republish the whole retained set with fresh ``seq``/``ts`` (rebirth). Thread-safe."""
+        """Republish the whole retained set with fresh ``seq``/``ts`` (rebirth). Thread-safe.
+
+        Coalesced: at most once per :data:`REBIRTH_MIN_INTERVAL`, and only
+        while the outgoing queue is below :data:`BULK_LIMIT`; otherwise the
+        request stays pending and is retried by a timer (the live stream first).
+        """
         with self._lock:
+            if self._stopping:
+                return
+            delay = self._republish_delay()
+            if delay > 0:
+                self._rebirth_pending = True
+                self._schedule_rebirth(delay)
+                return
+            self._rebirth_pending = False
             if self._online:
+                self._last_republish = time.monotonic()
+                self._republishes += 1
                 self._republish_locked()
 
-    def reply(self, request: CommandRequest, payload: bytes) -> bool:
-        """Answer an MQTT 5 request on its response topic; False if it had none or offline."""
-        if request.response_topic is None:
+    def reply(self, request: CommandRequest, payload: bytes, *, limit: int = REPLY_LIMIT) -> bool:
+        """Answer an MQTT 5 request on its response topic; False if it cannot.
+
+        It cannot when the request had no response topic, when that topic is not
+        the table's own ``reply/<client>`` (:meth:`TableTopics.reply_problem`:
+        an empty or wildcard topic would get the daemon disconnected or raise),
+        while offline, or while ``limit`` or more messages wait for the broker
+        (shed: counted and logged, see :data:`REPLY_LIMIT`). Never raises.
+        """
+        topic = request.response_topic
+        if topic is None:
+            return False
+        problem = self.topics.reply_problem(topic)
+        if problem is not None:
+            with self._lock:
+                self._replies_refused += 1
+            log.warning("mqtt_reply_refused", command=request.shown_name, reason=problem)
             return False
         props = _publish_properties()
         props.ContentType = "application/json"
@@ -373,7 +554,19 @@ class MqttPublisher:
         with self._lock:
             if not self._online:
                 return False
-            info = self._client.publish(request.response_topic, payload, qos=QOS, properties=props)
+            if self.outgoing >= limit:
+                self._replies_shed += 1
+                shed = self._replies_shed
+                if shed == 1 or shed % 1000 == 0:
+                    log.error("mqtt_replies_shed", shed_total=shed, outgoing=self.outgoing,
+                              command=request.shown_name)
+                return False
+            try:
+                info = self._client.publish(topic, payload, qos=QOS, properties=props)
+            except ValueError as exc:  # a second net under reply_problem
+                self._replies_refused += 1
+                log.error("mqtt_reply_refused", command=request.shown_name, reason=str(exc))
+                return False
             self._track(info)
             return info.rc == MQTTErrorCode.MQTT_ERR_SUCCESS
 
@@ -411,9 +604,61 @@ class MqttPublisher:
     def _track(self, info: mqtt.MQTTMessageInfo) -> None:
         # Remember unacknowledged QoS 1 messages so stop() can wait for them;
         # prune acknowledged ones from the front to keep this small.
+        if info.rc in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
+            # paho holds it until the broker acknowledges it (on_publish).
+            with self._ack_lock:
+                self._sent += 1
+                outgoing = self._sent - self._acked
+                self._outgoing_peak = max(self._outgoing_peak, outgoing)
+            if outgoing >= BACKLOG_HIGH and not self._backlogged:
+                self._enter_backlog(outgoing)
         self._pending.append(info)
         while self._pending and _published(self._pending[0]):
             self._pending.popleft()
+
+    def _enter_backlog(self, outgoing: int) -> None:
+        # Reported at once: log, counter, and an alert. The alert joins the
+        # queue (nothing may jump it without breaking seq order), so consumers
+        # get it after the backlog, as the explanation of the delay they saw.
+        self._backlogged = True
+        self._backlog_since = time.monotonic()
+        self._backlog_episodes += 1
+        log.error("mqtt_outgoing_backlog", outgoing=outgoing, limit=BACKLOG_HIGH)
+        alert = AlertPayload(
+            table=self._table, hand=self._hand, seq=self._seq.next(), ts=self._clock(),
+            code=BACKLOG_CODE,
+            message=f"{outgoing} messages are waiting for the broker's acknowledgement:"
+            " the live feed is delayed (nothing is dropped). Check the broker and the"
+            " network; a flood of requests from a client can also cause this.",
+        )
+        self._send(self.topics.alerts, alert, retain=False)
+
+    def _republish_delay(self) -> float:
+        """Seconds before a republish may run (0: now)."""
+        wait = self._last_republish + REBIRTH_MIN_INTERVAL - time.monotonic()
+        if wait > 0:
+            return wait
+        if self.outgoing >= BULK_LIMIT:
+            return 0.1  # the live stream drains first
+        return 0.0
+
+    def _schedule_rebirth(self, delay: float) -> None:
+        if self._rebirth_timer is not None and self._rebirth_timer.is_alive():
+            return
+        timer = threading.Timer(delay, self._guard("rebirth_timer", self._rebirth_due))
+        timer.daemon = True
+        self._rebirth_timer = timer
+        timer.start()
+
+    def _rebirth_due(self) -> None:
+        # Timer thread. Republishing touches only the publisher's own copies
+        # (under its lock), so the deferred request needs no engine round trip.
+        with self._lock:
+            # This timer is done: a republish deferred again must get a new one.
+            self._rebirth_timer = None
+            if self._stopping or not self._rebirth_pending:
+                return
+        self.republish_retained()
 
     def _republish_locked(self) -> None:
         if self._state is not None:
@@ -434,6 +679,7 @@ class MqttPublisher:
                 return
             self._online = True
             self._send(self.topics.status, self._status("online"), retain=True)
+            self._last_republish = time.monotonic()
             self._republish_locked()
             queued = len(self._alerts)
             while self._alerts:
@@ -448,8 +694,37 @@ class MqttPublisher:
                 )
                 self._send(self.topics.alerts, overflow, retain=False)
                 log.error("mqtt_alerts_dropped", dropped=dropped)
+            self._report_link_trouble()
             self._online_event.set()
-        log.info("mqtt_online", alerts_delivered=queued)
+            events_dropped = self._events_dropped
+        log.info("mqtt_online", alerts_delivered=queued, events_dropped_total=events_dropped,
+                 client_id=self.client_id)
+
+    def _report_link_trouble(self) -> None:
+        # Once reconnected, tell the floor what a supervisor cannot see: the
+        # process lived on but the feed was cut (lock held, online).
+        if self._takeovers_unreported:
+            count, self._takeovers_unreported = self._takeovers_unreported, 0
+            self._send(self.topics.alerts, AlertPayload(
+                table=self._table, hand=self._hand, seq=self._seq.next(), ts=self._clock(),
+                code=TAKEOVER_CODE,
+                message=f"Another MQTT client connected with this daemon's client id and"
+                f" knocked it off the broker {count} time(s); the feed was cut meanwhile."
+                " Find that client (broker log) and check who has broker credentials.",
+            ), retain=False)
+        now = time.monotonic()
+        if self._unstable_pending and now - self._last_unstable_alert >= UNSTABLE_WINDOW:
+            detail, self._unstable_pending = self._unstable_pending, None
+            self._last_unstable_alert = now
+            self._send(self.topics.alerts, AlertPayload(
+                table=self._table, hand=self._hand, seq=self._seq.next(), ts=self._clock(),
+                code=UNSTABLE_CODE,
+                message=f"The daemon could not stay connected to the broker ({detail});"
+                f" {self._events_dropped} event(s) in total could not be delivered"
+                " (gaps in seq). The retained state is current again. Causes: the"
+                " network or the broker, or another client connecting with this"
+                " daemon's client id (the broker's log names it).",
+            ), retain=False)
 
     # ------------------------------------------------------------ paho callbacks (loop thread)
 
@@ -481,7 +756,11 @@ class MqttPublisher:
         if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):
             # Small messages must not wait for Nagle + delayed ACK (about 40 ms each).
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        result, mid = client.subscribe(self.topics.cmd_filter, qos=QOS)
+        # No local: our own clearing of a retained command must not come back.
+        # Retain as published: a command published retained is recognised as
+        # such even when it arrives live, and ignored (docs/mqtt.md).
+        options = SubscribeOptions(qos=QOS, noLocal=True, retainAsPublished=True)
+        result, mid = client.subscribe(self.topics.cmd_filter, options=options)
         with self._lock:
             self._subscribe_mid = mid
         if result != MQTTErrorCode.MQTT_ERR_SUCCESS:
@@ -514,28 +793,86 @@ class MqttPublisher:
         reason: ReasonCode,
         _props: Properties | None,
     ) -> None:
+        now = time.monotonic()
         with self._lock:
             was_online = self._online
             self._online = False
             self._online_event.clear()
             self._disconnects += 1
-            if not self._stopping:
-                self._set_will()
-        if not self._stopping:
-            log.warning("mqtt_disconnected", reason=str(reason), was_online=was_online)
+            if self._stopping:
+                return
+            self._set_will()
+            self._disconnect_times.append(now)
+            taken_over = reason.value == _TAKEN_OVER
+            if taken_over:
+                self._takeovers += 1
+                self._takeovers_unreported += 1
+            recent = len(self._disconnect_times)
+            unstable = recent == UNSTABLE_COUNT and now - self._disconnect_times[0] <= (
+                UNSTABLE_WINDOW
+            )
+            newly_unstable = unstable and self._unstable_pending is None
+            if unstable:
+                self._unstable_pending = (
+                    f"{self._disconnects} disconnects since start, {recent} within"
+                    f" {now - self._disconnect_times[0]:.0f} s, last reason: {reason}"
+                )
+            disconnects = self._disconnects
+        log.warning("mqtt_disconnected", reason=str(reason), was_online=was_online,
+                    disconnects=disconnects)
+        if taken_over:
+            # Not a network fault: someone used our client id (docs/mqtt.md).
+            log.error("mqtt_session_taken_over", client_id=self.client_id)
+        if newly_unstable:
+            log.error("mqtt_link_unstable", disconnects=disconnects, window=UNSTABLE_WINDOW,
+                      reason=str(reason))
+
+    def _handle_publish(
+        self,
+        _client: mqtt.Client,
+        _userdata: object,
+        _mid: int,
+        reason: ReasonCode,
+        _props: Properties | None,
+    ) -> None:
+        # Called with paho's message mutex held: only the ack lock here (see __init__).
+        with self._ack_lock:
+            self._acked += 1
+            outgoing = self._sent - self._acked
+        if reason.is_failure:
+            log.error("mqtt_publish_refused", reason=str(reason))
+        if outgoing <= BACKLOG_LOW and self._backlogged:
+            self._leave_backlog(outgoing)
+
+    def _leave_backlog(self, outgoing: int) -> None:
+        # On the paho thread; _backlogged is only a hint read without the
+        # lock above, so check again under it.
+        with self._lock:
+            if not self._backlogged:
+                return
+            self._backlogged = False
+            lasted = time.monotonic() - self._backlog_since
+            shed = self._replies_shed
+        with self._ack_lock:
+            peak = self._outgoing_peak
+        log.warning("mqtt_outgoing_backlog_cleared", outgoing=outgoing, seconds=round(lasted, 2),
+                    peak=peak, replies_shed_total=shed)
 
     def _handle_message(
-        self, _client: mqtt.Client, _userdata: object, message: mqtt.MQTTMessage
+        self, client: mqtt.Client, _userdata: object, message: mqtt.MQTTMessage
     ) -> None:
-        name = self.topics.command_name(message.topic)
+        try:
+            topic = message.topic
+        except UnicodeDecodeError:
+            return  # the broker checks UTF-8; nothing of ours is not UTF-8
+        name = self.topics.command_name(topic)
         if name is None:
             return
+        if message.retain:
+            self._ignore_retained(client, topic, name, bool(message.payload))
+            return
         if name == "rebirth":
-            log.info("mqtt_rebirth_requested")
-            if self._on_rebirth is not None:
-                self._on_rebirth()
-            else:
-                self.republish_retained()
+            self._rebirth_requested()
             return
         props = message.properties
         request = CommandRequest(
@@ -545,9 +882,59 @@ class MqttPublisher:
             correlation_data=getattr(props, "CorrelationData", None),
         )
         if self._on_command is None:
-            log.warning("mqtt_unknown_command", command=name)
+            log.warning("mqtt_unknown_command", command=request.shown_name)
             return
-        self._on_command(request)
+        if self._on_command(request) is False:
+            self._refuse_busy(request)
+
+    def _ignore_retained(self, client: mqtt.Client, topic: str, name: str, clear: bool) -> None:
+        # Commands are not state: a retained one would run again at every
+        # (re)connect of the daemon (a retained cmd/hand started a hand at each
+        # restart). Ignore it and clear it (an empty retained message deletes it).
+        with self._lock:
+            self._retained_ignored += 1
+        log.warning("mqtt_retained_command_ignored", command=shown_name(name), cleared=clear)
+        if clear:
+            with self._lock:
+                # Tracked like every QoS 1 message: its ack is counted too.
+                self._track(client.publish(topic, b"", qos=QOS, retain=True))
+
+    def _rebirth_requested(self) -> None:
+        with self._lock:
+            self._rebirths_requested += 1
+            if self._rebirth_pending:
+                # One pending request serves every consumer: coalesce.
+                self._rebirths_coalesced += 1
+                return
+            self._rebirth_pending = True
+        log.info("mqtt_rebirth_requested")
+        try:
+            if self._on_rebirth is not None:
+                self._on_rebirth()
+            else:
+                self.republish_retained()
+        except Exception:
+            with self._lock:
+                self._rebirth_pending = False  # a failed hand-over must not block later ones
+            raise
+
+    def _refuse_busy(self, request: CommandRequest) -> None:
+        topic = request.response_topic
+        unanswerable = topic is None or self.topics.reply_problem(topic) is not None
+        with self._lock:
+            self._busy_refused += 1
+            first = self._busy_refused == 1 or self._busy_refused % 1000 == 0
+        if first:
+            log.warning("console_command_refused_busy", command=request.shown_name,
+                        refused_total=self._busy_refused)
+        if unanswerable:
+            return  # counted; no reply could go there (and no log line per request)
+        reply = ConsoleReply(
+            table=self._table, command=request.shown_name, accepted=False, code=BUSY_CODE,
+            reason="too many console commands are waiting; this one was not carried out,"
+            " send it again", hand=self._hand, to_act=None, pot=None,
+        )
+        self.reply(request, to_json(reply), limit=BULK_LIMIT)
 
 
 def _publish_properties() -> Properties:

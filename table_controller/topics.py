@@ -13,7 +13,8 @@ Every topic of a table lives under the versioned root ``stud/v1/<table>/``::
     readers/<reader>   retained  one reader's link status
     cmd/rebirth                  command: republish the full retained set
     cmd/<name>                   console commands (MQTT 5 request/response)
-    reply/<client>               the reply to one console client's command
+    reply/<client>               the reply to one console client's command: the
+                                 only place a reply may go (:meth:`TableTopics.reply_problem`)
 
 Everything under ``secure/`` carries down-card identities; the broker ACL must
 keep it away from the public (``deploy/acl``). :func:`is_secure` is the one
@@ -36,6 +37,12 @@ _LEVEL_RE: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 # One topic level: no '/', no wildcards '+'/'#', no spaces, bounded length.
 # A table or reader id that could contain '/' or '#' would let a config value
 # escape its own subtree (and its ACL), so ids are checked here.
+
+
+MAX_NAME_SHOWN: Final = 64
+"""Characters of a hostile command name quoted back in replies and logs: a topic
+may be 65,535 bytes long, and echoing it whole would let a requester inflate
+every reply, log line and alert it causes."""
 
 
 class TopicError(ValueError):
@@ -137,17 +144,56 @@ class TableTopics:
         return f"{self.base}/cmd/#"
 
     def command_name(self, topic: str) -> str | None:
-        """The ``<name>`` of a ``cmd/<name>`` topic of this table, else ``None``."""
+        """What follows ``cmd/`` in a topic of this table, else ``None`` (not a command).
+
+        Every topic under ``cmd/`` is a command, whatever follows: an empty
+        name, several levels or a very long one is returned as it is, so the
+        daemon answers it ``unknown_command`` (docs/console.md) instead of
+        ignoring it. Use :func:`shown_name` before quoting it.
+        """
         prefix = f"{self.base}/cmd/"
         if not topic.startswith(prefix):
             return None
-        name = topic[len(prefix) :]
-        return name if _LEVEL_RE.match(name) else None
+        return topic[len(prefix) :]
+
+    @property
+    def reply_prefix(self) -> str:
+        """``stud/v1/<table>/reply/``: every console reply goes to one level below it."""
+        return f"{self.base}/reply/"
+
+    def reply_problem(self, topic: str) -> str | None:
+        """Why the daemon may not publish a console reply on ``topic``; ``None`` if it may.
+
+        A reply goes only to ``stud/v1/<table>/reply/<client>`` of *this* table,
+        with ``<client>`` one safe topic level (:func:`check_level`). Anything else
+        a requester names as its *Response Topic* (empty, a wildcard, ``$SYS/...``,
+        the public ``state``, another table's tree) is refused: publishing there
+        would forge table data, make the broker drop the daemon (protocol error
+        on an empty or wildcard topic name), or raise inside the daemon.
+        """
+        if not topic:
+            return "the response topic is empty"
+        prefix = self.reply_prefix
+        if not topic.startswith(prefix):
+            return f"a reply may only go to {prefix}<client>, not {shown_name(topic)!r}"
+        if not _LEVEL_RE.match(topic[len(prefix) :]):
+            return (
+                f"the response topic {shown_name(topic)!r} must be {prefix}<client> with"
+                " <client> 1-64 characters from A-Z a-z 0-9 _ . - (one level, no wildcard)"
+            )
+        return None
 
     @property
     def all_filter(self) -> str:
         """Subscription filter for every topic of this table (secure ones included)."""
         return f"{self.base}/#"
+
+
+def shown_name(text: str) -> str:
+    """``text`` cut to :data:`MAX_NAME_SHOWN` characters (with a marker), for quoting."""
+    if len(text) <= MAX_NAME_SHOWN:
+        return text
+    return f"{text[:MAX_NAME_SHOWN]}...({len(text)} characters)"
 
 
 def is_secure(topic: str) -> bool:

@@ -17,6 +17,17 @@ even when the engine rejects it, so a replay meets the same rejection; a
 malformed one never reaches the engine or the journal: it is logged, alerted
 (``console_rejected``) and answered.
 
+Console requests come from other clients and are untrusted (docs/console.md):
+a request whose *Response Topic* is not the table's own ``reply/<client>`` is
+refused before anything else (never carried out: its requester could not learn
+the outcome); a request whose *Correlation Data* (with the same command and
+payload) was carried out recently is answered again with the first reply
+instead of being applied twice; ``console_rejected`` alerts and their warning
+log lines are limited to :data:`REJECTED_ALERT_BURST` per
+:data:`REJECTED_ALERT_WINDOW`, the rest counted and summed up in one alert and
+one log line at the end of the window; and no console input, however hostile,
+can raise out of :meth:`TableCore.handle`.
+
 For every zone event presence produces, the core first appends it to the
 journal (which returns only once the record is on disk per the fsync policy),
 then applies it to the engine, then publishes what the engine said. Nothing is
@@ -29,7 +40,9 @@ the links stamp their reports with; the journal and payloads get wall time.
 
 from __future__ import annotations
 
+import hashlib
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
@@ -71,6 +84,7 @@ from table_controller.payloads import (
 from table_controller.presence import PresenceTracker
 from table_controller.publisher import CommandRequest, Publisher
 from table_controller.script import event_to_op, op_to_event
+from table_controller.topics import TableTopics
 
 log = structlog.get_logger(__name__)
 
@@ -120,7 +134,22 @@ class ConsoleCommand:
 
 CONSOLE_REJECTED: Final = "console_rejected"
 """Alert code for a console command refused before the engine (malformed JSON,
-unknown command, bad fields, a seat the table does not have)."""
+unknown command, bad fields, a seat the table does not have, a response topic
+outside the table's ``reply/`` tree)."""
+
+BAD_RESPONSE_TOPIC: Final = "bad_response_topic"
+"""Result code of a console command refused for its *Response Topic*."""
+
+REJECTED_ALERT_BURST: Final = 20
+"""``console_rejected`` alerts published per :data:`REJECTED_ALERT_WINDOW`; more
+are counted and reported in one summary alert: a client sending garbage by the
+thousand must not bury the floor's alerts (or the feed) under its own."""
+
+REJECTED_ALERT_WINDOW: Final = 10.0
+"""Seconds of the ``console_rejected`` alert window."""
+
+REQUEST_MEMORY: Final = 1000
+"""Recent console requests (by correlation data) remembered for idempotency."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +209,14 @@ class TableCore:
         self._offline_alerted: set[int] = set()
         self._next_reader_refresh = 0.0
         self.events_applied = 0
+        self._topics = TableTopics(table_id)
+        self._answered: OrderedDict[bytes, tuple[ConsoleResult, bytes]] = OrderedDict()
+        self._rejected_window_end: float | None = None
+        self._rejected_in_window = 0
+        self._rejected_suppressed = 0
+        self._rejected_last = ""
+        self.console_repeats = 0
+        """Console requests answered from memory instead of applied again."""
 
     # --------------------------------------------------------------- start-up
 
@@ -236,7 +273,17 @@ class TableCore:
         elif isinstance(item, RebirthRequest):
             self.publisher.republish_retained()
         elif isinstance(item, ConsoleCommand):
-            self.console_command(item.request)
+            try:
+                self.console_command(item.request)
+            except Exception:
+                # Console input comes from any client of the broker: whatever it
+                # holds must not end the engine thread (and the table with it).
+                log.exception("console_command_failed", command=item.request.shown_name)
+                self._daemon_alert(
+                    "engine_error",
+                    "The table controller failed on a console command and skipped it:"
+                    " check the table by eye and report the daemon's log.",
+                )
         elif isinstance(item, StopRequest):
             return False
         return True
@@ -244,12 +291,16 @@ class TableCore:
     def next_deadline(self) -> float:
         """Monotonic time by which :meth:`tick` must run next."""
         deadline = self._next_reader_refresh
+        if self._rejected_window_end is not None:
+            deadline = min(deadline, self._rejected_window_end)
         hold = self.presence.next_deadline()
         return min(deadline, hold) if hold is not None else deadline
 
     def tick(self) -> None:
         """Expire presence holds and refresh reader statuses when due."""
         now = self._mono()
+        if self._rejected_window_end is not None and now >= self._rejected_window_end:
+            self._close_rejected_window()
         events = self.presence.tick(now)
         if events:
             self.feed(events)
@@ -304,23 +355,45 @@ class TableCore:
     def console_command(self, request: CommandRequest) -> ConsoleResult:
         """Parse, journal, apply and publish one console command; answer it.
 
-        Returns the result the requester was sent.
+        Returns the result the requester was sent (or would have been: a
+        request with a bad response topic is refused without an answer).
         """
+        name = request.shown_name
+        if request.response_topic is not None:
+            problem = self._topics.reply_problem(request.response_topic)
+            if problem is not None:
+                # Refused, not carried out: its requester could never learn the
+                # outcome, and a reply there could forge table data or get the
+                # daemon disconnected (docs/console.md "Replies").
+                self._console_rejected(
+                    name, BAD_RESPONSE_TOPIC, problem,
+                    f"Console command {name!r} refused ({BAD_RESPONSE_TOPIC}): {problem}",
+                    seat=None,
+                )
+                return ConsoleResult(False, BAD_RESPONSE_TOPIC, problem)
+        key = self._request_key(request)
+        if key is not None and key in self._answered:
+            # The same request again (a QoS 1 redelivery or a console's retry):
+            # answer as the first time, apply nothing twice.
+            result, payload = self._answered[key]
+            self._answered.move_to_end(key)
+            self.console_repeats += 1
+            log.info("console_command_repeated", command=name)
+            self._send_reply(request, payload)
+            return result
         try:
             event = parse_command(request.name, request.payload, self.layout.seats,
                                   at=self._mono())
         except CommandError as exc:
             # Nothing to journal: the command is no table event. The floor hears
             # about it because a console sending garbage may be sending it for real.
-            log.warning("console_command_rejected", command=request.name, code=exc.code,
-                        reason=exc.reason)
-            self._daemon_alert(
-                CONSOLE_REJECTED,
-                f"Console command {request.name!r} rejected ({exc.code}): {exc.reason}",
+            self._console_rejected(
+                name, exc.code, exc.reason,
+                f"Console command {name!r} rejected ({exc.code}): {exc.reason}",
                 seat=exc.seat,
             )
             result = ConsoleResult(False, exc.code, exc.reason)
-            self._reply(request, result)
+            self._remember(key, result, self._reply(request, result))
             return result
         refusal = self.engine.refuse_hand(event) if isinstance(event, HandStarted) else None
         if refusal is not None:
@@ -340,18 +413,74 @@ class TableCore:
         result = results[0] if results else ConsoleResult(
             False, "internal_error", "the engine gave no answer to this command"
         )
-        log.info("console_command", command=request.name, accepted=result.accepted,
+        log.info("console_command", command=name, accepted=result.accepted,
                  code=result.code)
         self._publish_state()  # before the reply: a requester reading state sees the change
-        self._reply(request, result)
+        self._remember(key, result, self._reply(request, result))
         return result
 
-    def _reply(self, request: CommandRequest, result: ConsoleResult) -> None:
+    @staticmethod
+    def _request_key(request: CommandRequest) -> bytes | None:
+        """The request id of ``request``: its correlation data, with the command and
+        payload (so a console that reuses correlation data for different commands
+        is not answered from memory); ``None`` without correlation data."""
+        if request.correlation_data is None:
+            return None
+        digest = hashlib.sha256()
+        for part in (request.name.encode("utf-8", "surrogatepass"), request.payload,
+                     request.correlation_data):
+            digest.update(len(part).to_bytes(4, "big"))
+            digest.update(part)
+        return digest.digest()
+
+    def _remember(self, key: bytes | None, result: ConsoleResult, payload: bytes) -> None:
+        if key is None:
+            return
+        self._answered[key] = (result, payload)
+        while len(self._answered) > REQUEST_MEMORY:
+            self._answered.popitem(last=False)
+
+    def _console_rejected(
+        self, name: str, code: str, reason: str, message: str, seat: int | None
+    ) -> None:
+        """Log and alert a refused console command: a warning and a ``console_rejected``
+        alert each for the first :data:`REJECTED_ALERT_BURST` of a window, then
+        only counted (and logged at debug) until the window's summary."""
+        now = self._mono()
+        if self._rejected_window_end is None:
+            self._rejected_window_end = now + REJECTED_ALERT_WINDOW
+            self._rejected_in_window = 0
+        if self._rejected_in_window < REJECTED_ALERT_BURST:
+            self._rejected_in_window += 1
+            log.warning("console_command_rejected", command=name, code=code, reason=reason)
+            self._daemon_alert(CONSOLE_REJECTED, message, seat=seat)
+            return
+        # A flood: one line per command would fill the disk (and journald
+        # would drop them anyway); the summary below counts them.
+        log.debug("console_command_rejected", command=name, code=code, reason=reason)
+        self._rejected_suppressed += 1
+        self._rejected_last = message
+
+    def _close_rejected_window(self) -> None:
+        suppressed, self._rejected_suppressed = self._rejected_suppressed, 0
+        self._rejected_window_end = None
+        if suppressed:
+            log.warning("console_rejected_summarised", count=suppressed,
+                        window=REJECTED_ALERT_WINDOW, last=self._rejected_last)
+            self._daemon_alert(
+                CONSOLE_REJECTED,
+                f"{suppressed} more console command(s) were rejected in the last"
+                f" {REJECTED_ALERT_WINDOW:g} s (a flood from a client?). The last:"
+                f" {self._rejected_last}",
+            )
+
+    def _reply(self, request: CommandRequest, result: ConsoleResult) -> bytes:
+        """Answer ``request`` with ``result``; return the reply's bytes."""
         hand = self.engine.hand
         betting = betting_of(hand)
         reply = ConsoleReply(
             table=self.table_id,
-            command=request.name,
+            command=request.shown_name,
             accepted=result.accepted,
             code=None if result.accepted else (result.code or "rejected"),
             reason="" if result.accepted else result.message,
@@ -359,11 +488,16 @@ class TableCore:
             to_act=betting.to_act if betting is not None else None,
             pot=betting.pot_total if betting is not None else None,
         )
+        payload = to_json(reply)
+        self._send_reply(request, payload)
+        return payload
+
+    def _send_reply(self, request: CommandRequest, payload: bytes) -> None:
         if request.response_topic is None:
-            log.warning("console_command_without_response_topic", command=request.name)
+            log.warning("console_command_without_response_topic", command=request.shown_name)
             return
-        if not self.publisher.reply(request, to_json(reply)):
-            log.warning("console_reply_not_sent", command=request.name)
+        if not self.publisher.reply(request, payload):
+            log.warning("console_reply_not_sent", command=request.shown_name)
 
     def _publish_outputs(
         self, outputs: Sequence[EngineOutput], before: HandState | None = None

@@ -36,7 +36,7 @@ from table_controller.hands import warm_up
 from table_controller.journal import Journal, current_hand_records, read_journal
 from table_controller.layout import TableLayout, load_layout
 from table_controller.presence import PresenceTracker
-from table_controller.publisher import MqttPublisher
+from table_controller.publisher import CommandRequest, MqttPublisher
 from table_controller.script import parse_settings
 from table_controller.sequence import SequenceCounter
 
@@ -44,6 +44,10 @@ log = structlog.get_logger(__name__)
 
 GIL_SWITCH_INTERVAL = 0.0005
 """Seconds a thread may hold the GIL while another waits (CPython default 0.005)."""
+
+MAX_WAITING_COMMANDS = 64
+"""Console commands that may wait in the inbox; more are refused ``busy``. A
+dealer's console sends one at a time; 64 leave room for several consoles."""
 
 
 def table_settings(config: DaemonConfig, layout: TableLayout) -> TableSettings:
@@ -90,6 +94,8 @@ class Daemon:
         registry = load_decks(config.table.decks)
         self.settings = table_settings(config, self.layout)
         self.inbox: queue.SimpleQueue[DaemonInput] = queue.SimpleQueue()
+        self._commands_lock = threading.Lock()
+        self._commands_waiting = 0
         config.journal.directory.mkdir(parents=True, exist_ok=True)
         self.journal = Journal.open(
             journal_path(config), fsync=config.journal.fsync, max_bytes=config.journal.max_bytes
@@ -98,10 +104,12 @@ class Daemon:
             config.table.id,
             config.broker,
             SequenceCounter(sequence_path(config)),
-            client_id=config.client_id,
-            on_rebirth=lambda: self.inbox.put(RebirthRequest()),
+            # None: an unguessable id per start (docs/mqtt.md "Client id").
+            client_id=config.broker.client_id,
             # paho's thread only enqueues; the engine thread parses and applies.
-            on_command=lambda request: self.inbox.put(ConsoleCommand(request)),
+            # The publisher coalesces rebirths (one pending at most).
+            on_rebirth=lambda: self.inbox.put(RebirthRequest()),
+            on_command=self._on_command,
         )
         self.links = {
             reader.id: ReaderLink(
@@ -131,6 +139,19 @@ class Daemon:
 
     def _on_state(self, reader_id: int, state: ConnectionState, stats: LinkStats) -> None:
         self.inbox.put(ReaderStateChange(reader_id, state, stats))
+
+    def _on_command(self, request: CommandRequest) -> bool:
+        """Enqueue a console command unless :data:`MAX_WAITING_COMMANDS` already wait.
+
+        Bounds the inbox against a flood (each command is journaled with an
+        fsync): a refused command is answered ``busy`` by the publisher.
+        """
+        with self._commands_lock:
+            if self._commands_waiting >= MAX_WAITING_COMMANDS:
+                return False
+            self._commands_waiting += 1
+        self.inbox.put(ConsoleCommand(request))
+        return True
 
     def _link_stats(self, reader_id: int) -> LinkStats | None:
         link = self.links.get(reader_id)
@@ -174,10 +195,14 @@ class Daemon:
         for link in self.links.values():
             link.start()
         log.info("daemon_started", table=self.config.table.id, readers=len(self.links))
+        clean = False
         try:
             self._loop()
+            clean = True
         finally:
-            self._shutdown()
+            # An exception out of the loop is a crash, not a stop: say `lost`
+            # and let it propagate (exit 1), so systemd restarts the daemon.
+            self._shutdown(clean)
         return 0
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
@@ -194,14 +219,19 @@ class Daemon:
             except queue.Empty:
                 core.tick()
                 continue
+            if isinstance(item, ConsoleCommand):
+                with self._commands_lock:
+                    self._commands_waiting -= 1
             if not core.handle(item):
                 return
             if time.monotonic() >= core.next_deadline():
                 core.tick()
 
-    def _shutdown(self) -> None:
+    def _shutdown(self, clean: bool = True) -> None:
+        if not clean:
+            log.error("daemon_crashed", table=self.config.table.id)
         for link in self.links.values():
             link.stop()
         self.journal.close()
-        self.publisher.stop()
-        log.info("daemon_stopped", table=self.config.table.id)
+        self.publisher.stop(status="offline" if clean else "lost")
+        log.info("daemon_stopped", table=self.config.table.id, clean=clean)

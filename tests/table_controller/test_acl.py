@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import queue
 import re
 import threading
 from collections.abc import Iterator
@@ -16,11 +17,14 @@ from mqtt_broker import (
     MosquittoBroker,
     RecordingSubscriber,
     run_as_user_line,
+    wait_until,
 )
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 
 from table_controller.config import BrokerConfig
-from table_controller.publisher import MqttPublisher
+from table_controller.publisher import CommandRequest, MqttPublisher
 from table_controller.sequence import SequenceCounter
 from table_controller.topics import TableTopics, is_secure
 
@@ -158,3 +162,54 @@ def test_anonymous_and_wrong_password_are_refused(broker: MosquittoBroker) -> No
         finally:
             client.disconnect()
             client.loop_stop()
+
+
+def test_replies_retained_commands_and_client_ids_under_the_deploy_acl(
+    broker: MosquittoBroker, tmp_path: Path, clients: list
+) -> None:
+    """Issue 9 items 4, 5, 6 with the shipped config: the daemon may answer on
+    reply/<client> (production reads it, the public does not), may clear a
+    retained command, and a public user taking the id earlier versions used
+    (``stud-table-<table>``) does not disturb it."""
+    production = _login(broker, clients, "stud-production", "prod-pw",
+                        [f"{TOPICS.base}/reply/#"])
+    overlay = _login(broker, clients, "overlay", "overlay-pw",
+                     [f"{TOPICS.base}/reply/#", TOPICS.status])
+    production._client.publish(TOPICS.cmd("hand"), b"{}", qos=1,
+                               retain=True).wait_for_publish(WAIT)
+    requests: queue.Queue[CommandRequest] = queue.Queue()
+    config = BrokerConfig(
+        host="127.0.0.1", port=broker.port, username="stud-daemon", password="daemon-pw",
+        reconnect_min_delay=1, reconnect_max_delay=1,
+    )
+    pub = MqttPublisher(sample.TABLE, config, SequenceCounter(tmp_path / "seq"),
+                        on_command=requests.put)
+    pub.start()
+    try:
+        assert pub.wait_online(WAIT)
+        squatter = RecordingSubscriber(broker.port, [TOPICS.status], username="overlay",
+                                       password="overlay-pw", client_id="stud-table-t1")
+        clients.append(squatter)
+        squatter.wait_subscribed()
+        props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+        props.ResponseTopic = TOPICS.reply("console-1")
+        props.CorrelationData = b"acl"
+        production.publish(TOPICS.cmd("end"), b"{}", properties=props)
+        request = requests.get(timeout=WAIT)
+        assert request.name == "end"  # the retained cmd/hand never came through
+        assert pub.reply(request, b'{"accepted": true}')
+        answer = production.wait_topic(TOPICS.reply("console-1"))
+        assert answer.correlation_data == b"acl"
+        wait_until(lambda: pub.counters().retained_commands_ignored == 1, what="ignored")
+        # Cleared under the ACL: a new production subscriber gets no retained command.
+        fresh = _login(broker, clients, "stud-production", "prod-pw",
+                       [f"{TOPICS.base}/cmd/#", TOPICS.status])
+        fresh.wait_topic(TOPICS.status)
+        assert [m for m in fresh.snapshot() if "/cmd/" in m.topic] == []
+        # The public sees no reply; the daemon was never knocked off.
+        pub.publish_alert(sample.alert())
+        overlay.wait_for(lambda m: m.topic == TOPICS.status)
+        assert [m.topic for m in overlay.snapshot() if "/reply/" in m.topic] == []
+        assert pub.counters().disconnects == 0
+    finally:
+        pub.stop(timeout=2)

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +21,14 @@ from paho.mqtt.properties import Properties
 from structlog.testing import capture_logs
 
 from table_controller.config import BrokerConfig
-from table_controller.publisher import OVERFLOW_CODE, CommandRequest, MqttPublisher
+from table_controller.publisher import (
+    BULK_LIMIT,
+    OVERFLOW_CODE,
+    REBIRTH_MIN_INTERVAL,
+    UNSTABLE_COUNT,
+    CommandRequest,
+    MqttPublisher,
+)
 from table_controller.sequence import SequenceCounter
 from table_controller.topics import TableTopics, is_secure
 
@@ -363,3 +371,226 @@ def test_payload_for_another_table_is_refused(tmp_path: Path) -> None:
     pub = MqttPublisher("other", BrokerConfig(), SequenceCounter(tmp_path / "seq"))
     with pytest.raises(ValueError, match="table 't1'"):
         pub.publish_alert(sample.alert())
+
+
+# ------------------------------------------------------------ issue 9: hostile clients
+
+
+def _request(topic: str, correlation: bytes = b"c-1") -> Properties:
+    props = Properties(PacketTypes.PUBLISH)
+    props.ResponseTopic = topic
+    props.CorrelationData = correlation
+    return props
+
+
+def test_retained_commands_are_ignored_and_cleared(
+    mosquitto: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
+) -> None:
+    """Issue 9 item 4: a retained cmd/hand ran again at every (re)connect."""
+    attacker = _subscribe(mosquitto.port, subscribers)
+    attacker._client.publish(TOPICS.cmd("hand"), b'{"players": [1, 2]}', qos=1,
+                             retain=True).wait_for_publish(WAIT)
+    requests: queue.Queue[CommandRequest] = queue.Queue()
+    pub = _publisher(mosquitto.port, tmp_path, publishers, on_command=requests.put)
+    assert pub.wait_online(WAIT)
+    # Published retained while the daemon is connected: recognised too (retain
+    # as published) instead of running once live and again at the next start.
+    attacker._client.publish(TOPICS.cmd("end"), b"{}", qos=1, retain=True).wait_for_publish(WAIT)
+    attacker.publish(TOPICS.cmd("live"), b"{}")  # an ordinary command as the sync point
+    assert requests.get(timeout=WAIT).name == "live"
+    assert requests.empty()
+    wait_until(lambda: pub.counters().retained_commands_ignored == 2, what="both ignored")
+    # Regression: the clearing messages were not counted as sent, so their acks
+    # drove the outgoing count below zero for good.
+    wait_until(lambda: pub.outgoing == 0, what="every message acknowledged and counted")
+    # Both were cleared on the broker: a new subscriber gets no retained command.
+    fresh = RecordingSubscriber(mosquitto.port, [f"{TOPICS.base}/cmd/#", TOPICS.status])
+    subscribers.append(fresh)
+    fresh.wait_subscribed()
+    fresh.wait_topic(TOPICS.status)  # retained status arrives with any retained command
+    assert [m.topic for m in fresh.snapshot() if "/cmd/" in m.topic] == []
+
+
+def test_rebirth_requests_coalesce(
+    mosquitto: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
+) -> None:
+    """Issue 9 item 3: one republish per request let 20,000 requests delay a card."""
+    pub = _publisher(mosquitto.port, tmp_path, publishers)
+    assert pub.wait_online(WAIT)
+    pub.publish_state(*sample.states())
+    sub = _subscribe(mosquitto.port, subscribers)
+    first = sub.wait_topic(TOPICS.state).json()
+    flood = 2000
+    infos = [sub._client.publish(TOPICS.cmd_rebirth, b"", qos=1) for _ in range(flood)]
+    for info in infos:
+        info.wait_for_publish(WAIT)
+    wait_until(lambda: pub.counters().rebirths_requested == flood, what="every request seen")
+    sub.wait_topic(TOPICS.state, lambda p: p["seq"] > first["seq"])  # answered
+    wait_until(lambda: pub.counters().republishes >= 1 and not pub._rebirth_pending,
+               what="the coalesced republish")
+    counters = pub.counters()
+    # However fast they come: at most one republish per REBIRTH_MIN_INTERVAL.
+    assert counters.republishes <= 1 + counters.rebirths_requested - counters.rebirths_coalesced
+    assert counters.rebirths_coalesced >= flood - 20
+    # A live event is not stuck behind republishes.
+    up = sample.up_event()
+    pub.publish_event(up, up)
+    sub.wait_topic(TOPICS.events)
+
+
+def test_reply_to_a_topic_outside_the_reply_tree_is_refused_without_raising(
+    mosquitto: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
+) -> None:
+    """Issue 9 items 1, 2, 5: a wildcard topic raised in the engine thread, an empty
+    one got the daemon disconnected in a loop, and replies could overwrite state."""
+    everything = RecordingSubscriber(mosquitto.port, ["#"])
+    subscribers.append(everything)
+    everything.wait_subscribed()
+    pub = _publisher(mosquitto.port, tmp_path, publishers)
+    assert pub.wait_online(WAIT)
+    for topic in ("", f"{TOPICS.base}/reply/#", "#", TOPICS.state, "$SYS/x",
+                  "stud/v1/t2/reply/x", f"{TOPICS.base}/reply/a/b"):
+        request = CommandRequest("hand", b"{}", topic, b"c")
+        assert pub.reply(request, b'{"forged": true}') is False
+    good = CommandRequest("hand", b"{}", TOPICS.reply("console-1"), b"c")
+    assert pub.reply(good, b'{"ok": true}')
+    everything.wait_topic(TOPICS.reply("console-1"))
+    assert [m.topic for m in everything.snapshot() if b"forged" in m.payload] == []
+    counters = pub.counters()
+    assert counters.replies_refused == 7
+    assert counters.disconnects == 0
+
+
+def test_the_client_id_is_unguessable_and_a_takeover_is_reported(
+    mosquitto: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
+) -> None:
+    """Issue 9 item 6: any client connecting as ``stud-table-<table>`` knocked the
+    daemon off the broker. The id is now random per start; a client that knows it
+    anyway is logged at once and alerted on once the daemon is back."""
+    one = MqttPublisher(sample.TABLE, BrokerConfig(), SequenceCounter(tmp_path / "a"))
+    two = MqttPublisher(sample.TABLE, BrokerConfig(), SequenceCounter(tmp_path / "b"))
+    assert one.client_id != two.client_id
+    assert one.client_id.startswith("stud-table-t1-")
+    assert len(one.client_id) - len("stud-table-t1-") == 32  # 128 random bits
+
+    alerts = _subscribe(mosquitto.port, subscribers)
+    pub = _publisher(mosquitto.port, tmp_path, publishers)
+    assert pub.wait_online(WAIT)
+    # The id every earlier version used: taking it now harms nobody.
+    guess = RecordingSubscriber(mosquitto.port, [TOPICS.status], client_id="stud-table-t1")
+    subscribers.append(guess)
+    guess.wait_subscribed()
+    assert pub.counters().disconnects == 0
+    # A client that learnt the real id (from the broker's log, say) and keeps
+    # reconnecting: Mosquitto 2.0.11 just closes the victim's socket (no
+    # DISCONNECT 0x8E to tell a takeover from a network fault), so the daemon
+    # sees a link that cannot stay up, logs it at once and alerts once back.
+    with capture_logs() as logs:
+        thief = RecordingSubscriber(mosquitto.port, [TOPICS.status], client_id=pub.client_id)
+        try:
+            thief.wait_subscribed()
+            wait_until(lambda: pub.counters().disconnects >= UNSTABLE_COUNT,
+                       what="the takeover war")
+        finally:
+            thief.close()  # gone again: the daemon reconnects and stays
+        alert = alerts.wait_topic(TOPICS.alerts, lambda a: a["code"] == "mqtt_link_unstable")
+    assert "client id" in alert.json()["message"]
+    assert any(e["event"] == "mqtt_link_unstable" for e in logs)
+    assert pub.wait_online(WAIT)
+
+
+def test_a_link_that_cannot_stay_up_is_reported(
+    persistent_broker: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
+) -> None:
+    """Issue 9, a supervisor never restarts a live-but-disconnected process: the
+    daemon says so itself (log at once, counters, an alert once reconnected)."""
+    mosquitto = persistent_broker
+    # A persistent session: the alert waits for this subscriber if it is still
+    # reconnecting after the last broker restart when the alert is published.
+    alerts = _subscribe(mosquitto.port, subscribers, client_id="unstable-sub", persistent=True)
+    pub = _publisher(mosquitto.port, tmp_path, publishers)
+    assert pub.wait_online(WAIT)
+    with capture_logs() as logs:
+        for _ in range(3):
+            mosquitto.stop()
+            wait_until(lambda: not pub.online, what="the publisher to notice")
+            mosquitto.start()
+            assert pub.wait_online(WAIT)
+    alert = alerts.wait_topic(TOPICS.alerts, lambda a: a["code"] == "mqtt_link_unstable")
+    assert "3 disconnects" in alert.json()["message"]
+    assert [e["event"] for e in logs].count("mqtt_link_unstable") == 1
+    assert pub.counters().disconnects == 3
+
+
+@pytest.fixture
+def roomy_broker(tmp_path: Path) -> Iterator[MosquittoBroker]:
+    """A broker that queues up to 10,000 messages per client, as
+    deploy/mosquitto.conf does (the default 1,000 would make the broker itself
+    drop messages for a test subscriber that falls behind a burst)."""
+    (tmp_path / "roomy").mkdir()
+    with MosquittoBroker(tmp_path / "roomy", extra_config="max_queued_messages 10000") as broker:
+        yield broker
+
+
+def test_an_outgoing_backlog_is_reported_and_recovers(
+    roomy_broker: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
+) -> None:
+    """Issue 9 item 3: a full outgoing queue refused card events and alerts, only
+    logged. A broker that stops acknowledging (SIGSTOP here) now puts the
+    publisher in a reported backlog state; nothing is dropped; it recovers."""
+    mosquitto = roomy_broker
+    sub = RecordingSubscriber(mosquitto.port, [TOPICS.events, TOPICS.alerts])
+    subscribers.append(sub)
+    sub.wait_subscribed()
+    pub = _publisher(mosquitto.port, tmp_path, publishers)
+    assert pub.wait_online(WAIT)
+    assert mosquitto.pid is not None
+    up = sample.up_event()
+    count = 2500
+    with capture_logs() as logs:
+        os.kill(mosquitto.pid, signal.SIGSTOP)
+        try:
+            for _ in range(count):
+                pub.publish_event(up, up)
+            assert pub.counters().backlogged
+        finally:
+            os.kill(mosquitto.pid, signal.SIGCONT)
+        wait_until(lambda: not pub.counters().backlogged, what="the backlog to clear")
+    events = [e["event"] for e in logs]
+    assert events.count("mqtt_outgoing_backlog") == 1
+    assert "mqtt_outgoing_backlog_cleared" in events
+    sub.wait_for(lambda m: m.topic == TOPICS.events, count=count)
+    alert = sub.wait_topic(TOPICS.alerts, lambda a: a["code"] == "mqtt_backlog")
+    assert "nothing is dropped" in alert.json()["message"]
+    counters = pub.counters()
+    assert counters.backlog_episodes == 1
+    assert counters.events_dropped == 0
+    assert counters.outgoing_peak >= 2000
+
+
+def test_a_rebirth_deferred_twice_still_happens(
+    mosquitto: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
+) -> None:
+    """Regression: a republish deferred by its own timer (the outgoing queue still
+    long when the timer fired) found that timer alive, scheduled nothing, and
+    stayed pending for ever, swallowing every later request as coalesced."""
+    sub = _subscribe(mosquitto.port, subscribers)
+    pub = _publisher(mosquitto.port, tmp_path, publishers)
+    assert pub.wait_online(WAIT)
+    pub.publish_state(*sample.states())
+    first = sub.wait_topic(TOPICS.state).json()
+    assert mosquitto.pid is not None
+    up = sample.up_event()
+    os.kill(mosquitto.pid, signal.SIGSTOP)
+    try:
+        for _ in range(BULK_LIMIT + 50):
+            pub.publish_event(up, up)  # unacknowledged: the queue is long
+        pub.republish_retained()  # within REBIRTH_MIN_INTERVAL of going online: deferred
+        # The timer fires while the queue is still long: deferred again.
+        wait_until(lambda: pub._rebirth_timer is not None and pub._rebirth_timer.is_alive()
+                   and time.monotonic() > pub._last_republish + REBIRTH_MIN_INTERVAL + 0.3,
+                   what="the second deferral")
+    finally:
+        os.kill(mosquitto.pid, signal.SIGCONT)
+    sub.wait_topic(TOPICS.state, lambda p: p["seq"] > first["seq"])
+    assert pub.counters().republishes == 1

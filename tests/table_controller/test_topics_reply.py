@@ -1,10 +1,13 @@
-"""The console reply topic: built by TableTopics, never by hand."""
+"""The console reply topic: built by TableTopics, never by hand; the daemon replies
+only there (issue 9 items 1, 2, 5), and every ``cmd/`` topic is a command (item 7)."""
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from table_controller.topics import TableTopics, TopicError, is_secure
+from table_controller.topics import TableTopics, TopicError, is_secure, shown_name
 
 
 def test_reply_topic_is_under_the_table_and_public() -> None:
@@ -17,3 +20,64 @@ def test_reply_topic_is_under_the_table_and_public() -> None:
 def test_a_client_id_that_would_escape_the_reply_subtree_is_refused(bad: str) -> None:
     with pytest.raises(TopicError, match="client id"):
         TableTopics("table-1").reply(bad)
+
+
+# ------------------------------------------------- issue 9: replies only under reply/
+
+TOPICS = TableTopics("t1")
+
+
+@pytest.mark.parametrize(
+    ("topic", "why"),
+    [
+        ("", "empty"),  # item 2: the broker drops a client publishing to ""
+        ("stud/v1/t1/reply/#", "one level"),  # item 1: paho raises on a wildcard
+        ("stud/v1/t1/reply/+", "one level"),
+        ("stud/v1/t1/reply/", "one level"),
+        ("stud/v1/t1/reply/a/b", "one level"),
+        ("stud/v1/t1/reply/" + "x" * 65, "one level"),
+        ("stud/v1/t1/state", "may only go to"),  # item 5: the public state
+        ("stud/v1/t1/secure/state", "may only go to"),
+        ("stud/v1/t1/alerts", "may only go to"),
+        ("stud/v1/t2/reply/console-1", "may only go to"),  # another table's tree
+        ("$SYS/broker/uptime", "may only go to"),
+        ("#", "may only go to"),
+        ("x" * 70_000, "may only go to"),
+    ],
+)
+def test_reply_topics_outside_the_reply_tree_are_refused_with_a_reason(
+    topic: str, why: str
+) -> None:
+    problem = TOPICS.reply_problem(topic)
+    assert problem is not None
+    assert why in problem
+    assert len(problem) < 400  # a 70,000-character topic is not echoed whole
+
+
+def test_the_console_clients_reply_topic_is_accepted() -> None:
+    assert TOPICS.reply_problem(TOPICS.reply("console-0123abcd")) is None
+
+
+@given(st.text(max_size=120))
+def test_any_accepted_reply_topic_is_one_safe_level_under_reply(topic: str) -> None:
+    if TOPICS.reply_problem(topic) is None:
+        level = topic.removeprefix("stud/v1/t1/reply/")
+        assert topic == TOPICS.reply(level)  # check_level passes: no '/', '+', '#'
+
+
+def test_every_topic_under_cmd_is_a_command_even_with_a_bad_name() -> None:
+    # Item 7: several levels, empty or very long names are answered
+    # unknown_command instead of being ignored.
+    assert TOPICS.command_name("stud/v1/t1/cmd/a/b/c") == "a/b/c"
+    assert TOPICS.command_name("stud/v1/t1/cmd/") == ""
+    assert TOPICS.command_name("stud/v1/t1/cmd/" + "n" * 5000) == "n" * 5000
+    assert TOPICS.command_name("stud/v1/t1/cmdx") is None
+    assert TOPICS.command_name("stud/v1/t2/cmd/hand") is None
+
+
+def test_shown_name_cuts_long_names() -> None:
+    assert shown_name("hand") == "hand"
+    cut = shown_name("n" * 5000)
+    assert cut.startswith("n" * 64)
+    assert cut.endswith("(5000 characters)")
+    assert len(cut) < 100
