@@ -128,7 +128,9 @@ class BrokerConfig(_Section):
     password: str | None = None
     tls: TlsConfig | None = None
     client_id: str | None = Field(
-        default=None, description="MQTT client id; default stud-table-<table id>."
+        default=None,
+        description="MQTT client id; default (recommended) an unguessable"
+        " stud-table-<table id>-<128 random bits>, new at each start (docs/mqtt.md).",
     )
     keepalive: int = Field(default=30, ge=5, le=3600)
     reconnect_min_delay: int = Field(default=1, ge=1, le=60)
@@ -177,11 +179,6 @@ class DaemonConfig(_Section):
     broker: BrokerConfig = BrokerConfig()
     journal: JournalConfig
     log: LogConfig = LogConfig()
-
-    @property
-    def client_id(self) -> str:
-        """The MQTT client id to use (configured, or derived from the table id)."""
-        return self.broker.client_id or f"stud-table-{self.table.id}"
 
 
 def _key(loc: tuple[int | str, ...]) -> str:
