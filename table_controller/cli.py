@@ -13,6 +13,7 @@ from table_controller.config_file import ConfigError
 from table_controller.console_client import add_console_parser, run_console
 from table_controller.daemon.runner import Daemon
 from table_controller.demo import run_demo
+from table_controller.equity.command import add_equity_parser, run_equity
 from table_controller.handhistory.commands import add_phh_parser, run_phh
 from table_controller.journal import JournalError
 from table_controller.logging import configure_logging
@@ -91,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--json", action="store_true", help="print the report as JSON")
     add_phh_parser(commands)
     add_console_parser(commands)
+    add_equity_parser(commands)
     return parser
 
 
@@ -208,4 +210,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _simulate(args)
     if args.command == "console":
         return run_console(args)
+    if args.command == "equity":
+        return run_equity(args)
     return EXIT_BAD_INPUT  # pragma: no cover - argparse rejects unknown commands
