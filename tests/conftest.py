@@ -29,3 +29,19 @@ def _fresh_structlog() -> Iterator[None]:
     structlog.reset_defaults()
     yield
     structlog.reset_defaults()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--soak`` runs the long reliability tests marked ``soak`` (skipped by default)."""
+    parser.addoption("--soak", action="store_true", default=False,
+                     help="also run tests marked soak (long reliability runs)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip ``soak`` tests unless ``--soak`` is given."""
+    if config.getoption("--soak"):
+        return
+    skip = pytest.mark.skip(reason="soak test: run with --soak")
+    for item in items:
+        if "soak" in item.keywords:
+            item.add_marker(skip)

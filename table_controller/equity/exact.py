@@ -118,6 +118,11 @@ def _sum_with_wins(deal: Deal) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.in
     """Summed units, units of pots won alone, run-outs: a deal with no community card."""
     if len(deal.seats) == 2 and deal.game is not Game.STUD8:
         return _heads_up(deal)
+    return _cross_product(deal)
+
+
+def _cross_product(deal: Deal) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], int]:
+    """The general method: every run-out formed as a tuple of disjoint completions."""
     per_seat = [_completions(deal, seat) for seat in range(len(deal.seats))]
     # picked[i]: for every partial run-out, which completion seat i got.
     masks = per_seat[0][0]
