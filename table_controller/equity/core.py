@@ -33,6 +33,9 @@ EXACT_LIMIT: Final = 1_000_000
 """Spots with at most this many run-outs are enumerated exactly (tens of ms)."""
 HEADS_UP_EXACT_LIMIT: Final = 200_000_000
 """Heads-up stud and razz: the counting method takes about 0.1 s at this size."""
+CROSS_PRODUCT_CAP: Final = 5_000_000
+"""Hard cap for the general method even when ``exact_limit`` asks for more: it holds
+every run-out in memory (about 100 bytes each)."""
 MAX_SAMPLES: Final = 2_000_000
 """An explicit sample count above this is refused (it would run for seconds)."""
 
@@ -73,16 +76,19 @@ def compute_equity(
 
     ``dead``: cards known out of play. ``samples``: Monte Carlo sample count when the
     spot is sampled (default: until the standard error is at most 0.25 points).
-    ``exact_limit`` overrides the run-out count up to which the spot is enumerated.
+    ``exact_limit`` overrides the run-out count up to which the spot is enumerated
+    (never above :data:`CROSS_PRODUCT_CAP` except heads-up in stud and razz).
     Raises :class:`EquityError` naming the problem for an impossible spot.
     """
     if samples is not None and not 1 <= samples <= MAX_SAMPLES:
         raise EquityError(f"samples must be 1 to {MAX_SAMPLES}, got {samples}")
     deal = prepare(seats, dead, game)
     possible = deal.runouts
+    heads_up = len(deal.seats) == 2 and game is not Game.STUD8
     if exact_limit is None:
-        heads_up = len(deal.seats) == 2 and game is not Game.STUD8
         exact_limit = HEADS_UP_EXACT_LIMIT if heads_up else EXACT_LIMIT
+    if not heads_up:
+        exact_limit = min(exact_limit, CROSS_PRODUCT_CAP)
     if possible <= exact_limit:
         units, wins, runouts = exact_units(deal)
         stderr = None
