@@ -61,6 +61,8 @@ def _phe_exact(seats: Seats, dead: list[Card]) -> list[float]:
     unseen = [c.index for c in DECK if c not in used]
     hands = [[c.index for c in cards] for cards in seats.values()]
     needs = [7 - len(hand) for hand in hands]
+    if len(hands) == 2:
+        return _phe_heads_up(hands, needs, unseen)
     totals = [0.0] * len(hands)
 
     def deal(i: int, left: list[int], finals: list[int]) -> None:
@@ -77,6 +79,25 @@ def _phe_exact(seats: Seats, dead: list[Card]) -> list[float]:
     deal(0, unseen, [])
     total = sum(totals)
     return [t / total for t in totals]
+
+
+def _phe_heads_up(hands: list[list[int]], needs: list[int], unseen: list[int]) -> list[float]:
+    """The tightest plain loop for two seats: no lists built per run-out."""
+    evaluate = _pheval.evaluate_7cards
+    first, second = hands
+    wins = ties = count = 0
+    for mine in combinations(unseen, needs[0]):
+        value = evaluate(*first, *mine)
+        rest = [c for c in unseen if c not in mine]
+        for theirs in combinations(rest, needs[1]):
+            other = evaluate(*second, *theirs)
+            count += 1
+            if value < other:
+                wins += 1
+            elif value == other:
+                ties += 1
+    share = (wins + ties / 2) / count
+    return [share, 1 - share]
 
 
 def _phe_sampled(seats: Seats, samples: int, community: bool) -> list[float]:
