@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 EXAMPLE = {"game": "stud", "seats": {"1": ["As", "Kd", "Qh", "7c"], "4": ["9h", "9d", "2s", "Jc"]},
            "dead": ["7d", "3c"]}
@@ -178,3 +180,30 @@ def test_bad_spec_on_stdin_and_missing_file(tmp_path: Path) -> None:
     assert missing.returncode == 2
     assert b"cannot read" in missing.stderr
     assert missing.stderr.count(b"\n") == 1
+
+
+CARD_CODES = [r + s for r in "23456789TJQKA" for s in "cdhs"]
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+    | st.sampled_from(CARD_CODES) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=8) | st.dictionaries(
+        st.sampled_from(["game", "seats", "dead", "samples", "seed", "1", "2", "9", "x"]),
+        inner, max_size=6),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(JSON_VALUES)
+def test_any_json_is_refused_cleanly_or_accepted(value: Any) -> None:
+    """In process, the same code as the door: arbitrary JSON either parses into a spec
+    or raises SpecError (one line), never anything else."""
+    from table_controller.equity.spec import SpecError, parse_spec
+
+    message = ""
+    try:
+        parse_spec(json.dumps(value))
+    except SpecError as exc:
+        message = str(exc)
+    assert "\n" not in message
