@@ -36,10 +36,11 @@ _BIT = np.array([1 << i for i in range(52)], dtype=np.uint64)
 
 
 def _completions(
-    deal: Deal, seat: int
+    deal: Deal, seat: int, picks: npt.NDArray[np.intp] | None = None
 ) -> tuple[npt.NDArray[np.uint64], Scores]:
     """Card masks and scores of every completion of one seat (index into ``deal.seats``)."""
-    picks = _picks(deal, seat)
+    if picks is None:
+        picks = _picks(deal, seat)
     masks = _BIT[picks].sum(axis=1, dtype=np.uint64)
     code = deal.base_code[seat] + CODE[picks].sum(axis=1)
     bits = deal.base_bits[seat] + SUIT_BITS[picks].sum(axis=1, dtype=np.uint64)
@@ -67,8 +68,8 @@ def _subset_keys(picks: npt.NDArray[np.intp], positions: tuple[int, ...]) -> npt
 def _heads_up(deal: Deal) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], int]:
     """Exact units for two seats and a single score (stud, razz): see the module doc."""
     picks_a, picks_b = _picks(deal, 0), _picks(deal, 1)
-    score_a = _completions(deal, 0)[1].primary
-    score_b = _completions(deal, 1)[1].primary
+    score_a = _completions(deal, 0, picks_a)[1].primary
+    score_b = _completions(deal, 1, picks_b)[1].primary
     need_a, need_b = picks_a.shape[1], picks_b.shape[1]
     less = np.zeros(len(picks_a), dtype=np.int64)
     equal = np.zeros(len(picks_a), dtype=np.int64)
