@@ -6,13 +6,15 @@ keys), gives every seat its cards from that order and, with a community card
 seeded with ``seed``, batches have a fixed size, so the same inputs and seed give
 the same numbers on every run: replay and simulation stay exact.
 
-Without an explicit sample count, batches of :data:`BATCH` are drawn until every
-seat's standard error is at most :data:`TARGET_STDERR` (0.25 percentage points),
-and at most :data:`MAX_AUTO_SAMPLES`.
+Without an explicit sample count, a first batch of :data:`BATCH` measures the
+variance, then more are drawn (as many as that variance says the target needs, plus
+5 %) until every seat's standard error is at most :data:`TARGET_STDERR` (0.25
+percentage points), and at most :data:`MAX_AUTO_SAMPLES`.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
@@ -121,6 +123,12 @@ def sample_units(deal: Deal, samples: int | None, seed: int) -> Sampled:
         squares += batch_squares
         wins += batch_wins
         done += size
-        if samples is None and Sampled(units, squares, wins, done).stderr().max() <= TARGET_STDERR:
-            break
+        if samples is None:
+            worst = float(Sampled(units, squares, wins, done).stderr().max())
+            if worst <= TARGET_STDERR:
+                break
+            # The error falls as 1/sqrt(n): aim at the samples the variance seen so far
+            # needs (5 % margin, whole thousands) rather than overshoot by a batch.
+            needed = math.ceil(done * (worst / TARGET_STDERR) ** 2 * 1.05 / 1000) * 1000
+            limit = min(MAX_AUTO_SAMPLES, max(needed, done + 1000))
     return Sampled(units, squares, wins, done)
