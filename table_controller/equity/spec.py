@@ -21,7 +21,7 @@ from table_controller.equity.model import MAX_SEATS, prepare
 from table_controller.equity.outs import Outs, outs
 from table_controller.equity.readings import hand_reading
 
-__all__ = ["MAX_SPEC_BYTES", "EquitySpec", "SpecError", "evaluate_spec", "parse_spec"]
+__all__ = ["MAX_SPEC_BYTES", "EquitySpec", "Evaluated", "SpecError", "evaluate_spec", "parse_spec"]
 
 MAX_SPEC_BYTES: Final = 64 * 1024
 """A spec is a few hundred bytes; refusing more keeps a hostile file from eating memory."""
