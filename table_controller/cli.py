@@ -30,6 +30,7 @@ EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``stud-table`` with all subcommands."""
     from table_controller.console_client import add_console_parser
+    from table_controller.equity.command import add_equity_parser
     from table_controller.handhistory.commands import add_phh_parser
     from table_controller.republish import add_mqtt_arguments
     from table_controller.simulation.kinds import CONSOLE_KINDS, KINDS
@@ -82,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--json", action="store_true", help="print the report as JSON")
     add_phh_parser(commands)
     add_console_parser(commands)
+    add_equity_parser(commands)
     return parser
 
 
@@ -281,4 +283,8 @@ def _command(args: argparse.Namespace) -> int:
         from table_controller.console_client import run_console
 
         return run_console(args)
+    if args.command == "equity":
+        from table_controller.equity.command import run_equity
+
+        return run_equity(args)
     return EXIT_BAD_INPUT  # pragma: no cover - argparse rejects unknown commands
