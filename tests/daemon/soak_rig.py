@@ -22,9 +22,10 @@ import statistics
 import threading
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 from mqtt_broker import RecordingSubscriber, wait_until
 
@@ -35,10 +36,17 @@ from table_controller.deck import load_decks
 from table_controller.demo.app import scan_period_for
 from table_controller.demo.dealer import Motion, VirtualDealer, plan_hand
 from table_controller.demo.feed import TableFeed
-from table_controller.demo.session import DECK_FILE, LAYOUT_FILE, TABLE_ID, DemoTable
+from table_controller.demo.session import (
+    DAEMON_COMMAND,
+    DECK_FILE,
+    LAYOUT_FILE,
+    TABLE_ID,
+    DemoTable,
+)
 from table_controller.engine.settings import TableSettings
-from table_controller.events import CardPlaced
-from table_controller.journal import Journal
+from table_controller.events import CardPlaced, TableEvent
+from table_controller.hands import warm_up
+from table_controller.journal import Journal, decode_line
 from table_controller.layout import load_layout
 from table_controller.payloads import (
     AlertPayload,
@@ -50,7 +58,65 @@ from table_controller.payloads import (
 )
 from table_controller.presence import PresenceTracker
 from table_controller.publisher import CommandRequest
+from table_controller.simulation.emulated_table import EmulatedTable
 from table_controller.topics import TableTopics
+
+LEGAL_NOTICES: Final = frozenset({"community_card"})
+"""Codes the engine still publishes on the ``alerts`` topic for a legal, correctly
+dealt hand: rule 15's community card (eight players to 7th street, the deck runs
+short). Reported apart; any other alert on a clean hand fails a soak."""
+
+
+class JournalPacedTable:
+    """The emulated table as the dealer sees it, but each card placed waits until
+    the daemon's journal shows it (the journal is what the engine applied, in
+    order). Readers are independent threads: on a loaded machine a card can
+    overtake the one dealt just before it on another reader, and the daemon
+    rightly alerts (out of order, missing burn). A soak measures the daemon over
+    thousands of hands, not the load of the machine it runs on."""
+
+    def __init__(self, table: EmulatedTable, journal: Path, timeout: float = 30.0) -> None:
+        self.table = table
+        self.layout = table.layout
+        self.journal = journal
+        self.timeout = timeout
+        self._offset = 0
+        self._partial = b""
+
+    def _seen(self, zone: str, card: str) -> bool:
+        try:
+            with self.journal.open("rb") as file:
+                file.seek(self._offset)
+                data = file.read()
+        except FileNotFoundError:
+            return False
+        self._offset += len(data)
+        lines = (self._partial + data).split(b"\n")
+        self._partial = lines.pop()
+        found = False
+        for line in lines:
+            try:
+                record = decode_line(line)
+            except ValueError:
+                continue
+            found = found or (record.get("op") == "place" and record.get("zone") == zone
+                              and record.get("card") == card)
+        return found
+
+    def apply_all(self, events: Iterable[TableEvent]) -> None:
+        """Apply ``events``; then wait for each placement to reach the journal."""
+        events = list(events)
+        self.table.apply_all(events)
+        waiting = [(e.zone.name, e.card.code) for e in events if isinstance(e, CardPlaced)]
+        deadline = time.monotonic() + self.timeout
+        while waiting:
+            zone, card = waiting[0]
+            if self._seen(zone, card):
+                waiting.pop(0)
+                continue
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{card} in {zone} never reached the journal")
+            time.sleep(0.005)
 
 
 def rss_bytes(pid: int) -> int:
@@ -106,10 +172,17 @@ def daemon_soak(
     sample_every: int = 1,
     timeout: float = 600.0,
     say: Callable[[str], None] | None = None,
+    daemon_command: Sequence[str] = DAEMON_COMMAND,
+    after_sample: Callable[[Sample, int], None] | None = None,
 ) -> DaemonSoak:
-    """Deal ``hands`` demo hands through the real daemon (see the module docstring)."""
+    """Deal ``hands`` demo hands through the real daemon (see the module docstring).
+
+    ``daemon_command`` replaces ``python -m table_controller run`` (a wrapper that
+    traces the daemon's heap); ``after_sample(sample, pid)`` runs on the dealer's
+    thread after each sample.
+    """
     table = DemoTable(workdir, scan_period=scan_period_for(speed), presence_hold=presence_hold,
-                      fsync="never", log_level="warning")
+                      fsync="never", log_level="warning", daemon_command=daemon_command)
     result = DaemonSoak(hands)
     started = time.monotonic()
     feed: TableFeed | None = None
@@ -129,8 +202,9 @@ def daemon_soak(
         assert pid is not None
         assert table.table is not None
         result.samples.append(Sample(0, rss_bytes(pid), open_fds(pid)))
-        dealer = VirtualDealer(table.table, feed, seed=seed, speed=speed, hands=hands,
-                               settle_time=presence_hold + 0.3, clear_timeout=60.0)
+        paced = JournalPacedTable(table.table, table.journal_path)
+        dealer = VirtualDealer(paced, feed, seed=seed, speed=speed,  # type: ignore[arg-type]
+                               hands=hands, settle_time=presence_hold + 0.3, clear_timeout=60.0)
         sampled = threading.Event()
 
         def on_motion(_motion: Motion) -> None:
@@ -139,6 +213,8 @@ def daemon_soak(
             done = dealer.hands_completed if dealer is not None else 0
             if done and done % sample_every == 0 and result.samples[-1].hands < done:
                 result.samples.append(Sample(done, rss_bytes(pid), open_fds(pid)))
+                if after_sample is not None:
+                    after_sample(result.samples[-1], pid)
                 sampled.set()
 
         dealer.on_motion = on_motion
@@ -234,6 +310,7 @@ class CoreTable:
     """A :class:`TableCore` for the 8-seat demo layout fed reader reports on a fake clock."""
 
     def __init__(self, workdir: Path, presence_hold: float = 0.5) -> None:
+        warm_up()  # as the daemon does before its first input
         self.layout = load_layout(LAYOUT_FILE)
         self.registry = load_decks([DECK_FILE])
         self.now = 1000.0
@@ -292,7 +369,7 @@ def core_soak(workdir: Path, *, hands: int, warm_up: int = 200, samples: int = 1
         for _ in range(warm_up):
             table.hand(rng)
         gc.collect()
-        tracemalloc.start(8)
+        tracemalloc.start(1)  # totals and allocation lines: deeper tracebacks cost 5x
         try:
             before = tracemalloc.take_snapshot()
             base = tracemalloc.get_traced_memory()[0]
