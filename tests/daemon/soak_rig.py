@@ -119,12 +119,19 @@ class JournalPacedTable:
             time.sleep(0.005)
 
 
-def rss_bytes(pid: int) -> int:
-    """Resident memory of process ``pid`` (``VmRSS``), in bytes."""
+def rss_bytes(pid: int, field: str = "VmRSS") -> int:
+    """Resident memory of process ``pid`` in bytes: ``VmRSS`` (all of it) or
+    ``RssAnon`` (its own heap and stacks: what a leak grows; file-backed pages
+    such as shared libraries come and go with the machine's memory pressure)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) * 1024
-    raise AssertionError(f"no VmRSS for pid {pid}")
+    raise AssertionError(f"no {field} for pid {pid}")
+
+
+def sample(hands: int, pid: int) -> Sample:
+    """Process ``pid`` now, after ``hands`` hands."""
+    return Sample(hands, rss_bytes(pid), rss_bytes(pid, "RssAnon"), open_fds(pid))
 
 
 def open_fds(pid: int) -> int:
@@ -138,6 +145,8 @@ class Sample:
 
     hands: int
     rss: int
+    anon: int
+    """Anonymous resident memory (``RssAnon``)."""
     fds: int
 
 
@@ -152,10 +161,10 @@ class DaemonSoak:
     seconds: float = 0.0
     journal: Path | None = None
 
-    def rss_growth_per_hand(self, skip: int) -> float:
-        """Least-squares slope of RSS over hands (bytes per hand), ignoring the
-        first ``skip`` samples (start-up: the allocator and caches warming up)."""
-        return _slope([(s.hands, s.rss) for s in self.samples[skip:]])
+    def anon_growth_per_hand(self, skip: int) -> float:
+        """Least-squares slope of anonymous RSS over hands (bytes per hand), ignoring
+        the first ``skip`` samples (start-up: the allocator and caches warming up)."""
+        return _slope([(s.hands, s.anon) for s in self.samples[skip:]])
 
     def fds_seen(self) -> set[int]:
         """Every open-handle count sampled."""
@@ -201,7 +210,7 @@ def daemon_soak(
         pid = table.daemon_pid
         assert pid is not None
         assert table.table is not None
-        result.samples.append(Sample(0, rss_bytes(pid), open_fds(pid)))
+        result.samples.append(sample(0, pid))
         paced = JournalPacedTable(table.table, table.journal_path)
         dealer = VirtualDealer(paced, feed, seed=seed, speed=speed,  # type: ignore[arg-type]
                                hands=hands, settle_time=presence_hold + 0.3, clear_timeout=60.0)
@@ -212,7 +221,7 @@ def daemon_soak(
             # completed hand (the gathering is a hand's last motion).
             done = dealer.hands_completed if dealer is not None else 0
             if done and done % sample_every == 0 and result.samples[-1].hands < done:
-                result.samples.append(Sample(done, rss_bytes(pid), open_fds(pid)))
+                result.samples.append(sample(done, pid))
                 if after_sample is not None:
                     after_sample(result.samples[-1], pid)
                 sampled.set()
@@ -237,7 +246,7 @@ def daemon_soak(
         # After the last gathering, once the daemon is idle: the final sample.
         if result.failure is None and table.daemon_alive():
             time.sleep(presence_hold + 0.5)
-            result.samples.append(Sample(completed, rss_bytes(pid), open_fds(pid)))
+            result.samples.append(sample(completed, pid))
         result.hands = completed
         # Every alert published before this state is delivered before it (one
         # connection, QoS 1, in order): rebirth and wait for the fresh state.
@@ -301,9 +310,10 @@ class CoreSoak:
     top: list[str]
     """The biggest growths by allocation site, for a failure message."""
 
-    def growth_per_hand(self) -> float:
-        """Least-squares slope of the traced heap over hands (bytes per hand)."""
-        return _slope(self.traced)
+    def growth_per_hand(self, skip: int = 0) -> float:
+        """Least-squares slope of the traced heap over hands (bytes per hand),
+        leaving out the first ``skip`` samples."""
+        return _slope(self.traced[skip:])
 
 
 class CoreTable:

@@ -27,10 +27,11 @@ from table_controller.handhistory import export_file, write_phhs
 SOAK_DAEMON_HANDS = int(os.environ.get("STUD_SOAK_HANDS", "2000"))
 """Hands of the long daemon soak (about 3 s each on a loaded 2-core machine)."""
 
-CORE_BYTES_PER_HAND = 100
-"""Bound on the traced heap's growth per hand through the core. Before the fix the
-cache alone added 300-500 bytes a hand over the first thousand hands; after it
-the slope is noise around zero (a few bytes a hand either way)."""
+CORE_TOTAL_BYTES = 80_000
+"""Bound on the traced heap's growth through the core, whatever the number of
+hands. Measured (tracemalloc, demo hands through TableCore): before the fix
+154 KB after 120 hands and 407 KB after 1,000, still rising; after it 19-29 KB
+at any count from 12 to 10,000 hands (the last hand's state, buffers)."""
 
 
 def test_regression_board_cache_is_full_after_warm_up(tmp_path: Path) -> None:
@@ -57,29 +58,33 @@ def test_regression_board_cache_is_full_after_warm_up(tmp_path: Path) -> None:
     assert after.hits > filled.hits
 
 
-def _check_core(result_hands: int, tmp_path: Path, warm: int) -> None:
-    result = core_soak(tmp_path, hands=result_hands, warm_up=warm, samples=10)
+def _check_core(count: int, tmp_path: Path, *, warm: int, per_hand: float) -> None:
+    result = core_soak(tmp_path, hands=count, warm_up=warm, samples=10)
     detail = "\n".join(result.top)
     assert [a for a in result.alerts if a not in LEGAL_NOTICES] == [], "clean hands: no alert"
-    assert result.growth_per_hand() < CORE_BYTES_PER_HAND, (result.traced, detail)
-    # And in total: bounded, whatever the number of hands.
-    assert result.traced[-1][1] < CORE_BYTES_PER_HAND * 300, (result.traced, detail)
+    # Flat: no trend over the samples (the first one already holds the state of a
+    # hand in play, so the slope is taken from there)...
+    assert result.growth_per_hand(skip=1) < per_hand, (result.traced, detail)
+    # ...and bounded in total.
+    assert max(traced for _, traced in result.traced) < CORE_TOTAL_BYTES, (result.traced, detail)
 
 
 def test_core_memory_flat_over_hands(tmp_path: Path) -> None:
-    """200 demo hands through the core (real presence and journal, a publisher that
+    """120 demo hands through the core (real presence and journal, a publisher that
     drops everything): the traced heap does not grow with hands."""
-    _check_core(200, tmp_path, warm=50)
+    _check_core(120, tmp_path, warm=30, per_hand=250.0)  # before the fix: 1,081
 
 
 @pytest.mark.soak
 def test_soak_core_10000_hands(tmp_path: Path) -> None:
     """10,000 hands through the core, the heap traced: flat."""
-    _check_core(10_000, tmp_path, warm=200)
+    _check_core(10_000, tmp_path, warm=200, per_hand=5.0)  # before the fix: 365 (1,000)
 
 
 def _check_daemon(tmp_path: Path, count: int, *, rss_bound: int, warm: int) -> None:
-    result = daemon_soak(tmp_path / "table", hands=count, speed=20.0,
+    # Speed 40: the dealer waits for each card to reach the journal anyway (see
+    # JournalPacedTable), so the pace only shortens the pauses around it.
+    result = daemon_soak(tmp_path / "table", hands=count, speed=40.0,
                          sample_every=max(1, count // 100), timeout=count * 60.0 + 120)
     assert result.failure is None, result.failure
     assert result.hands == count
@@ -87,9 +92,11 @@ def _check_daemon(tmp_path: Path, count: int, *, rss_bound: int, warm: int) -> N
     samples = result.samples
     # File handles: exactly as many at the end as after start-up.
     assert result.fds_seen() == {samples[0].fds}, samples
-    # Memory: after the first hands (allocator and caches settling), bounded growth.
+    # Memory: after the first hands (allocator and caches settling), bounded growth
+    # of the daemon's own (anonymous) memory; VmRSS also counts file-backed pages,
+    # which the kernel drops and reloads with the machine's memory pressure.
     settled = next(s for s in samples if s.hands >= warm)
-    assert samples[-1].rss - settled.rss < rss_bound, samples
+    assert samples[-1].anon - settled.anon < rss_bound, samples
     # And the journal of all that is a PHH every hand of which PokerKit reads.
     assert result.journal is not None
     exported = export_file(result.journal)
