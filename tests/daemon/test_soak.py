@@ -15,6 +15,7 @@ In CI: a short run of each. With ``--soak``: 10,000 hands through the core, and
 from __future__ import annotations
 
 import os
+import random
 import warnings
 from pathlib import Path
 
@@ -45,8 +46,6 @@ def test_regression_board_cache_is_full_after_warm_up(tmp_path: Path) -> None:
     assert filled.currsize <= filled.maxsize
     table = CoreTable(tmp_path)
     try:
-        import random
-
         rng = random.Random(26)
         for _ in range(60):
             table.hand(rng)
