@@ -31,8 +31,9 @@ SOAK_DAEMON_HANDS = int(os.environ.get("STUD_SOAK_HANDS", "2000"))
 CORE_TOTAL_BYTES = 80_000
 """Bound on the traced heap's growth through the core, whatever the number of
 hands. Measured (tracemalloc, demo hands through TableCore): before the fix
-154 KB after 120 hands and 407 KB after 1,000, still rising; after it 19-29 KB
-at any count from 12 to 10,000 hands (the last hand's state, buffers)."""
+154 KB after 120 hands and 407 KB after 1,000, still rising; after it 12-34 KB
+at any count from 12 to 10,000 hands, with no trend (the last hand's state,
+buffers)."""
 
 
 def test_regression_board_cache_is_full_after_warm_up(tmp_path: Path) -> None:
