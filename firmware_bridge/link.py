@@ -20,7 +20,18 @@ every change)::
 * On entering ONLINE (handshake, HELLO after a reader reboot, or leaving STALE) the
   link requests a full inventory: the host reconciles whatever it missed.
 * Reconnect attempts back off exponentially from :data:`RECONNECT_BACKOFF_INITIAL`
-  to :data:`RECONNECT_BACKOFF_MAX`; the backoff resets once ONLINE.
+  to :data:`RECONNECT_BACKOFF_MAX`; the backoff resets once ONLINE. CONNECTING is
+  only the first attempt: a port that cannot be opened keeps the link DISCONNECTED
+  through every retry, so the state (and whatever a consumer shows of it) does not
+  flap with the retries.
+
+Why a link does not deliver is a :class:`LinkProblem` (port missing, permission
+denied, port busy, port lost, no HELLO, wrong reader id, ...) with a one-line
+detail, in :attr:`LinkStats.problem`. It is logged once, as a warning, when it
+changes (and ``reader_online`` once when the link comes back), and ``on_state``
+is called on a change of problem as on a change of state. Retries, state changes
+and each failed open are debug lines only: a reader missing all night writes one
+warning, not two lines every two seconds.
 
 Every callback gets the ``time.monotonic()`` taken right after the read that
 returned the frame's last byte. Callbacks run on the link's thread: keep them short
@@ -30,6 +41,7 @@ returned the frame's last byte. Callbacks run on the link's thread: keep them sh
 from __future__ import annotations
 
 import contextlib
+import errno
 import threading
 import time
 from collections import deque
@@ -89,6 +101,62 @@ DEFAULT_HEARTBEAT_PERIOD: Final = 1.0
 GAP_INVENTORY_MIN_INTERVAL: Final = 0.25
 """Seconds between inventories requested for sequence gaps: one per burst of loss."""
 
+NO_HELLO_AFTER: Final = 3.0
+"""Seconds an open port may stay silent to IDENTIFY (six requests) before the link
+says why nothing arrives (:attr:`LinkProblem.NO_HELLO`). A reader answers within
+one request; a reader still booting within a second or two."""
+
+
+class LinkProblem(Enum):
+    """Why a reader link is not delivering messages (see :attr:`LinkStats.problem`)."""
+
+    PORT_MISSING = "port_missing"
+    """The device does not exist: reader unplugged, wrong path in the layout."""
+    PERMISSION_DENIED = "permission_denied"
+    """The device exists but this user may not open it (e.g. not in ``dialout``)."""
+    PORT_BUSY = "port_busy"
+    """Another process holds the port (a stray terminal program, a second daemon)."""
+    OPEN_FAILED = "open_failed"
+    """The port could not be opened for another reason (see the detail)."""
+    PORT_LOST = "port_lost"
+    """The open port failed (unplugged, I/O error)."""
+    NO_HELLO = "no_hello"
+    """The port opens but nothing answers IDENTIFY with a HELLO."""
+    WRONG_READER = "wrong_reader"
+    """A reader with another id answered on this port."""
+    INCOMPATIBLE = "incompatible"
+    """The device only sends frames of another protocol version."""
+    SILENT = "silent"
+    """The reader was online and stopped sending (no heartbeat)."""
+
+
+_PROBLEM_HINTS: Final = {
+    LinkProblem.PORT_MISSING: "is the reader plugged in, and is the layout's device path right?",
+    LinkProblem.PERMISSION_DENIED: "give the daemon's user access to the port"
+    " (e.g. the dialout group)",
+    LinkProblem.PORT_BUSY: "another program has the port open; close it",
+    LinkProblem.OPEN_FAILED: "see the detail",
+    LinkProblem.PORT_LOST: "unplugged or failing cable; retrying",
+    LinkProblem.NO_HELLO: "the device on this port does not speak the reader protocol"
+    " (another device, or a reader not running its firmware)",
+    LinkProblem.WRONG_READER: "a reader plugged into the wrong USB port; its tags are ignored",
+    LinkProblem.INCOMPATIBLE: "reader firmware with another protocol version",
+    LinkProblem.SILENT: "the reader stopped sending heartbeats; probing it",
+}
+"""What to do about each problem: one clause for the log line."""
+
+
+def open_problem(exc: BaseException) -> LinkProblem:
+    """The :class:`LinkProblem` of a failed port open (pyserial keeps the OS ``errno``)."""
+    code = getattr(exc, "errno", None)
+    if code in (errno.ENOENT, errno.ENODEV, errno.ENXIO):
+        return LinkProblem.PORT_MISSING
+    if code in (errno.EACCES, errno.EPERM):
+        return LinkProblem.PERMISSION_DENIED
+    if code in (errno.EBUSY, errno.EAGAIN, errno.EWOULDBLOCK):
+        return LinkProblem.PORT_BUSY
+    return LinkProblem.OPEN_FAILED
+
 
 class ConnectionState(Enum):
     """Where a reader link is in its lifecycle (published by higher layers)."""
@@ -147,6 +215,11 @@ class LinkStats:
     """The last HELLO from the expected reader."""
     state_since: float | None = None
     """``time.monotonic()`` when the current state was entered."""
+    problem: LinkProblem | None = None
+    """Why the link is not delivering, once known; ``None`` while ONLINE (and
+    before the first attempt has failed)."""
+    problem_detail: str = ""
+    """One line about :attr:`problem` (the OS error, the id that answered, ...)."""
 
     @property
     def errors(self) -> int:
@@ -166,8 +239,8 @@ MessageCallback = Callable[[int, ReaderMessage, float], None]
 """``on_message(reader_id, message, monotonic_time)``."""
 
 StateCallback = Callable[[int, ConnectionState, LinkStats], None]
-"""``on_state(reader_id, new_state, stats)``; ``stats.state_since`` is the monotonic
-time of the change."""
+"""``on_state(reader_id, state, stats)``, on a change of state or of ``stats.problem``;
+``stats.state_since`` is the monotonic time the state was entered."""
 
 _DELIVERING: Final = (ConnectionState.ONLINE, ConnectionState.STALE)
 
@@ -218,6 +291,8 @@ class ReaderLink:
         self._last_heartbeat: float | None = None
         self._last_frame: float | None = None
         self._hello: Hello | None = None
+        self._problem: LinkProblem | None = None
+        self._problem_detail = ""
         self._been_online = False
         self._log = log.bind(reader_id=expected_reader_id, url=url)
 
@@ -239,6 +314,8 @@ class ReaderLink:
                 last_frame=self._last_frame,
                 hello=self._hello,
                 state_since=self._state_since,
+                problem=self._problem,
+                problem_detail=self._problem_detail,
             )
 
     def start(self) -> None:
@@ -265,8 +342,10 @@ class ReaderLink:
 
     def _run(self) -> None:
         backoff = RECONNECT_BACKOFF_INITIAL
+        # Only the first attempt shows as CONNECTING: retries stay DISCONNECTED
+        # until a port opens (HANDSHAKE), so a missing reader does not flap.
+        self._set_state(ConnectionState.CONNECTING, time.monotonic())
         while not self._stop.is_set():
-            self._set_state(ConnectionState.CONNECTING, time.monotonic())
             port = self._open()
             if port is not None:
                 with self._lock:
@@ -275,9 +354,9 @@ class ReaderLink:
                 try:
                     went_online = self._session(port)
                 except _PortGoneError as exc:
-                    self._log.info("reader_port_lost", error=str(exc.__cause__))
                     with self._lock:
                         self._counts["disconnects"] += 1
+                    self._set_problem(LinkProblem.PORT_LOST, str(exc.__cause__))
                 finally:
                     _close_quietly(port)
                 if went_online:
@@ -303,7 +382,10 @@ class ReaderLink:
             )
             port.open()
         except (serial.SerialException, OSError, ValueError) as exc:
+            # Every retry fails the same way while the cause lasts: debug only;
+            # the cause itself is logged once, when it changes.
             self._log.debug("reader_open_failed", error=str(exc))
+            self._set_problem(open_problem(exc), str(exc))
             return None
         return port
 
@@ -316,6 +398,7 @@ class ReaderLink:
         now = time.monotonic()
         self._set_state(ConnectionState.HANDSHAKE, now)
         self._send(port, Identify())
+        opened = now
         last_probe = now
         last_frame = now
         went_online = False
@@ -342,6 +425,8 @@ class ReaderLink:
             if state is ConnectionState.ONLINE:
                 if now - last_frame > STALE_AFTER_PERIODS * self.heartbeat_period:
                     self._set_state(ConnectionState.STALE, now)
+                    self._set_problem(LinkProblem.SILENT,
+                                      f"no frame for {now - last_frame:.1f} s")
                     self._send(port, Identify())
                     last_probe = now
                 continue
@@ -349,7 +434,18 @@ class ReaderLink:
                 state is ConnectionState.HANDSHAKE
                 and self._decoder.stats.unsupported_version > versions_before
             ):
+                self._set_problem(LinkProblem.INCOMPATIBLE,
+                                  "only frames of another protocol version arrive")
                 self._set_state(ConnectionState.INCOMPATIBLE, now)
+            elif (
+                state is ConnectionState.HANDSHAKE
+                and now - opened >= NO_HELLO_AFTER
+                and self._problem is not LinkProblem.NO_HELLO
+            ):
+                self._set_problem(
+                    LinkProblem.NO_HELLO,
+                    f"port open, no HELLO in {now - opened:.0f} s of IDENTIFY requests",
+                )
             probe_period = {
                 ConnectionState.WRONG_READER: WRONG_READER_RETRY_PERIOD,
                 ConnectionState.STALE: self.heartbeat_period,
@@ -367,8 +463,12 @@ class ReaderLink:
                 self._last_heartbeat = now
         if isinstance(message, Hello):
             if message.reader_id != self.reader_id:
-                self._log.warning("wrong_reader_on_port", announced=message.reader_id)
+                # Said once (the problem), not on every HELLO the retries bring.
                 self._count("frames_discarded")
+                self._set_problem(
+                    LinkProblem.WRONG_READER,
+                    f"reader {message.reader_id} answered, {self.reader_id} expected",
+                )
                 self._set_state(ConnectionState.WRONG_READER, now)
                 return
             with self._lock:
@@ -420,6 +520,9 @@ class ReaderLink:
             if self._state is not ConnectionState.STALE and self._been_online:
                 self._count("reconnects")
             self._been_online = True
+            with self._lock:
+                was, self._problem, self._problem_detail = self._problem, None, ""
+            self._log.info("reader_online", after=was.value if was else None)
             self._set_state(ConnectionState.ONLINE, now)
 
     def _deliver(self, message: ReaderMessage, now: float) -> None:
@@ -454,10 +557,25 @@ class ReaderLink:
         with self._lock:
             self._state = state
             self._state_since = now
-        self._log.info("reader_state", state=state.value)
+        # Debug: what matters to a person is the problem (logged when it changes)
+        # and coming back online, not every step of every retry.
+        self._log.debug("reader_state", state=state.value)
+        self._notify()
+
+    def _set_problem(self, problem: LinkProblem, detail: str) -> None:
+        """Record why the link is not delivering; log and notify only on a change."""
+        with self._lock:
+            if problem is self._problem and detail == self._problem_detail:
+                return
+            self._problem, self._problem_detail = problem, detail
+        self._log.warning("reader_unavailable", reason=problem.value, detail=detail,
+                          hint=_PROBLEM_HINTS[problem])
+        self._notify()
+
+    def _notify(self) -> None:
         stats = self.stats
         try:
-            self._on_state(self.reader_id, state, stats)
+            self._on_state(self.reader_id, self._state, stats)
         except Exception:
             self._log.exception("on_state_callback_failed")
 

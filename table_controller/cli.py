@@ -58,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--speed", type=_positive_float, default=1.0,
                       help="deal N times faster than the 0.4-0.6 s per card of a dealer")
     demo.add_argument("--seed", type=int, default=None, help="seed of the random hands")
+    demo.add_argument("--keep", action="store_true",
+                      help="keep the work directory (the daemon's journal and log) on exit")
     simulate = commands.add_parser(
         "simulate",
         help="deal simulated hands with injected dealing errors and report what was caught",
@@ -207,7 +209,7 @@ def _run(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from table_controller.demo import run_demo
 
-    return run_demo(hands=args.hands, speed=args.speed, seed=args.seed)
+    return run_demo(hands=args.hands, speed=args.speed, seed=args.seed, keep=args.keep)
 
 
 def _simulate(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ ints; docs/evaluator.md describes the encoding and the contract.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -217,8 +218,18 @@ def _checked_indices(cards: Sequence[Card], low: int, high: int, what: str) -> l
 
 def warm_up() -> None:
     """Build the evaluation tables now (about 0.7 s, once per process) rather than at
-    the first showdown, where a live table would publish its first result late."""
+    the first showdown, where a live table would publish its first result late.
+
+    Also fills the board cache (:func:`_small_board`) with every board it can be
+    asked about: 2,379 rank multisets of one to four cards, about 0.4 MB. Filled
+    lazily it grew with every new board for thousands of hands, which in a
+    long-running daemon looked exactly like memory lost per hand (issue 9 item 26).
+    """
     _t.tables()
+    for size in range(1, 5):
+        for ranks in itertools.combinations_with_replacement(range(2, 15), size):
+            if max(ranks.count(rank) for rank in ranks) <= 4:
+                _small_board(ranks)
 
 
 def evaluate(cards: Sequence[Card]) -> HandValue:
@@ -313,6 +324,10 @@ def describe(value: HandValue) -> str:
     return _describe_strength(value.strength)
 
 
+BOARD_CACHE_SIZE = 4096
+"""Room for every board of one to four cards by rank (2,379 of them; see :func:`warm_up`)."""
+
+
 def showing_value(up_cards: Sequence[Card]) -> ShowingValue:
     """Rank the face-up cards alone (1 to 7 cards) to find the high hand on board.
 
@@ -335,7 +350,7 @@ def showing_value(up_cards: Sequence[Card]) -> ShowingValue:
     return ShowingValue(_strength(_checked_indices(up_cards, 1, 7, "showing_value")))
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=BOARD_CACHE_SIZE)
 def _small_board(ranks: tuple[int, ...]) -> int:
     """Strength of a board of one to four cards given its ranks (suits never count)."""
     counts: dict[int, int] = {}

@@ -49,7 +49,7 @@ from typing import Any, Final, Protocol
 
 import structlog
 
-from firmware_bridge.link import ConnectionState, LinkStats
+from firmware_bridge.link import ConnectionState, LinkProblem, LinkStats
 from firmware_bridge.messages import Inventory, ReaderFault, ReaderMessage, TagArrived, TagLeft
 from table_controller.cards import Card
 from table_controller.console_commands import CommandError, parse_command
@@ -89,7 +89,9 @@ from table_controller.topics import TableTopics
 log = structlog.get_logger(__name__)
 
 READER_REFRESH_PERIOD: Final = 5.0
-"""Seconds between republishing reader statuses (heartbeat age, error counters)."""
+"""Seconds between checks of the reader statuses (heartbeat age, error counters):
+a reader's retained topic is republished only if its status changed, so an online
+reader's moves with its heartbeat and an offline reader's stays put."""
 
 _BAD_STATES: Final = frozenset(
     {
@@ -100,6 +102,26 @@ _BAD_STATES: Final = frozenset(
     }
 )
 """Link states in which a reader's zones are not being read."""
+
+_PROBLEM_WHY: Final = {
+    LinkProblem.PORT_MISSING: "its port does not exist: unplugged, or a wrong device path",
+    LinkProblem.PERMISSION_DENIED: "the daemon may not open its port (permission denied)",
+    LinkProblem.PORT_BUSY: "another program holds its port",
+    LinkProblem.OPEN_FAILED: "its port cannot be opened",
+    LinkProblem.PORT_LOST: "it is unplugged or not answering",
+    LinkProblem.NO_HELLO: "its port opens but no reader answers on it",
+    LinkProblem.INCOMPATIBLE: "it speaks an unsupported protocol version",
+    LinkProblem.SILENT: "it stopped sending heartbeats",
+}
+"""The floor's words for why a reader is offline (the alert message)."""
+
+
+def _reader_down(state: ConnectionState, stats: LinkStats) -> bool:
+    """Whether a reader's zones are not being read: a bad state, or not online with
+    a known problem (a port that opens but never answers stays in HANDSHAKE)."""
+    return state in _BAD_STATES or (
+        state is not ConnectionState.ONLINE and stats.problem is not None
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +229,8 @@ class TableCore:
         self._reader_state: dict[int, ConnectionState] = {}
         self._reader_stats: dict[int, LinkStats] = {}
         self._offline_alerted: set[int] = set()
+        self._reader_published: dict[int, tuple[object, ...]] = {}
+        """What each reader's retained topic last said (see :meth:`_publish_reader`)."""
         self._next_reader_refresh = 0.0
         self.events_applied = 0
         self._topics = TableTopics(table_id)
@@ -260,7 +284,7 @@ class TableCore:
         """Publish the retained state and every reader's status."""
         self._publish_state()
         for reader in self.layout.readers:
-            self._publish_reader(reader.id)
+            self._publish_reader(reader.id, force=True)
 
     # ------------------------------------------------------------------- loop
 
@@ -564,23 +588,29 @@ class TableCore:
         )
 
     def _reader_state_change(self, item: ReaderStateChange) -> None:
-        reader, state = item.reader_id, item.state
+        """A link changed state or problem: presence, one alert per outage, and the
+        retained topic if what it shows changed."""
+        reader, state, stats = item.reader_id, item.state, item.stats
+        was_down = reader in self._offline_alerted
         self._reader_state[reader] = state
-        self._reader_stats[reader] = item.stats
+        self._reader_stats[reader] = stats
         now = self._mono()
         if state is ConnectionState.ONLINE:
-            self._offline_alerted.discard(reader)
+            if was_down:
+                self._offline_alerted.discard(reader)
+                log.info("reader_back", reader=reader)
             self.feed(self.presence.reader_restored(reader, now))
-        elif state in _BAD_STATES:
+        elif _reader_down(state, stats) and not was_down:
+            # Once per outage, whatever the retries and the link's steps in between.
+            self._offline_alerted.add(reader)
             self.presence.reader_lost(reader, now)
-            if reader not in self._offline_alerted:
-                self._offline_alerted.add(reader)
-                self._reader_offline_alert(reader, state)
+            self._reader_offline_alert(reader, state, stats)
         self._publish_reader(reader)
 
-    def _reader_offline_alert(self, reader: int, state: ConnectionState) -> None:
+    def _reader_offline_alert(self, reader: int, state: ConnectionState, stats: LinkStats) -> None:
         zones = ", ".join(zone.name for zone in self.layout.zones_of_reader(reader))
-        if state is ConnectionState.WRONG_READER:
+        problem = stats.problem
+        if state is ConnectionState.WRONG_READER or problem is LinkProblem.WRONG_READER:
             code = "wrong_reader"
             why = (
                 "another reader answered on its port (a reader plugged into the wrong"
@@ -588,7 +618,8 @@ class TableCore:
             )
         else:
             code = "reader_offline"
-            why = {
+            known = _PROBLEM_WHY.get(problem) if problem is not None else None
+            why = known or {
                 ConnectionState.DISCONNECTED: "it is unplugged or not answering",
                 ConnectionState.STALE: "it stopped sending heartbeats",
                 ConnectionState.INCOMPATIBLE: "it speaks an unsupported protocol version",
@@ -607,11 +638,32 @@ class TableCore:
             )
         )
 
-    def _publish_reader(self, reader: int) -> None:
+    def _publish_reader(self, reader: int, *, force: bool = False) -> None:
+        """Publish reader ``reader``'s retained status if it changed since it was last
+        published (or ``force``): its shown state, last heartbeat or error counters.
+        Consumers get a message when there is something new to show, not one per
+        link retry or per refresh of a reader that stays offline."""
         state = self._reader_state.get(reader, ConnectionState.CONNECTING)
         fresh = self._link_stats(reader) if self._link_stats else None
         stats = fresh or self._reader_stats.get(reader, LinkStats())
         last_hb = stats.last_heartbeat
+        shown = "offline" if state is ConnectionState.DISCONNECTED else state.value
+        frame_errors = {
+            "crc": stats.crc_errors,
+            "framing": stats.framing_errors,
+            "oversized": stats.oversized,
+            "truncated": stats.truncated,
+            "unknown_type": stats.unknown_type,
+            "unsupported_version": stats.unsupported_version,
+            "malformed": stats.malformed,
+            "missed": stats.frames_missed,
+        }
+        # The heartbeat's monotonic stamp, not its wall-clock rendering: the latter
+        # drifts by float noise between two refreshes of an unchanged reader.
+        key = (shown, last_hb, tuple(frame_errors.values()))
+        if not force and self._reader_published.get(reader) == key:
+            return
+        self._reader_published[reader] = key
         hand = self.engine.hand
         self.publisher.publish_reader(
             ReaderStatus(
@@ -620,20 +672,11 @@ class TableCore:
                 seq=0,
                 ts=0.0,
                 reader=str(reader),
-                state="offline" if state is ConnectionState.DISCONNECTED else state.value,
+                state=shown,
                 last_heartbeat=(
                     self._wall() - (self._mono() - last_hb) if last_hb is not None else None
                 ),
-                frame_errors={
-                    "crc": stats.crc_errors,
-                    "framing": stats.framing_errors,
-                    "oversized": stats.oversized,
-                    "truncated": stats.truncated,
-                    "unknown_type": stats.unknown_type,
-                    "unsupported_version": stats.unsupported_version,
-                    "malformed": stats.malformed,
-                    "missed": stats.frames_missed,
-                },
+                frame_errors=frame_errors,
                 zones=[zone.name for zone in self.layout.zones_of_reader(reader)],
             )
         )

@@ -28,7 +28,7 @@ from table_controller.demo.dealer import VirtualDealer
 from table_controller.demo.feed import TableFeed
 from table_controller.demo.session import TABLE_ID, DemoError, DemoTable
 from table_controller.logging import configure_logging
-from table_controller.topics import TableTopics
+from table_controller.topics import SECURE_LEVEL, TableTopics
 
 EXIT_OK: Final = 0
 EXIT_FAILURE: Final = 1
@@ -52,13 +52,26 @@ def scan_period_for(speed: float) -> float:
     return min(0.05, max(0.02, 0.1 / speed))
 
 
+def public_filters(topics: TableTopics) -> list[str]:
+    """Every public topic of a table, for a watcher who must not see hole cards.
+
+    Listed one by one: MQTT has no "everything but ``secure/``" filter, and the
+    table's ``#`` would include the secure topics (every down card, live).
+    """
+    return [topics.status, topics.state, topics.events, topics.alerts, topics.readers_filter]
+
+
 def watch_lines(port: int) -> list[str]:
-    """How to watch the demo's topics with ``mosquitto_sub``."""
+    """How to watch the demo's topics with ``mosquitto_sub``: the public topics
+    first (what anyone may see), then the secure ones, clearly marked as such."""
     topics = TableTopics(TABLE_ID)
+    public = " ".join(f"-t '{name}'" for name in public_filters(topics))
     return [
-        f"watch:  mosquitto_sub -h 127.0.0.1 -p {port} -t '{topics.all_filter}' -v",
-        f"secure: mosquitto_sub -h 127.0.0.1 -p {port} -t '{topics.base}/secure/#' -v"
-        "   (down cards: production room only; deploy/acl keeps the public out)",
+        "watch (public topics, as a broadcast overlay sees them; no hole card):",
+        f"  mosquitto_sub -h 127.0.0.1 -p {port} {public} -v",
+        "SECURE - every hole card live, production room only (deploy/acl keeps the"
+        " public out; this private demo broker does not):",
+        f"  mosquitto_sub -h 127.0.0.1 -p {port} -t '{topics.base}/{SECURE_LEVEL}/#' -v",
     ]
 
 
@@ -153,12 +166,15 @@ def run_demo(
     seed: int | None = None,
     out: TextIO | None = None,
     interactive: bool | None = None,
+    keep: bool = False,
 ) -> int:
     """Run the demo until ``hands`` hands are done (None: until Ctrl-C); exit code.
 
     ``speed`` makes the dealer N times faster; ``seed`` makes the hands
     repeatable (random if None, and printed). ``interactive`` (default: whether
-    ``out`` is a terminal) redraws the table in place.
+    ``out`` is a terminal) redraws the table in place. ``keep`` keeps the work
+    directory (the daemon's journal and log) instead of deleting it; either way
+    the last line says where it is or was.
     """
     if speed <= 0:
         raise ValueError("speed must be positive")
@@ -172,16 +188,28 @@ def run_demo(
     workdir = Path(tempfile.mkdtemp(prefix="stud-demo-"))
     with _stop_on_signals(stop):
         try:
-            return _run(console, workdir, stop, hands=hands, speed=speed, seed=seed)
+            return _run(console, workdir, stop, hands=hands, speed=speed, seed=seed, keep=keep)
         except (BrokerError, DemoError) as exc:
             print(f"stud-table demo: {exc}", file=sys.stderr)
             return EXIT_FAILURE
         finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+            if not keep:
+                shutil.rmtree(workdir, ignore_errors=True)
+            # Written after the daemon has stopped: the journal is complete.
+            console.write(_leftovers_line(workdir, keep) + "\n")
+
+
+def _leftovers_line(workdir: Path, keep: bool) -> str:
+    """Where the demo's journal and daemon log are (``keep``), or that they are gone."""
+    journal = workdir / "journal" / f"{TABLE_ID}.journal.jsonl"
+    if keep:
+        return (f"demo: kept {workdir}: journal {journal}, daemon log {workdir / 'daemon.log'}"
+                f" (try: stud-table phh export {journal})")
+    return f"demo: removed {workdir} (journal and daemon log); --keep keeps them"
 
 
 def _run(console: Console, workdir: Path, stop: threading.Event, *,
-         hands: int | None, speed: float, seed: int) -> int:
+         hands: int | None, speed: float, seed: int, keep: bool = False) -> int:
     table = DemoTable(workdir, scan_period=scan_period_for(speed))
     feed: TableFeed | None = None
     dealer: VirtualDealer | None = None
@@ -194,6 +222,8 @@ def _run(console: Console, workdir: Path, stop: threading.Event, *,
             " - Ctrl-C to stop",
             f"broker 127.0.0.1:{table.port} (pid {table.broker.pid}),"
             f" daemon pid {table.daemon_pid}, log {table.log_path}",
+            f"journal {table.journal_path}"
+            + ("" if keep else " (deleted on exit; --keep keeps it)"),
             *watch_lines(table.port),
         ]
         console.write("\n".join(console.header) + "\n")

@@ -112,6 +112,16 @@ def _notes(hand: StudHand, name: str) -> None:
     if not hand.betting_known:
         print(f"{name}: hand {hand.hand}: no console actions; the betting is a passive"
               " placeholder (_betting = \"unknown\")", file=sys.stderr)
+    if hand.unfinished:
+        streets = [deal.street for deal in hand.deals]
+        where = f" after {_ordinal(max(streets))} street" if streets else ""
+        print(f"{name}: hand {hand.hand}: unfinished: the recording ends{where} with"
+              " cards still to come; its actions stop there (_unfinished = true)",
+              file=sys.stderr)
     if not hand.stacks_known:
         print(f"{name}: hand {hand.hand}: no stacks recorded; placeholder stacks"
               " (_stacks = \"unknown\")", file=sys.stderr)
+
+
+def _ordinal(street: int) -> str:
+    return {3: "3rd"}.get(street, f"{street}th")

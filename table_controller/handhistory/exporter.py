@@ -32,6 +32,11 @@ ante). Without them a placeholder far above any fixed-limit hand's wagers is
 written and flagged (``_stacks = "unknown"``). Showdown: every seat still in
 after the 7th-street betting shows its seven cards (``sm``).
 
+A recording that stops in the middle of a hand (a journal copied while the
+table plays, a daemon stopped mid-hand) ends that hand's actions where the
+recording did; the hand is flagged ``_unfinished = true`` and ``phh export``
+says so on stderr, so a cut-short hand is never passed off as a whole one.
+
 Rule 15's community card has no place in PokerKit's Seven Card Stud (it deals
 no board card in stud): such a hand's actions end after 6th street and the
 card is written as ``_community_card``.
@@ -79,10 +84,13 @@ class _Recorder:
             if seat.status is SeatStatus.ACTIVE:
                 current = tuple(seat.all_cards)
                 lost = (c for c in self.cards.get(seat_no, ()) if c not in current)
-                # A card gone to the muck never changes what a seat was dealt (a fold,
-                # or the last seat's cards gathered up); a card moved elsewhere does
-                # (rule 13: a misdealt card corrected to its proper place).
-                if not any(MUCK in hand.where.get(card, ()) for card in lost):
+                # A card this seat pushed into the muck never changes what it was
+                # dealt (a fold, or the winner of a hand won by folds mucking its
+                # cards), even once the muck is scooped off the table; a card moved
+                # elsewhere does (rule 13: a misdealt card corrected to its proper
+                # place).
+                if not any(hand.mucked_by.get(card) == seat_no
+                           or MUCK in hand.where.get(card, ()) for card in lost):
                     self.cards[seat_no] = current
             elif before is SeatStatus.ACTIVE:
                 self.out.append((seat_no, street))
@@ -105,8 +113,15 @@ def export_events(
             started = event if isinstance(event, HandStarted) else None
             recorders.append(_Recorder(hand, started))
         recorders[-1].observe(event)
+    # Whether the recording ended inside a hand the table never finished: said
+    # in the file rather than passed off as a whole hand (finish_hand below only
+    # closes the engine's books).
+    open_at_end = engine.hand is not None and not engine.hand.finished
     engine.finish_hand()
-    hands = [_to_hand(rec, settings) for rec in recorders]
+    hands = [
+        _to_hand(rec, settings, open_at_end=open_at_end and index == len(recorders) - 1)
+        for index, rec in enumerate(recorders)
+    ]
     return [hand for hand in hands if hand is not None]
 
 
@@ -123,7 +138,9 @@ def export_file(path: Path) -> list[StudHand]:
 # ------------------------------------------------------------------ building
 
 
-def _to_hand(rec: _Recorder, settings: TableSettings) -> StudHand | None:
+def _to_hand(rec: _Recorder, settings: TableSettings, *, open_at_end: bool) -> StudHand | None:
+    """The :class:`StudHand` of one recorded hand (None with fewer than two seats
+    dealt). ``open_at_end``: the recording stopped while this hand was going on."""
     hand = rec.state
     seats = tuple(s for s in hand.players if rec.cards.get(s))
     if len(seats) < 2:
@@ -157,6 +174,13 @@ def _to_hand(rec: _Recorder, settings: TableSettings) -> StudHand | None:
                 live.remove(bet.seat)
     if len(live) >= 2 and all(len(cards[s]) == 7 for s in live):
         items += [Bet(seat, 7, "sm", None, cards[seat]) for seat in _rotate(live, hand, 7)]
+    # Cut short: two or more seats still in and cards still to come (a rule-15
+    # community hand's file ends after 6th street anyway). A hand dealt to its
+    # end but not yet cleared is whole: the file shows its showdown.
+    last_card = 6 if hand.community is not None else 7
+    unfinished = open_at_end and len(live) >= 2 and any(
+        len(cards[s]) < last_card for s in live
+    )
     return StudHand(
         seats=seats,
         antes=(settings.ante,) * len(seats),
@@ -170,6 +194,7 @@ def _to_hand(rec: _Recorder, settings: TableSettings) -> StudHand | None:
         betting_known=bool(rec.acts),
         stacks_known=stacks_known,
         community=hand.community,
+        unfinished=unfinished,
     )
 
 

@@ -70,7 +70,8 @@ class StudHand:
     project invented for unknown (``??``) cards, if it was asked to.
     ``extra`` keeps other PHH fields (names, event, ...) as read, for the
     record; ``betting_known``/``stacks_known`` are False when an export had to
-    supply placeholders (a card-only table).
+    supply placeholders (a card-only table); ``unfinished`` is True when the
+    recording stopped mid-hand.
     """
 
     seats: tuple[int, ...]
@@ -88,6 +89,9 @@ class StudHand:
     betting_known: bool = True
     stacks_known: bool = True
     community: Card | None = None
+    unfinished: bool = False
+    """The recording ended in the middle of this hand (two or more seats still in,
+    cards still to come): the actions stop where the recording did."""
     extra: Mapping[str, object] = field(default_factory=dict)
 
     def player(self, seat: int) -> int:

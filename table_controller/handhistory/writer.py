@@ -5,7 +5,8 @@ optional ones this project knows (``seats``, ``seat_count``, ``hand``,
 ``finishing_stacks``), then what an import kept in :attr:`StudHand.extra`.
 PHH user-defined fields start with ``_``; an export uses them to say honestly
 what it had to make up (``_betting``, ``_stacks``) or could not express
-(``_community_card``, ``_filled_cards``). Several hands go into one ``.phhs``
+(``_community_card``, ``_filled_cards``), and a hand the recording cut short
+(``_unfinished``). Several hands go into one ``.phhs``
 document as tables ``[1]``, ``[2]``, ... (PokerKit's ``HandHistory.loads_all``).
 """
 
@@ -81,6 +82,8 @@ def _lines(hand: StudHand) -> list[str]:
         fields.append(("_community_card", hand.community.code))
     if hand.filled:
         fields.append(("_filled_cards", _cards(hand.filled)))
+    if hand.unfinished:
+        fields.append(("_unfinished", True))
     return [f"{_key(key)} = {_value(value)}" for key, value in fields]
 
 

@@ -21,8 +21,12 @@ DEMO = [sys.executable, "-m", "table_controller", "demo"]
 RUN_TIMEOUT = 300.0
 """Two hands take about 10 s; a loaded 2-core CI machine gets a wide margin."""
 
-SUB_LINE = re.compile(r"mosquitto_sub -h 127\.0\.0\.1 -p (\d+) -t 'stud/v1/demo/#' -v")
-SECURE_LINE = re.compile(r"mosquitto_sub -h 127\.0\.0\.1 -p \d+ -t 'stud/v1/demo/secure/#' -v")
+SUB_LINE = re.compile(r"mosquitto_sub -h 127\.0\.0\.1 -p (\d+) -t 'stud/v1/demo/status'"
+                      r" -t 'stud/v1/demo/state' .*-v")
+SECURE_LINE = re.compile(r"^SECURE - every hole card live.*\n"
+                         r"  mosquitto_sub -h 127\.0\.0\.1 -p \d+ -t 'stud/v1/demo/secure/#' -v",
+                         re.MULTILINE)
+ALL_TOPICS = re.compile(r"-t 'stud/v1/demo/#'")
 PIDS_LINE = re.compile(r"\(pid (\d+)\), daemon pid (\d+), log (\S+)/daemon\.log")
 RESULT_LINE = re.compile(r"^hand (\d+) result: seat", re.MULTILINE)
 
@@ -70,6 +74,8 @@ def test_demo_deals_two_hands_and_exits_clean() -> None:
     assert result.returncode == 0, output + result.stderr
     assert SUB_LINE.search(output), output
     assert SECURE_LINE.search(output), output
+    assert not ALL_TOPICS.search(output), "item 22: no watch line subscribes to every topic"
+    assert "--keep keeps them" in output, "item 24: says the journal goes, and how to keep it"
     assert [int(n) for n in RESULT_LINE.findall(output)] == [1, 2], output
     assert "\x1b[" not in output, "no ANSI redraw when stdout is not a terminal"
     assert "[##]" in output, "down cards are shown hidden"

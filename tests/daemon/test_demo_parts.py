@@ -39,7 +39,7 @@ def _play(engine: DealingEngine, plan: HandPlan) -> list[Any]:
     return outputs
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
 def test_planned_hands_are_clean_for_the_card_only_engine(seed: int) -> None:
     rng = random.Random(seed)
@@ -64,7 +64,7 @@ def test_planned_hands_are_clean_for_the_card_only_engine(seed: int) -> None:
             assert list(results[0].winners) == list(plan.deal.live_seats)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
 def test_a_plan_leaves_the_table_empty_and_never_doubles_a_card(seed: int) -> None:
     plan = plan_hand(random.Random(seed))

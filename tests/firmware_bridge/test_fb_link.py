@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from firmware_bridge.emulator import ReaderEmulator
 from firmware_bridge.link import ConnectionState, LinkStats, ReaderLink
@@ -296,11 +297,22 @@ def test_missing_device_stays_disconnected_and_stops_cleanly(
     recorder = Recorder()
     link = ReaderLink(str(tmp_path / "nothing-here"), 1, recorder.on_message, recorder.on_state)
     cleanup.append(link)
-    link.start()
-    wait_for(lambda: recorder.state_list().count(ConnectionState.DISCONNECTED) >= 3, "retries")
-    link.stop()
+    with capture_logs() as logs:
+        link.start()
+        # Retries are debug lines (issue 9 item 23): count them to know some happened.
+        wait_for(lambda: sum(e["event"] == "reader_open_failed" for e in logs) >= 3, "retries")
+        link.stop()
     assert link.state is ConnectionState.STOPPED
     assert link.stats.connects == 0
+    # One state change, not one per retry.
+    assert transitions(recorder.state_list()) == [
+        ConnectionState.CONNECTING, ConnectionState.DISCONNECTED, ConnectionState.STOPPED,
+    ]
+
+
+def transitions(states: list[ConnectionState]) -> list[ConnectionState]:
+    """``states`` without repeats in a row (a change of problem repeats the state)."""
+    return [s for i, s in enumerate(states) if i == 0 or states[i - 1] is not s]
 
 
 def test_noisy_wire_never_delivers_a_wrong_tag(

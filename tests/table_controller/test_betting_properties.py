@@ -80,7 +80,7 @@ def _check_invariants(hand: BettingHand, total: int) -> None:
         assert not hand.can_act(seat, action.action, action.max_total + 1)
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=250)
 @given(hand=hands(), data=st.data())
 def test_random_legal_play_conserves_chips_and_always_ends(
     hand: BettingHand, data: st.DataObject
@@ -132,7 +132,7 @@ def test_random_legal_play_conserves_chips_and_always_ends(
     assert sum(hand.winnings.values()) + sum(hand.returned.values()) <= total
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(hand=hands(), data=st.data())
 def test_rejected_actions_change_nothing(hand: BettingHand, data: st.DataObject) -> None:
     hand.start_street(3, data.draw(st.sampled_from(hand.seats)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from table_controller.engine.dealing import replay_events
@@ -30,7 +30,7 @@ def flagged(kind: ErrorKind, seed: int, players: int) -> None:
         assert (kind.value, injection.seat) in codes, (kind, injection.seat, codes)
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600)
 @given(
     kind=st.sampled_from(list(ErrorKind)),
     seed=st.integers(0, 2**32 - 1),

@@ -21,7 +21,7 @@ import random
 from collections.abc import Sequence
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from table_controller.cards import DECK, Card
@@ -50,9 +50,7 @@ from table_controller.zones import ALL_ZONES
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 STREET_NUMBERS = (3, 4, 5, 6, 7)
-_SETTINGS = settings(
-    max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+_SETTINGS = settings(max_examples=250)
 
 seat_sets = st.lists(st.integers(1, 8), min_size=2, max_size=8, unique=True).map(sorted)
 

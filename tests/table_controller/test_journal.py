@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from table_controller.journal import (
@@ -216,7 +216,7 @@ _journal = st.lists(_op, min_size=1, max_size=12).flatmap(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150)
 @given(_journal, st.data())
 def test_any_truncation_reads_back_a_prefix(
     journal: tuple[list, list], data: st.DataObject
@@ -233,7 +233,7 @@ def test_any_truncation_reads_back_a_prefix(
     assert result.good_bytes == (ends[complete - 1] if complete else 0)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300)
 @given(_journal, st.data())
 def test_any_bit_flip_is_detected(journal: tuple[list, list], data: st.DataObject) -> None:
     ops, ats = journal

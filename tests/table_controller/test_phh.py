@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from table_controller.cards import Card
@@ -271,7 +271,7 @@ def journal_of(events: list[TableEvent], path: Path, table: TableSettings) -> Pa
     return path
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150)
 @given(seed=st.integers(0, 2**32 - 1), players=st.integers(2, 8),
        fold_chance=st.sampled_from([0.0, 0.1, 0.3]))
 def test_random_card_only_deal_exports_to_phh_pokerkit_replays(

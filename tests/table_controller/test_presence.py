@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from table_controller.cards import Card
@@ -621,7 +621,7 @@ def replay(
     return emitted
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300)
 @given(
     ops=ops_strategy,
     inventories=st.lists(st.integers(0, 100), max_size=30),

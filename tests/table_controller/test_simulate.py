@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from table_controller.cli import main
@@ -71,7 +71,7 @@ def test_a_run_is_repeatable_from_its_seed() -> None:
     assert first == again
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150)
 @given(seed=st.integers(0, 2**31), number=st.integers(1, 10**6),
        kind=st.sampled_from([None, *DEAL_KINDS]))
 def test_clearing_leaves_the_table_clear_and_ends_the_hand(
@@ -97,7 +97,7 @@ def test_clearing_leaves_the_table_clear_and_ends_the_hand(
     assert engine.hand.finished
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(seed=st.integers(0, 2**31), number=st.integers(1, 10**6))
 def test_card_only_tables_get_out_of_order_only_after_the_first_round(
     seed: int, number: int

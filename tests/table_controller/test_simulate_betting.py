@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from table_controller.cli import main
@@ -112,7 +112,7 @@ def test_two_thousand_betting_hands_raise_no_alert_and_pay_as_the_players_count(
     assert seen["community card"] >= 1, seen
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60)
 @given(st.integers(min_value=0, max_value=10**9))
 def test_any_betting_hand_is_clean(seed: int) -> None:
     _run_clean([f"any:{seed}"])

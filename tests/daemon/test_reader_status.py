@@ -1,0 +1,141 @@
+"""Issue 9 item 23: a missing reader, as the floor and a consumer see it.
+
+Before: the log got two lines every 2 s without a reason, and the retained
+``readers/<id>`` topic flapped between ``connecting`` and ``offline`` (190
+messages in 30 s). Now: one warning naming the cause, one ``reader_offline``
+alert saying why, and the retained topic only changes when what it shows does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from daemon_rig import ROOT, TableRig, subscribe
+from mqtt_broker import WAIT, wait_until
+from soak_rig import CoreTable
+from structlog.testing import capture_logs
+
+from firmware_bridge.link import ConnectionState, LinkProblem, LinkStats
+from table_controller.daemon.core import READER_REFRESH_PERIOD, ReaderStateChange
+from table_controller.payloads import ReaderStatus
+
+
+class ReaderRecorder:
+    """Wraps a :class:`CoreTable`'s publisher to keep every reader status."""
+
+    def __init__(self, table: CoreTable) -> None:
+        self.statuses: list[ReaderStatus] = []
+        self.alerts: list[Any] = []
+        publisher = table.publisher
+        publisher.publish_reader = self.statuses.append  # type: ignore[method-assign]
+        publisher.publish_alert = self.alerts.append  # type: ignore[method-assign]
+
+    def of(self, reader: int) -> list[str]:
+        return [s.state for s in self.statuses if s.reader == str(reader)]
+
+
+def test_regression_offline_reader_topic_does_not_flap(tmp_path: Path) -> None:
+    """The link's notifications for a missing reader (first attempt, the problem, then
+    DISCONNECTED) and a minute of refreshes give the topic one ``offline`` message
+    and the floor one alert that says why."""
+    table = CoreTable(tmp_path)
+    try:
+        seen = ReaderRecorder(table)
+        core = table.core
+        core.publish_snapshot()
+        missing = LinkStats(problem=LinkProblem.PORT_MISSING,
+                            problem_detail="could not open port /dev/reader3: no such file")
+        core.handle(ReaderStateChange(3, ConnectionState.CONNECTING, LinkStats()))
+        core.handle(ReaderStateChange(3, ConnectionState.CONNECTING, missing))
+        core.handle(ReaderStateChange(3, ConnectionState.DISCONNECTED, missing))
+        table.advance(12 * READER_REFRESH_PERIOD)
+        assert seen.of(3) == ["online", "connecting", "offline"]
+        [alert] = seen.alerts
+        assert alert.code == "reader_offline"
+        assert "its port does not exist" in alert.message
+        # The readers that stay online and unchanged are not republished either.
+        assert seen.of(1) == ["online"]
+        # Back: one more message, and a later outage alerts again.
+        core.handle(ReaderStateChange(3, ConnectionState.ONLINE, LinkStats(last_heartbeat=5.0)))
+        core.handle(ReaderStateChange(3, ConnectionState.STALE, LinkStats(last_heartbeat=5.0)))
+        assert seen.of(3)[-2:] == ["online", "stale"]
+        assert [a.code for a in seen.alerts] == ["reader_offline", "reader_offline"]
+        assert "stopped sending heartbeats" in seen.alerts[-1].message
+    finally:
+        table.close()
+
+
+def test_port_that_never_answers_is_alerted(tmp_path: Path) -> None:
+    """A port that opens but never says HELLO stays in HANDSHAKE: once the link
+    names the problem, the floor hears that the reader is not being read."""
+    table = CoreTable(tmp_path)
+    try:
+        seen = ReaderRecorder(table)
+        core = table.core
+        core.handle(ReaderStateChange(2, ConnectionState.HANDSHAKE, LinkStats()))
+        assert seen.alerts == []
+        core.handle(ReaderStateChange(2, ConnectionState.HANDSHAKE, LinkStats(
+            problem=LinkProblem.NO_HELLO, problem_detail="port open, no HELLO in 3 s")))
+        [alert] = seen.alerts
+        assert alert.code == "reader_offline"
+        assert "no reader answers" in alert.message
+    finally:
+        table.close()
+
+
+def _point_reader_at(rig: TableRig, reader: int, device: Path) -> None:
+    layout = rig.tmp / "layout.toml"
+    text = layout.read_text()
+    old = f'device = "{rig.table.device_of(reader)}"'
+    assert old in text
+    layout.write_text(text.replace(old, f'device = "{device}"'))
+
+
+def test_regression_missing_reader_through_the_daemon(rig: TableRig) -> None:
+    """The real daemon with reader 2's device missing: many retries, one warning
+    with the reason, one alert, and its retained topic settles on ``offline``
+    without flapping, also across a status refresh."""
+    _point_reader_at(rig, 2, rig.tmp / "dev" / "no-such-reader")
+    sub = subscribe(rig.broker.port, f"{ROOT}/readers/+", f"{ROOT}/alerts")
+    with capture_logs() as logs:
+        rig.start_thread()
+
+        def retries() -> int:
+            return sum(e["event"] == "reader_open_failed" and e.get("reader_id") == 2
+                       for e in list(logs))
+
+        # Eight retries (backoff 0.1 s doubling to 2 s) outlast a status refresh.
+        wait_until(lambda: retries() >= 8, WAIT * 2, "eight open retries of reader 2")
+        wait_until(lambda: any(m.topic == f"{ROOT}/readers/1" for m in sub.snapshot()),
+                   WAIT, "the reader statuses")
+        mine = [e for e in list(logs) if e.get("reader_id") == 2
+                and e["log_level"] in ("info", "warning", "error")]
+    states = [json.loads(m.payload)["state"] for m in sub.snapshot()
+              if m.topic == f"{ROOT}/readers/2"]
+    assert states[-1] == "offline"
+    assert len(states) <= 2, states  # the start-up snapshot, then offline
+    alerts = [json.loads(m.payload) for m in sub.snapshot() if m.topic == f"{ROOT}/alerts"]
+    assert [a["code"] for a in alerts] == ["reader_offline"]
+    assert "its port does not exist" in alerts[0]["message"]
+    assert [(e["event"], e.get("reason")) for e in mine] == [
+        ("reader_unavailable", "port_missing")]
+
+
+def test_docs_reader_examples_show_the_real_counters(tmp_path: Path) -> None:
+    """docs/mqtt.md's reader examples (item 23: they named counters the daemon does
+    not publish) have exactly the ``frame_errors`` keys the daemon publishes."""
+    table = CoreTable(tmp_path)
+    try:
+        seen = ReaderRecorder(table)
+        table.core.publish_snapshot()
+        published = set(seen.statuses[0].frame_errors)
+    finally:
+        table.close()
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "mqtt.md").read_text()
+    examples = re.findall(r"<!-- schema: reader -->\n```json\n(.*?)```", doc, flags=re.S)
+    assert examples
+    for example in examples:
+        assert set(json.loads(example)["frame_errors"]) == published
