@@ -47,22 +47,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    """``--soak``: also run the long reliability runs (``@pytest.mark.soak``)."""
-    parser.addoption("--soak", action="store_true", default=False,
-                     help="run the long soak tests (marked soak)")
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip ``soak`` tests unless ``--soak`` is given: CI stays short."""
-    if config.getoption("--soak"):
-        return
-    skip = pytest.mark.skip(reason="soak run: only with --soak")
-    for item in items:
-        if "soak" in item.keywords:
-            item.add_marker(skip)
-
-
 @pytest.fixture
 def mosquitto(tmp_path: Path) -> Iterator[MosquittoBroker]:
     """A running Mosquitto on a free 127.0.0.1 port (anonymous access, no persistence)."""

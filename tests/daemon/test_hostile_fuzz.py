@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from daemon_rig import ROOT, TableRig, latest
 from hostile import BROKER_LIMITS, MAX_PACKET, REPLY, daemon_topics, rss_kb, send
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from mqtt_broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
 
@@ -120,9 +120,7 @@ def _fuzz(tmp_path: Path, broker: MosquittoBroker, batches: int) -> dict[str, in
         rss_before = rss_kb(process.pid)
         serial = [0]
 
-        @settings(max_examples=batches, deadline=None, database=None,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                         HealthCheck.filter_too_much])
+        @settings(max_examples=batches, database=None)
         @given(st.lists(REQUESTS, min_size=1, max_size=12))
         def batch(requests: list[Request]) -> None:
             sent: list[tuple[Request, bytes | None]] = []

@@ -17,7 +17,7 @@ import random
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from stud_script import (
     BURNS,
@@ -44,12 +44,7 @@ from table_controller.simulation.plan import BETTING_SETTINGS, clear_events
 from table_controller.simulation.players import BettingPlayers
 from table_controller.zones import Zone
 
-_HEAVY = settings(
-    max_examples=120,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                           HealthCheck.filter_too_much],
-)
+_HEAVY = settings(max_examples=120)
 
 
 def _results(outputs: list[EngineOutput]) -> list[ConsoleResult]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 EXAMPLE = {"game": "stud", "seats": {"1": ["As", "Kd", "Qh", "7c"], "4": ["9h", "9d", "2s", "Jc"]},
@@ -193,8 +193,7 @@ JSON_VALUES = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=300)
 @given(JSON_VALUES)
 def test_any_json_is_refused_cleanly_or_accepted(value: Any) -> None:
     """In process, the same code as the door: arbitrary JSON either parses into a spec

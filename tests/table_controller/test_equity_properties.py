@@ -6,7 +6,7 @@ import math
 import random
 from itertools import permutations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from table_controller.cards import DECK, Card, parse_cards
@@ -16,11 +16,7 @@ from table_controller.equity.model import prepare
 from table_controller.equity.outs import outs
 from table_controller.hands import batch_evaluate
 
-HEAVY = settings(
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                           HealthCheck.filter_too_much],
-)
+HEAVY = settings()
 
 
 @st.composite
@@ -129,7 +125,7 @@ def test_a_dead_card_that_only_wins_for_a_seat_lowers_its_equity(
             assert without.equity[seat] < base.equity[seat]
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(st.lists(st.lists(st.sampled_from(range(52)), min_size=7, max_size=7, unique=True),
                 min_size=1, max_size=50))
 def test_vectorised_evaluator_equals_the_python_ones(hands: list[list[int]]) -> None:

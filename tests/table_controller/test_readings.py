@@ -119,7 +119,7 @@ def test_low_reading_of_eight_or_better_needs_five_low_ranks() -> None:
     assert say(Reading("low", None, ())) == "No low"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(st.sampled_from(DECK), min_size=5, max_size=7, unique=True))
 def test_reading_of_a_hand_matches_its_value(cards: list) -> None:
     """The reading is a function of the evaluator's value: same value, same words;
@@ -130,7 +130,7 @@ def test_reading_of_a_hand_matches_its_value(cards: list) -> None:
     assert say(high_reading(list(best))) == say(reading)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(st.sampled_from(DECK), min_size=1, max_size=7, unique=True),
        st.sampled_from(list(Game)))
 def test_every_reading_is_one_capitalised_line(cards: list, game: Game) -> None:

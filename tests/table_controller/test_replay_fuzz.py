@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from table_controller.cli import main
@@ -43,11 +43,7 @@ ONE_LINE_ERROR = re.compile(r"^stud-table replay: (?P<file>.+):(?P<line>\d+): (?
 HANG_TIMEOUT = 120.0
 """Seconds before a subprocess counts as hung: generous, CI is a loaded 2-core machine."""
 
-HEAVY = settings(
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                           HealthCheck.filter_too_much],
-)
+HEAVY = settings()
 
 
 # ---------------------------------------------------------------- the oracle
