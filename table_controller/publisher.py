@@ -39,7 +39,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, Literal, Protocol, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 import paho.mqtt.client as mqtt
 import structlog
@@ -52,6 +52,7 @@ from pydantic import BaseModel
 from table_controller.config import BrokerConfig
 from table_controller.payloads import (
     AlertPayload,
+    DaemonStatus,
     PublicEvent,
     PublicState,
     ReaderStatus,
@@ -175,6 +176,7 @@ class MqttPublisher:
         self._started = False
         self._stopping = False
         self._hand: int | None = None
+        self._health: str | None = None
         self._state: tuple[PublicState, SecureState] | None = None
         self._readers: dict[str, ReaderStatus] = {}
         self._alerts: deque[AlertPayload] = deque(maxlen=broker.alert_queue)
@@ -254,10 +256,12 @@ class MqttPublisher:
                 alerts_queued=len(self._alerts),
             )
 
-    def stop(self, timeout: float = DEFAULT_STOP_TIMEOUT) -> None:
+    def stop(self, timeout: float = DEFAULT_STOP_TIMEOUT, failure: str | None = None) -> None:
         """Publish ``offline`` (retained), wait up to ``timeout`` s for QoS 1 acks, disconnect.
 
-        Alerts still queued (broker unreachable) are logged as lost.
+        With ``failure``, the last status is ``failed`` with that reason instead
+        (the daemon cannot run). Alerts still queued (broker unreachable) are
+        logged as lost.
         """
         with self._lock:
             if not self._started or self._stopping:
@@ -266,7 +270,9 @@ class MqttPublisher:
             # Connected but not yet online (SUBACK pending) still deserves an
             # explicit "offline": a clean disconnect suppresses the will.
             if self._client.is_connected():
-                self._send(self.topics.status, self._status("offline"), retain=True)
+                last = (self._status("offline") if failure is None
+                        else self._status("failed", failure))
+                self._send(self.topics.status, last, retain=True)
             pending = list(self._pending)
             queued = len(self._alerts)
         deadline = time.monotonic() + timeout
@@ -368,11 +374,28 @@ class MqttPublisher:
                     f"payload for table {table!r} given to the publisher of {self._table!r}"
                 )
 
-    def _status(self, status: Literal["online", "offline", "lost"]) -> StatusPayload:
+    def _status(self, status: DaemonStatus, reason: str | None = None) -> StatusPayload:
         return StatusPayload(
             table=self._table, hand=self._hand, seq=self._seq.next(), ts=self._clock(),
-            status=status,
+            status=status, reason=reason,
         )
+
+    def set_health(self, problem: str | None) -> None:
+        """Publish ``status`` as ``degraded`` with ``problem`` (None: ``online`` again).
+
+        Kept, so a reconnect announces the same health instead of ``online``.
+        """
+        with self._lock:
+            if problem == self._health:
+                return
+            self._health = problem
+            if self._online:
+                self._send(self.topics.status, self._live_status(), retain=True)
+
+    def _live_status(self) -> StatusPayload:
+        if self._health is None:
+            return self._status("online")
+        return self._status("degraded", self._health)
 
     def _set_will(self) -> None:
         # The will is registered per connection, so refresh it before each
@@ -415,7 +438,7 @@ class MqttPublisher:
             if self._stopping:
                 return
             self._online = True
-            self._send(self.topics.status, self._status("online"), retain=True)
+            self._send(self.topics.status, self._live_status(), retain=True)
             self._republish_locked()
             queued = len(self._alerts)
             while self._alerts:
