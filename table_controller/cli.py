@@ -11,7 +11,7 @@ from pathlib import Path
 from table_controller.config import load_config
 from table_controller.config_file import ConfigError
 from table_controller.console_client import add_console_parser, run_console
-from table_controller.daemon.runner import Daemon
+from table_controller.daemon.runner import EXIT_NEEDS_PERSON, Daemon, StartRefusedError
 from table_controller.demo import run_demo
 from table_controller.handhistory.commands import add_phh_parser, run_phh
 from table_controller.journal import JournalError
@@ -157,6 +157,11 @@ def _run(args: argparse.Namespace) -> int:
     except JournalError as exc:
         print(f"stud-table run: {exc}", file=sys.stderr)
         return EXIT_FAILURE
+    except StartRefusedError as exc:
+        # Another daemon holds the table, or its files need a person (exit 3: the
+        # service unit does not restart on it).
+        print(f"stud-table run: {exc}", file=sys.stderr)
+        return EXIT_NEEDS_PERSON
     return daemon.run()
 
 

@@ -1,0 +1,180 @@
+"""Reconciling what the readers show at start with the hand the journal restored.
+
+Theory of operation
+-------------------
+While the daemon was down (a ``kill -9``, a crash, a restart) the dealer went
+on: cards were dealt, hands folded, a hand may have ended and the next one been
+dealt. At start the journal gives the hand as it was; the readers' first
+inventories give the table as it is. Fed straight into the engine, in the order
+the readers happen to report them, those differences read as dealing errors
+(out of order, missing burns) and, when a hand boundary fell in the downtime,
+the new deal merges into the old hand: cards "from the muck" and "to inactive
+seats" by the dozen, and the old hand's result is lost (issue 9 item 10).
+
+So the daemon collects the zone events of its first moments (until every
+antenna has sent an inventory and presence holds have run out), nets them into
+a *difference* (what is gone, what is new), and :func:`reconcile` orders that
+difference the way a dealer makes it:
+
+1. the restored hand's seat cards that are gone, first: if none of its seat
+   cards is left, the hand ended while the daemon was down. It ends now as it
+   would have when the table was cleared (its result from the cards as last
+   seen) and is flagged **interrupted**: what happened during the downtime
+   (folds, the order of the clearing) is unknown, and the daemon says so once;
+2. the other departures (muck, burn pile, board gathered);
+3. the new cards, in dealing order: the engine (on a copy) says which seat is
+   due and with which face, and the new card at that seat goes next; a burn
+   card goes before the first card of a street; a seat that is due but whose
+   cards went to the muck folded there. A new hand's first round goes by seat.
+
+The order *within* a seat of cards dealt in the downtime (e.g. which of two
+down cards came first) cannot be known; the up-card order follows the due
+face, which is right for a correct deal.
+
+Pure: no I/O, no clock; the engine it is given is copied, never changed.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from table_controller.cards import Card
+from table_controller.engine.dealing import DealingEngine, street_of_card
+from table_controller.events import (
+    CardPlaced,
+    CardRemoved,
+    UnknownTag,
+    UnknownTagRemoved,
+    ZoneEvent,
+)
+from table_controller.zones import Zone, ZoneKind
+
+_Key = tuple[Card, Zone, str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Reconciliation:
+    """What :func:`reconcile` decided.
+
+    ``before_end``: the departures to feed first (the restored hand's seat
+    cards that are gone); ``interrupted``: the restored hand (``hand``) ended
+    in the downtime; ``after``: the rest, in dealing order.
+    """
+
+    before_end: list[ZoneEvent]
+    interrupted: bool
+    hand: int | None
+    after: list[ZoneEvent]
+
+    @property
+    def events(self) -> list[ZoneEvent]:
+        """All events, in the order to feed them."""
+        return [*self.before_end, *self.after]
+
+
+def net_difference(
+    start: Mapping[Card, Sequence[tuple[Zone, str | None]]],
+    events: Iterable[ZoneEvent],
+) -> tuple[list[CardRemoved], list[CardPlaced], list[ZoneEvent]]:
+    """Net ``events`` against the ``start`` positions: (gone, new, unknown-tag events).
+
+    A card that came and went within ``events`` nets out; so does one that
+    went and came back to where it was.
+    """
+    initial: dict[_Key, float] = {
+        (card, zone, deck): 0.0 for card, places in start.items() for zone, deck in places
+    }
+    now = dict(initial)
+    unknown: list[ZoneEvent] = []
+    for event in events:
+        if isinstance(event, CardPlaced):
+            now[(event.card, event.zone, event.deck)] = event.at
+        elif isinstance(event, CardRemoved):
+            key = (event.card, event.zone, event.deck)
+            if key not in now:  # presence knows the deck; a seeded card may not
+                key = next((k for k in now if k[0] == event.card and k[1] == event.zone), key)
+            now.pop(key, None)
+        elif isinstance(event, UnknownTag | UnknownTagRemoved):
+            unknown.append(event)
+    gone = [CardRemoved(zone, card, 0.0, deck) for (card, zone, deck) in initial
+            if (card, zone, deck) not in now]
+    new = [CardPlaced(zone, card, at, deck) for (card, zone, deck), at in now.items()
+           if (card, zone, deck) not in initial]
+    return gone, new, unknown
+
+
+def reconcile(
+    engine: DealingEngine,
+    gone: Sequence[CardRemoved],
+    new: Sequence[CardPlaced],
+    unknown: Sequence[ZoneEvent] = (),
+) -> Reconciliation:
+    """Order the start-up difference (see the module docstring)."""
+    hand = engine.hand
+    seat_gone = [e for e in gone if e.zone.seat is not None]
+    other_gone = [e for e in gone if e.zone.seat is None]
+    interrupted = False
+    number = None
+    if hand is not None and not hand.finished and not hand.cleared:
+        number = hand.number
+        held = [(card, zone) for card, zones in hand.where.items() for zone in zones
+                if zone.seat is not None]
+        gone_keys = {(e.card, e.zone) for e in seat_gone}
+        interrupted = bool(held) and all(key in gone_keys for key in held)
+    sim = copy.deepcopy(engine)
+    for event in [*seat_gone, *other_gone]:
+        sim.apply(event)
+    after: list[ZoneEvent] = [*other_gone, *_deal_order(sim, list(new)), *unknown]
+    return Reconciliation(list[ZoneEvent](seat_gone), interrupted, number, after)
+
+
+def _deal_order(sim: DealingEngine, pending: list[CardPlaced]) -> list[CardPlaced]:
+    """The new cards in the order a dealer deals them (applied to ``sim`` as chosen)."""
+    out: list[CardPlaced] = []
+    while pending:
+        event = _pick(sim, pending)
+        pending.remove(event)
+        out.append(event)
+        sim.apply(event)
+    return out
+
+
+def _pick(sim: DealingEngine, pending: Sequence[CardPlaced]) -> CardPlaced:
+    hand = sim.hand
+    seat_cards = sorted((e for e in pending if e.zone.seat is not None),
+                        key=lambda e: (e.zone.seat or 0, e.zone.kind is not ZoneKind.DOWN,
+                                       e.at))
+    burns = [e for e in pending if e.zone.kind is ZoneKind.BURN]
+    if hand is None or hand.finished or hand.cleared:
+        if burns and sim.settings.rules.burn_before_third:
+            return burns[0]
+        return seat_cards[0] if seat_cards else _rest(pending)
+    if hand.forming:
+        # First round of a hand learnt from the deal: one card per seat, by seat.
+        joining = [e for e in seat_cards if e.zone.seat not in hand.seats]
+        if joining:
+            return joining[0]
+    due = hand.next_due()
+    if due is not None:
+        seat, face = due
+        street = street_of_card(hand.seats[seat].received + 1)
+        if burns and street not in hand.started_streets and not hand.burns.get(street, 0) and (
+            street > 3 or sim.settings.rules.burn_before_third
+        ):
+            return burns[0]
+        mine = [e for e in seat_cards if e.zone.seat == seat]
+        if mine:
+            return next((e for e in mine if e.zone.kind is face), mine[0])
+        folded = [e for e in pending
+                  if e.zone.kind is ZoneKind.MUCK and hand.owner.get(e.card) == seat]
+        if folded:
+            return folded[0]
+    return _rest(pending)
+
+
+def _rest(pending: Sequence[CardPlaced]) -> CardPlaced:
+    """Nothing is due: folds to the muck first, then burns, the board, seats."""
+    rank = {ZoneKind.MUCK: 0, ZoneKind.BURN: 1, ZoneKind.BOARD: 2}
+    return min(pending, key=lambda e: (rank.get(e.zone.kind, 3), e.zone.seat or 0, e.at))
