@@ -148,10 +148,16 @@ class SequenceCounter:
         with self._lock:
             if value <= self._next:
                 return
+            if value > self._reserved:
+                # The mark means "numbers below it may be used": ``value`` itself.
+                try:
+                    self._persist(value)
+                except OSError as exc:
+                    raise SequenceFileError(
+                        f"{self._path}: cannot persist the sequence mark: {exc.strerror or exc}"
+                    ) from exc
+                self._reserved = value
             self._next = value
-            if self._next >= self._reserved:
-                self._reserved = self._next  # force a reservation now
-                self._reserve()
 
     def peek(self) -> int:
         """The number :meth:`next` would return now (for logs and tests)."""

@@ -29,3 +29,19 @@ def _fresh_structlog() -> Iterator[None]:
     structlog.reset_defaults()
     yield
     structlog.reset_defaults()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--soak``: also run the long reliability runs (marked ``soak``)."""
+    parser.addoption("--soak", action="store_true", default=False,
+                     help="run the long reliability (soak) tests too")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip ``soak`` tests unless ``--soak`` was given."""
+    if config.getoption("--soak"):
+        return
+    skip = pytest.mark.skip(reason="soak run: only with --soak")
+    for item in items:
+        if "soak" in item.keywords:
+            item.add_marker(skip)

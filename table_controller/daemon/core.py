@@ -74,7 +74,7 @@ from table_controller.engine.alerts import Alert
 from table_controller.engine.dealing import DealingEngine
 from table_controller.engine.outputs import ConsoleResult, EngineOutput, GameEvent
 from table_controller.engine.settings import TableSettings
-from table_controller.events import CardPlaced, HandStarted, TableEvent, ZoneEvent
+from table_controller.events import CardPlaced, HandEnded, HandStarted, TableEvent, ZoneEvent
 from table_controller.journal import Journal, JournalError, strip_envelope
 from table_controller.layout import TableLayout
 from table_controller.payloads import AlertPayload, ConsoleReply, ReaderStatus, to_json
@@ -214,7 +214,7 @@ class TableCore:
         self.last_hand = hand_floor.peek() - 1 if hand_floor is not None else 0
         """The highest hand number used so far (journal and floor file)."""
         self.publisher = publisher
-        self._backlog: deque[ZoneEvent] = deque()
+        self._backlog: deque[ZoneEvent | HandEnded] = deque()
         self._journal_problem: str | None = None
         self._journal_note: str | None = None  # damage found at start, until the next hand
         self._next_journal_retry = 0.0
@@ -224,6 +224,8 @@ class TableCore:
         self._inventoried: set[tuple[int, int]] = set()
         self._start_positions: dict[Card, list[tuple[Zone, str | None]]] = {}
         self._buffer: list[ZoneEvent] = []
+        self._quiet = False
+
         self._link_stats = link_stats
         self.registry = registry
         self._wall = wall_clock
@@ -347,7 +349,7 @@ class TableCore:
         if applied:
             self._publish_state()
 
-    def _feed_one(self, event: ZoneEvent) -> bool:
+    def _feed_one(self, event: ZoneEvent | HandEnded) -> bool:
         """Journal and apply one zone event, or queue it; True if it was applied."""
         if self._backlog:
             self._queue(event)  # keep the order: nothing overtakes the waiting cards
@@ -366,7 +368,7 @@ class TableCore:
             return False
         return True
 
-    def _queue(self, event: ZoneEvent) -> None:
+    def _queue(self, event: ZoneEvent | HandEnded) -> None:
         if len(self._backlog) >= MAX_BACKLOG:
             self.backlog_refused += 1
             if self.backlog_refused == 1:
@@ -557,8 +559,23 @@ class TableCore:
         plan = reconcile(self.engine, gone, new, unknown)
         log.info("start_reconciled", gone=len(gone), new=len(new), timed_out=timed_out,
                  interrupted=plan.interrupted)
-        for event in plan.before_end:
-            self._feed_one(event)
+        hand = self.engine.hand
+        kept = len(hand.alerts) if hand is not None else 0
+        # An interrupted hand's last moves are guessed (their order, and what
+        # the downtime hid): what the engine makes of them is not the dealer's
+        # error, so it is not published; the one alert below says what is known.
+        self._quiet = plan.interrupted
+        try:
+            for event in plan.before_end:
+                self._feed_one(event)
+            if plan.interrupted and hand is not None and not hand.finished:
+                # Close it now (journaled as an "end" op, so a replay closes it
+                # too): later removals of its cards must not judge it again.
+                self._feed_one(HandEnded(at=self._mono()))
+        finally:
+            self._quiet = False
+        if plan.interrupted and hand is not None:
+            del hand.alerts[kept:]
         if plan.interrupted:
             log.warning("hand_interrupted", hand=plan.hand)
             self._daemon_alert(
@@ -667,7 +684,9 @@ class TableCore:
     def _publish_outputs(self, outputs: Sequence[EngineOutput]) -> None:
         hand = self.engine.hand
         for output in outputs:
-            if isinstance(output, Alert):
+            if isinstance(output, Alert) and self._quiet:
+                log.info("alert_withheld_interrupted_hand", code=output.code.value)
+            elif isinstance(output, Alert):
                 self.publisher.publish_alert(alert_payload(self.table_id, hand, output))
                 log.warning("dealing_alert", code=output.code.value, seat=output.seat,
                             street=output.street, rule=output.rule)

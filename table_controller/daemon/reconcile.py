@@ -16,16 +16,27 @@ antenna has sent an inventory and presence holds have run out), nets them into
 a *difference* (what is gone, what is new), and :func:`reconcile` orders that
 difference the way a dealer makes it:
 
-1. the restored hand's seat cards that are gone, first: if none of its seat
-   cards is left, the hand ended while the daemon was down. It ends now as it
-   would have when the table was cleared (its result from the cards as last
-   seen) and is flagged **interrupted**: what happened during the downtime
-   (folds, the order of the clearing) is unknown, and the daemon says so once;
-2. the other departures (muck, burn pile, board gathered);
-3. the new cards, in dealing order: the engine (on a copy) says which seat is
-   due and with which face, and the new card at that seat goes next; a burn
-   card goes before the first card of a street; a seat that is due but whose
-   cards went to the muck folded there. A new hand's first round goes by seat.
+* If the restored hand had ended already (its result published), what left
+  the table goes first (the clearing, the gathering), then the new deal.
+* If the restored hand's clearing fell in the downtime (two or more cards of
+  a live seat left the table, not to the muck: one card is a player lifting
+  it; or none of its seat cards is left),
+  the hand is **interrupted**: what happened during the downtime (cards dealt
+  and cleared again, folds whose cards were gathered, the order of it all) is
+  unknown. Its own last moves go first (its cards that reached the muck; the
+  new cards while some of its cards are still at the seats; what arrived on
+  the piles if no new hand has been dealt), then its seat cards that left: the
+  hand ends as it would have when the table was cleared, with the cards as last
+  seen. The daemon says so once (one alert) and does not publish what the
+  engine makes of these guessed moves (they are not the dealer's errors). Then
+  the piles gathered, then the new deal, as a new hand.
+* Otherwise the hand goes on: the new cards in dealing order, then the cards
+  that left the seats and the piles (a card lifted, a fold).
+
+Dealing order: the engine (on a copy) says which seat is due and with which
+face, and a new card at that seat goes next; a burn card goes before the first
+card of a street; a seat that is due but has no new card and whose cards went
+to the muck folds there. A new hand's first round goes by seat.
 
 The order *within* a seat of cards dealt in the downtime (e.g. which of two
 down cards came first) cannot be known; the up-card order follows the due
@@ -58,9 +69,9 @@ _Key = tuple[Card, Zone, str | None]
 class Reconciliation:
     """What :func:`reconcile` decided.
 
-    ``before_end``: the departures to feed first (the restored hand's seat
-    cards that are gone); ``interrupted``: the restored hand (``hand``) ended
-    in the downtime; ``after``: the rest, in dealing order.
+    ``before_end``: the events to feed first (for an interrupted hand: its own
+    last moves and end); ``interrupted``: the restored hand (``hand``) ended in
+    the downtime; ``after``: the rest, in dealing order.
     """
 
     before_end: list[ZoneEvent]
@@ -113,21 +124,81 @@ def reconcile(
 ) -> Reconciliation:
     """Order the start-up difference (see the module docstring)."""
     hand = engine.hand
-    seat_gone = [e for e in gone if e.zone.seat is not None]
-    other_gone = [e for e in gone if e.zone.seat is None]
-    interrupted = False
-    number = None
-    if hand is not None and not hand.finished and not hand.cleared:
-        number = hand.number
-        held = [(card, zone) for card, zones in hand.where.items() for zone in zones
-                if zone.seat is not None]
-        gone_keys = {(e.card, e.zone) for e in seat_gone}
-        interrupted = bool(held) and all(key in gone_keys for key in held)
+    seat_removed = [e for e in gone if e.zone.seat is not None]
+    seat_gone: list[ZoneEvent] = list(seat_removed)
+    other_gone: list[ZoneEvent] = [e for e in gone if e.zone.seat is None]
     sim = copy.deepcopy(engine)
-    for event in [*seat_gone, *other_gone]:
+    pending = list(new)
+    if hand is None or hand.finished or hand.cleared:
+        # The result is known already (or there is no hand): what left the
+        # table is the clearing and gathering, before any new deal.
+        for event in [*seat_gone, *other_gone]:
+            sim.apply(event)
+        before = [*seat_gone, *other_gone, *_deal_order(sim, pending)]
+        return Reconciliation(before, False, None, list(unknown))
+    to_muck = {e.card for e in pending if e.zone.kind is ZoneKind.MUCK}
+    off_table = {(e.card, e.zone) for e in seat_removed if e.card not in to_muck}
+    held = {(card, zone) for card, zones in hand.where.items() for zone in zones
+            if zone.seat is not None}
+    all_gone = bool(held) and held <= {(e.card, e.zone) for e in seat_removed}
+    # A player may lift one card and put it back; two or more of one live
+    # seat's cards leaving the table (not to the muck) is the dealer clearing it.
+    clearing = any(
+        len({(c, z) for c, z in off_table if z.seat == seat}) >= 2 for seat in hand.live_seats
+    )
+    if not (all_gone or clearing):
+        # The hand goes on: the new cards in dealing order (a seat's cards that
+        # went to the muck fold it when it is due and has nothing more), then
+        # what left the seats and the piles.
+        before = [*_deal_order(sim, pending), *seat_gone, *other_gone]
+        return Reconciliation(before, False, hand.number, list(unknown))
+    # The hand's end (its clearing) fell in the downtime. Its own last moves
+    # first: its cards that went to the muck (folds); while some of its cards
+    # are still at the seats every new card is still its own. Once all are
+    # gone, new cards at the seats may be its last ones or the next hand's:
+    # of the two readings, the one in which the dealer made fewer errors wins
+    # (a correct deal read the right way makes none).
+    readings = [False, True] if all_gone else [False]
+    best: tuple[int, Reconciliation] | None = None
+    for new_hand in readings:
+        plan, errors = _interrupted(engine, pending, seat_gone, other_gone, unknown, new_hand)
+        if best is None or errors < best[0]:
+            best = (errors, plan)
+    assert best is not None
+    return best[1]
+
+
+def _interrupted(
+    engine: DealingEngine,
+    pending: Sequence[CardPlaced],
+    seat_gone: Sequence[ZoneEvent],
+    other_gone: Sequence[ZoneEvent],
+    unknown: Sequence[ZoneEvent],
+    new_hand: bool,
+) -> tuple[Reconciliation, int]:
+    """One reading of an interrupted hand; also how many alerts it would raise."""
+    hand = engine.hand
+    assert hand is not None
+    sim = copy.deepcopy(engine)
+    dealt_again = new_hand and any(e.zone.seat is not None for e in pending)
+    old = [e for e in pending
+           if not new_hand
+           or (e.zone.kind is ZoneKind.MUCK and e.card in hand.owner)
+           or (not dealt_again and e.zone.seat is None)]
+    rest = [e for e in pending if e not in old]
+    alerts_before = len(hand.alerts)
+    before = [*_deal_order(sim, old), *seat_gone]
+    for event in seat_gone:
         sim.apply(event)
-    after: list[ZoneEvent] = [*other_gone, *_deal_order(sim, list(new)), *unknown]
-    return Reconciliation(list[ZoneEvent](seat_gone), interrupted, number, after)
+    sim_hand = sim.hand
+    errors = len(sim_hand.alerts) - alerts_before if sim_hand is not None else 0
+    for event in other_gone:
+        sim.apply(event)
+    newer = sim.hands_played
+    after: list[ZoneEvent] = [*other_gone, *_deal_order(sim, rest), *unknown]
+    if sim.hands_played > newer and sim.hand is not None:
+        errors += len(sim.hand.alerts)
+    return Reconciliation(before, True, hand.number, after), errors
 
 
 def _deal_order(sim: DealingEngine, pending: list[CardPlaced]) -> list[CardPlaced]:
