@@ -16,7 +16,16 @@ used, so a failed reservation leaves half a block to go on with while it is
 retried; and when the temporary file cannot be written the mark is rewritten
 in place, which needs no new space (the file's block is already allocated).
 Only when both fail and the block is used up does :meth:`SequenceCounter.next`
-raise :class:`SequenceFileError`.
+raise :class:`SequenceFileError`, unless the counter has a wall clock.
+
+With a wall clock (the daemon's counter) every start begins at least at the
+current time in milliseconds, ``max(mark, now_ms)``. That makes the numbers
+safe even when the mark cannot be written at all (a read-only file system):
+the counter then goes on from memory without persisting, and a later start
+still begins above every number handed out, as long as fewer numbers were used
+than milliseconds passed (a table publishes a few dozen messages a second) and
+the wall clock is not set back. The first start with a clock jumps ``seq``
+forward once, which consumers treat like any restart gap.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from __future__ import annotations
 import errno
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -42,14 +52,31 @@ class SequenceFileError(RuntimeError):
 class SequenceCounter:
     """Thread-safe, persistent, strictly increasing counter (see the module docstring)."""
 
-    def __init__(self, path: Path | str, block: int = DEFAULT_BLOCK) -> None:
-        """Open (or create) the counter file at ``path``; the first number is 1 on a new file."""
+    def __init__(
+        self,
+        path: Path | str,
+        block: int = DEFAULT_BLOCK,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        """Open (or create) the counter file at ``path``; the first number is 1 on a
+        new file, or the wall time in milliseconds with ``clock`` (module docstring)."""
         if block < 1:
             raise ValueError("block must be at least 1")
         self._path = Path(path)
         self._block = block
+        self._clock = clock
         self._lock = threading.Lock()
-        self._next = self._read_mark()
+        self.damaged: str | None = None
+        """Why the file could not be read, when the wall clock stood in for it."""
+        try:
+            self._next = self._read_mark()
+        except SequenceFileError as exc:
+            if clock is None:
+                raise
+            self.damaged = str(exc)  # the clock floor is above every number used
+            self._next = 1
+        if clock is not None:
+            self._next = max(self._next, int(clock() * 1000))
         self._reserved = self._next  # nothing reserved yet in this process
         self.failures = 0
         """Reservations that failed but left numbers to go on with (for tests, status)."""
@@ -135,8 +162,10 @@ class SequenceCounter:
         try:
             self._persist(mark)
         except OSError as exc:
-            if self._next < self._reserved:
-                self.failures += 1  # half a block is left: go on, retry at the next call
+            if self._next < self._reserved or self._clock is not None:
+                # Half a block is left, or the wall-clock floor keeps the numbers
+                # safe (module docstring): go on, retry at the next call.
+                self.failures += 1
                 return
             raise SequenceFileError(
                 f"{self._path}: cannot persist the sequence mark: {exc.strerror or exc}"

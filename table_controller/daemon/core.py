@@ -225,6 +225,7 @@ class TableCore:
         self._start_positions: dict[Card, list[tuple[Zone, str | None]]] = {}
         self._buffer: list[ZoneEvent] = []
         self._quiet = False
+        self._seq_failed = False
 
         self._link_stats = link_stats
         self.registry = registry
@@ -687,18 +688,31 @@ class TableCore:
             if isinstance(output, Alert) and self._quiet:
                 log.info("alert_withheld_interrupted_hand", code=output.code.value)
             elif isinstance(output, Alert):
-                self.publisher.publish_alert(alert_payload(self.table_id, hand, output))
+                self._publish(self.publisher.publish_alert,
+                              alert_payload(self.table_id, hand, output))
                 log.warning("dealing_alert", code=output.code.value, seat=output.seat,
                             street=output.street, rule=output.rule)
             elif isinstance(output, GameEvent):
                 payloads = event_payloads(self.table_id, hand, output)
                 if payloads is not None:
-                    self.publisher.publish_event(*payloads)
+                    self._publish(self.publisher.publish_event, *payloads)
+
+    def _publish(self, method: Callable[..., None], *payloads: Any) -> None:
+        """Publish through ``method``, surviving a sequence file that can no longer
+        be written (full or read-only disk, reserve used up): the message is not
+        sent, since its ``seq`` could repeat after a restart, and it is said once."""
+        try:
+            method(*payloads)
+        except SequenceFileError as exc:
+            if not self._seq_failed:
+                self._seq_failed = True
+                log.error("publish_stopped_sequence_not_persisted", error=str(exc))
 
     def _publish_state(self) -> None:
         hand = self.engine.hand
         seats = self.layout.seats
-        self.publisher.publish_state(
+        self._publish(
+            self.publisher.publish_state,
             public_state(self.table_id, seats, hand), secure_state(self.table_id, seats, hand)
         )
 
@@ -768,7 +782,8 @@ class TableCore:
     def _daemon_alert(self, code: str, message: str, seat: int | None = None) -> None:
         hand = self.engine.hand
         log.warning("table_alert", code=code)
-        self.publisher.publish_alert(
+        self._publish(
+            self.publisher.publish_alert,
             AlertPayload(
                 table=self.table_id, hand=hand.number if hand else None, seq=0, ts=0.0,
                 code=code, seat=seat, street=None, rule=None, message=message,
@@ -781,7 +796,8 @@ class TableCore:
         stats = fresh or self._reader_stats.get(reader, LinkStats())
         last_hb = stats.last_heartbeat
         hand = self.engine.hand
-        self.publisher.publish_reader(
+        self._publish(
+            self.publisher.publish_reader,
             ReaderStatus(
                 table=self.table_id,
                 hand=hand.number if hand else None,

@@ -161,7 +161,8 @@ def reconcile(
     readings = [False, True] if all_gone else [False]
     best: tuple[int, Reconciliation] | None = None
     for new_hand in readings:
-        plan, errors = _interrupted(engine, pending, seat_gone, other_gone, unknown, new_hand)
+        plan, errors = _interrupted(engine, pending, seat_gone, other_gone, unknown,
+                                    new_hand=new_hand)
         if best is None or errors < best[0]:
             best = (errors, plan)
     assert best is not None
@@ -174,6 +175,7 @@ def _interrupted(
     seat_gone: Sequence[ZoneEvent],
     other_gone: Sequence[ZoneEvent],
     unknown: Sequence[ZoneEvent],
+    *,
     new_hand: bool,
 ) -> tuple[Reconciliation, int]:
     """One reading of an interrupted hand; also how many alerts it would raise."""

@@ -149,7 +149,8 @@ class Daemon:
         )
         try:
             self.hand_floor = SequenceCounter(hand_floor_path(config), block=1)
-            sequence = SequenceCounter(sequence_path(config))
+            sequence = SequenceCounter(sequence_path(config), clock=time.time)
+            self.sequence = sequence
         except SequenceFileError as exc:
             self.lock.release()
             raise StartRefusedError(str(exc)) from None
@@ -232,6 +233,13 @@ class Daemon:
             core.journal_unavailable(self._open_error)
         if self._missing:
             core.report_missing_journal(str(self._journal_path))
+        if self.sequence.damaged is not None:
+            log.error("sequence_file_damaged", error=self.sequence.damaged)
+            core.alert(
+                "sequence_file_damaged",
+                f"The sequence file could not be read ({self.sequence.damaged}); seq goes"
+                " on from the clock, so it still never goes backwards. Check the disk.",
+            )
         records = self._records
         table_lines = [r for r in records if r.get("op") == "table"]
         if table_lines:

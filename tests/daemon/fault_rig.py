@@ -53,7 +53,7 @@ class Mirror:
         self.rig.table.apply(event)
         self.history.append(event)
 
-    def run(self, events: Iterable[TableEvent], pace: float = 0.03) -> None:
+    def run(self, events: Iterable[TableEvent], pace: float = 0.06) -> None:
         """Apply ``events`` one at a time, ``pace`` seconds apart."""
         for event in events:
             if isinstance(event, CardPlaced | CardRemoved):
@@ -174,16 +174,11 @@ def remount(directory: Path, mode: str) -> None:
 def fill(directory: Path) -> Path:
     """Fill the file system of ``directory`` to the last byte; return the filler."""
     filler = directory / "filler"
-    with filler.open("wb") as out:
-        chunk = b"\0" * 4096
-        with contextlib.suppress(OSError):
-            while True:
-                out.write(chunk)
-                out.flush()
-        with contextlib.suppress(OSError):
-            while True:  # the last partial block, byte by byte
-                out.write(b"\0")
-                out.flush()
+    with filler.open("wb", buffering=0) as out:  # unbuffered: nothing left to flush
+        for size in (65536, 4096, 1):
+            with contextlib.suppress(OSError):
+                while True:
+                    out.write(b"\0" * size)
     return filler
 
 
@@ -197,3 +192,22 @@ def unlimit_file_size(pid: int) -> None:
     """Undo :func:`limit_file_size`."""
     resource.prlimit(pid, resource.RLIMIT_FSIZE,
                      (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+def restart_and_wait_ready(rig: TableRig, sub: RecordingSubscriber) -> subprocess.Popen[bytes]:
+    """Start the daemon process and wait until every reader reports online to it,
+    plus a margin for the start-up reconciliation (first inventories, presence
+    holds of 0.3 s): a dealer who goes on before that deals into the downtime."""
+    mark = len(sub.snapshot())
+    process = rig.start_process()
+    readers = {f"{ROOT}/readers/{reader.id}" for reader in rig.layout.readers}
+
+    def ready() -> bool:
+        online = {m.topic for m in sub.snapshot()[mark:]
+                  if m.topic in readers and json.loads(m.payload).get("state") == "online"}
+        return online == readers
+
+    wait_until(ready, WAIT * 2, "every reader online after the restart\n"
+               + rig.daemon_log()[-2000:])
+    time.sleep(1.0)
+    return process

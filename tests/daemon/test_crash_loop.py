@@ -42,6 +42,7 @@ from fault_rig import (
     payloads,
     random_hands,
     reference_hands,
+    restart_and_wait_ready,
     wait_caught_up,
     wait_status,
 )
@@ -125,7 +126,7 @@ def crash_loop(rig: TableRig, hands: int, kills: int, seed: int,
             isinstance(e, CardRemoved) and e.zone.seat is not None for e in events[start:done]
         ):
             cleared_in_downtime.add(number)
-        rig.start_process()
+        restart_and_wait_ready(rig, sub)
         wait_caught_up(rig, mirror)
     deal_until(len(events))
     wait_caught_up(rig, mirror)
@@ -191,7 +192,7 @@ def test_kill_9_across_a_hand_boundary_ends_the_old_hand_as_interrupted(rig: Tab
     time.sleep(SHUFFLE)
     two = hand_events(second)
     mirror.run(two[:14])
-    rig.start_process()
+    restart_and_wait_ready(rig, sub)
     wait_caught_up(rig, mirror)
     state = wait_state(sub, lambda s: s["hand"] == 2)
     codes = alert_codes(sub)
