@@ -555,9 +555,18 @@ class TableCore:
 
     def _settle(self, timed_out: bool) -> None:
         self._reconciling = False
-        gone, new, unknown = net_difference(self._start_positions, self._buffer)
-        self._buffer = []
-        plan = reconcile(self.engine, gone, new, unknown)
+        buffered, self._buffer = self._buffer, []
+        gone, new, unknown = net_difference(self._start_positions, buffered)
+        try:
+            plan = reconcile(self.engine, gone, new, unknown)
+        except Exception:
+            # A bug here must not take the table down: feed what the readers
+            # reported as it came, as a daemon without reconciliation would.
+            log.exception("start_reconcile_failed")
+            for event in buffered:
+                self._feed_one(event)
+            self._publish_state()
+            return
         log.info("start_reconciled", gone=len(gone), new=len(new), timed_out=timed_out,
                  interrupted=plan.interrupted)
         hand = self.engine.hand

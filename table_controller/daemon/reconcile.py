@@ -133,7 +133,7 @@ def reconcile(
         # The result is known already (or there is no hand): what left the
         # table is the clearing and gathering, before any new deal.
         for event in [*seat_gone, *other_gone]:
-            sim.apply(event)
+            _apply(sim, event)
         before = [*seat_gone, *other_gone, *_deal_order(sim, pending)]
         return Reconciliation(before, False, None, list(unknown))
     to_muck = {e.card for e in pending if e.zone.kind is ZoneKind.MUCK}
@@ -191,16 +191,22 @@ def _interrupted(
     alerts_before = len(hand.alerts)
     before = [*_deal_order(sim, old), *seat_gone]
     for event in seat_gone:
-        sim.apply(event)
+        _apply(sim, event)
     sim_hand = sim.hand
     errors = len(sim_hand.alerts) - alerts_before if sim_hand is not None else 0
     for event in other_gone:
-        sim.apply(event)
+        _apply(sim, event)
     newer = sim.hands_played
     after: list[ZoneEvent] = [*other_gone, *_deal_order(sim, rest), *unknown]
     if sim.hands_played > newer and sim.hand is not None:
         errors += len(sim.hand.alerts)
     return Reconciliation(before, True, hand.number, after), errors
+
+
+def _apply(sim: DealingEngine, event: ZoneEvent) -> None:
+    # The class's apply, never an instance attribute: the copy must not call
+    # back into the live engine (a test may wrap the live engine's apply).
+    DealingEngine.apply(sim, event)
 
 
 def _deal_order(sim: DealingEngine, pending: list[CardPlaced]) -> list[CardPlaced]:
@@ -210,7 +216,7 @@ def _deal_order(sim: DealingEngine, pending: list[CardPlaced]) -> list[CardPlace
         event = _pick(sim, pending)
         pending.remove(event)
         out.append(event)
-        sim.apply(event)
+        _apply(sim, event)
     return out
 
 

@@ -16,8 +16,11 @@ from hypothesis import strategies as st
 from table_controller.journal import (
     Journal,
     JournalError,
+    JournalLock,
+    JournalLockedError,
     current_hand_records,
     encode_record,
+    last_hand_number,
     read_journal,
     read_journal_bytes,
     strip_envelope,
@@ -261,3 +264,87 @@ def test_any_bit_flip_is_detected(journal: tuple[list, list], data: st.DataObjec
     originals = [json.dumps(op, sort_keys=True) for op in ops]
     for record in result.records:  # whatever survives is genuine, never altered
         assert json.dumps(strip_envelope(record), sort_keys=True) in originals
+
+
+# ---------------------------------------------------------------- issue 9 items 8, 9, 11, 14
+
+
+def test_jseq_gap_is_damage_and_counts_the_missing_records(tmp_path: Path) -> None:
+    """Item 11: a cut in the middle that removes whole lines is found."""
+    path = tmp_path / "t1.jsonl"
+    _write(path, OPS)
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join([*lines[:2], *lines[6:]]))
+    result = read_journal(path)
+    assert result.gaps == [(3, 3, 7)]
+    assert result.records_lost == 4
+    assert result.damaged
+    assert "4 records missing" in result.damage_summary()
+
+
+def test_recover_moves_the_damaged_file_aside_and_keeps_every_good_record(
+    tmp_path: Path,
+) -> None:
+    """Items 11 and 12: damage never stops the table, and is kept for inspection."""
+    path = tmp_path / "t1.jsonl"
+    _write(path, OPS)
+    lines = path.read_bytes().splitlines(keepends=True)
+    damaged = b"".join([*lines[:3], b"garbage\n", *lines[4:]])
+    path.write_bytes(damaged)
+    with pytest.raises(JournalError, match="line 4"):
+        Journal.open(path)
+    with Journal.open(path, recover=True, clock=lambda: 0.0) as journal:
+        assert journal.recovery is not None
+        assert journal.recovery.lost == 1
+        assert journal.recovery.kept == len(OPS) - 1
+        assert journal.recovery.moved_to.name == "t1.damaged-19700101T000000Z.jsonl"
+        assert journal.recovery.moved_to.read_bytes() == damaged
+        assert journal.append({"op": "end"}, at=5.0) == len(OPS)
+    result = read_journal(path)
+    assert not result.damaged
+    assert [strip_envelope(r) for r in result.records] == [*OPS[:3], *OPS[4:], {"op": "end"}]
+    assert [r["jseq"] for r in result.records] == list(range(1, len(OPS) + 1))
+
+
+def test_failed_write_leaves_no_partial_line(tmp_path: Path) -> None:
+    """Item 14: a write cut by a full disk must not glue the next record to garbage."""
+    import resource
+
+    path = tmp_path / "t1.jsonl"
+    _write(path, OPS[:3])
+    size = path.stat().st_size
+    old = resource.getrlimit(resource.RLIMIT_FSIZE)
+    journal = Journal.open(path)
+    try:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size + 10, old[1]))
+        with pytest.raises(JournalError, match="write failed"):
+            journal.append(OPS[3], at=1.0)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, old)
+    assert path.stat().st_size == size  # the partial line was cut off again
+    journal.append(OPS[3], at=1.0)
+    journal.close()
+    result = read_journal(path)
+    assert not result.damaged
+    assert not result.torn_tail
+    assert [strip_envelope(r) for r in result.records] == OPS[:4]
+
+
+def test_lock_refuses_a_second_holder_and_names_the_first(tmp_path: Path) -> None:
+    """Item 8, in process: the lock is per open file, so a second acquire fails."""
+    first = JournalLock.acquire(tmp_path, "t1")
+    try:
+        with pytest.raises(JournalLockedError, match=f"pid {os.getpid()}"):
+            JournalLock.acquire(tmp_path, "t1")
+        other = JournalLock.acquire(tmp_path, "t2")  # another table: its own lock
+        other.release()
+    finally:
+        first.release()
+    JournalLock.acquire(tmp_path, "t1").release()  # free again once released
+
+
+def test_last_hand_number_from_hand_ids_or_counted() -> None:
+    """Item 9: hand numbers come back from the journal, old journals included."""
+    assert last_hand_number([{"op": "hand", "hand_id": 41}, {"op": "place"}]) == 41
+    assert last_hand_number([{"op": "hand"}, {"op": "hand"}, {"op": "place"}]) == 2
+    assert last_hand_number([]) == 0
