@@ -20,7 +20,12 @@ user-space buffer), so once :meth:`Journal.append` returns the record survives
 ``kill -9`` of the process; the fsync policy decides whether it also survives a
 power cut before returning. A crash can leave at most one partial last line;
 :func:`read_journal` reports it as ``torn_tail`` and drops it, and
-:meth:`Journal.open` truncates it away before appending.
+:meth:`Journal.open` truncates it away before appending. Anything else wrong
+(a complete bad line, the last one included; records cut out, seen as ``jseq``
+gaps) is damage: reported, never appended behind, and with ``recover=True``
+moved aside for inspection while a fresh file takes every good record. A
+failed append cuts its partial line off again. :class:`JournalLock` keeps a
+second daemon off a table's journal.
 
 Rotation: :meth:`Journal.append` of an ``{"op":"hand"}`` record when the file
 is already ``max_bytes`` or larger renames the file to

@@ -148,7 +148,14 @@ class Daemon:
             and not archived_last_jseq(self._journal_path)
         )
         try:
-            self.hand_floor = SequenceCounter(hand_floor_path(config), block=1)
+            self.hand_floor: SequenceCounter | None = SequenceCounter(
+                hand_floor_path(config), block=1
+            )
+        except SequenceFileError as exc:
+            # Only a floor under the journal's own numbers: go on without it.
+            log.error("hand_floor_unreadable", error=str(exc))
+            self.hand_floor = None
+        try:
             sequence = SequenceCounter(sequence_path(config), clock=time.time)
             self.sequence = sequence
         except SequenceFileError as exc:
