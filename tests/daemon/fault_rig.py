@@ -32,6 +32,9 @@ from table_controller.zones import Zone
 
 JOURNAL_NAME = f"{TABLE}.journal.jsonl"
 
+LEAVE_PAUSE = 0.45
+"""Seconds a dealer waits after taking cards off the table (presence hold 0.3 s)."""
+
 
 @dataclass
 class Mirror:
@@ -54,11 +57,23 @@ class Mirror:
         self.history.append(event)
 
     def run(self, events: Iterable[TableEvent], pace: float = 0.06) -> None:
-        """Apply ``events`` one at a time, ``pace`` seconds apart."""
+        """Apply ``events`` one at a time, ``pace`` seconds apart.
+
+        Like the demo's dealer, a card taken off the table is followed by a
+        pause longer than the presence hold before another card is put down
+        (unless it is the same card moving, e.g. a fold into the muck): the
+        daemon learns of a departure only after the hold, so without the pause
+        the next card would reach it first.
+        """
         for event in events:
-            if isinstance(event, CardPlaced | CardRemoved):
-                self.apply(event)
-                time.sleep(pace)
+            if not isinstance(event, CardPlaced | CardRemoved):
+                continue
+            last = self.history[-1] if self.history else None
+            if (isinstance(last, CardRemoved) and isinstance(event, CardPlaced)
+                    and event.card != last.card):
+                time.sleep(LEAVE_PAUSE)
+            self.apply(event)
+            time.sleep(pace)
 
     def positions(self) -> set[tuple[str, str]]:
         """(card, zone) of every card on the table."""
