@@ -348,7 +348,8 @@ class DealingEngine:
                         " the hand is dead unless the floor rules it live.",
                     )
                     self._kill(seat_no, "short hand at showdown")
-            self._showdown()
+            if not hand.finished:  # killing short hands may leave one seat: paid already
+                self._showdown()
         hand.finished = True
 
     # ------------------------------------------------------------ hand start

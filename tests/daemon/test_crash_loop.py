@@ -285,3 +285,21 @@ def test_reconciled_downtimes_raise_no_false_alert(seed: int, max_downtime: int)
     alerts, reference, hidden = _downtime_run(seed, kills=6, max_downtime=max_downtime)
     assume(not hidden)
     assert sorted(a for a in alerts if a != "hand_interrupted") == sorted(reference)
+
+
+def test_short_hand_killed_at_showdown_leaving_one_seat_gives_one_result() -> None:
+    """Regression (found by the crash-loop soak): a hand closed while one of two
+    live seats is short (rule 18: dead) was paid twice, once to the last seat
+    standing and once more by the showdown, so its result was published twice."""
+    engine = DealingEngine(_settings())
+    deal = deal_random([3, 8], random.Random(4), fold_chance=0.0)
+    results = []
+    last = deal.cards[3][-1]  # seat 3's 7th card never arrives: a short hand
+    for event in [e for e in deal.events if isinstance(e, CardPlaced) and e.card != last]:
+        engine.apply(event)
+    for output in engine.apply(HandEnded()):
+        if getattr(output, "kind", None) is not None and output.kind.value == "hand_result":
+            results.append(output)
+    assert len(results) == 1
+    assert engine.hand is not None
+    assert engine.hand.winners == [8]
