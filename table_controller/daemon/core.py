@@ -226,6 +226,7 @@ class TableCore:
         self._buffer: list[ZoneEvent] = []
         self._quiet = False
         self._seq_failed = False
+        self._settling = False
 
         self._link_stats = link_stats
         self.registry = registry
@@ -417,8 +418,10 @@ class TableCore:
             except (OSError, SequenceFileError) as exc:
                 # The journal holds the number too; the floor only guards a lost journal.
                 log.warning("hand_floor_not_saved", error=str(exc))
-        if self._journal_note is not None:
-            self._journal_note = None  # the damaged hand is behind us
+        if self._journal_note is not None and not self._settling:
+            # The damaged hand is behind us (a hand opened while the start-up is
+            # reconciled is the one whose records were lost: not yet).
+            self._journal_note = None
             self._update_health()
 
     # ---------------------------------------------------------------- journal health
@@ -555,6 +558,13 @@ class TableCore:
 
     def _settle(self, timed_out: bool) -> None:
         self._reconciling = False
+        self._settling = True
+        try:
+            self._settle_now(timed_out)
+        finally:
+            self._settling = False
+
+    def _settle_now(self, timed_out: bool) -> None:
         buffered, self._buffer = self._buffer, []
         gone, new, unknown = net_difference(self._start_positions, buffered)
         try:
