@@ -189,7 +189,7 @@ def text_report(report: dict[str, Any]) -> str:
 def _run(args: argparse.Namespace) -> int:
     from table_controller.config import load_config
     from table_controller.config_file import ConfigError
-    from table_controller.daemon.runner import Daemon
+    from table_controller.daemon.runner import EXIT_NEEDS_PERSON, Daemon, StartRefusedError
     from table_controller.journal import JournalError
     from table_controller.logging import configure_logging
 
@@ -203,6 +203,11 @@ def _run(args: argparse.Namespace) -> int:
     except JournalError as exc:
         print(f"stud-table run: {exc}", file=sys.stderr)
         return EXIT_FAILURE
+    except StartRefusedError as exc:
+        # Another daemon holds the table, or its files need a person (exit 3: the
+        # service unit does not restart on it).
+        print(f"stud-table run: {exc}", file=sys.stderr)
+        return EXIT_NEEDS_PERSON
     return daemon.run()
 
 

@@ -20,7 +20,12 @@ user-space buffer), so once :meth:`Journal.append` returns the record survives
 ``kill -9`` of the process; the fsync policy decides whether it also survives a
 power cut before returning. A crash can leave at most one partial last line;
 :func:`read_journal` reports it as ``torn_tail`` and drops it, and
-:meth:`Journal.open` truncates it away before appending.
+:meth:`Journal.open` truncates it away before appending. Anything else wrong
+(a complete bad line, the last one included; records cut out, seen as ``jseq``
+gaps) is damage: reported, never appended behind, and with ``recover=True``
+moved aside for inspection while a fresh file takes every good record. A
+failed append cuts its partial line off again. :class:`JournalLock` keeps a
+second daemon off a table's journal.
 
 Rotation: :meth:`Journal.append` of an ``{"op":"hand"}`` record when the file
 is already ``max_bytes`` or larger renames the file to
@@ -31,12 +36,14 @@ live file, which is all the daemon replays at start.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
+import socket
 import time
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -126,60 +133,123 @@ class JournalReadResult:
     """What :func:`read_journal` found.
 
     ``records``: the good records in file order (envelope keys included).
-    ``torn_tail``: the last line was incomplete or corrupt and was dropped.
-    ``bad_records``: ``(line number, reason)`` of corrupt lines *before* the last.
+    ``torn_tail``: the file ends in a partial line (no newline) that is not a
+    whole record: the write a crash interrupted. Never acknowledged, so nothing
+    published depended on it; dropped, but still reported.
+    ``bad_records``: ``(line number, reason)`` of every complete line that is
+    not a good record, *including the last one*: a complete line cannot be torn
+    by a crash (one ``os.write`` per line), so a bad one is damage to a record
+    that may already have been published.
+    ``gaps``: ``(line number, expected jseq, found jseq)`` where good records do
+    not follow each other by more than the bad lines between them explain
+    (records cut out of the file): ``found - expected`` records are missing.
     ``good_bytes``: length of the file prefix ending after the last good record
     (where an appender should continue).
+    ``repaired_tail``: the last line lacked only its newline (a damaged
+    terminator): its record is kept in ``records`` and this damage is reported.
     """
 
     records: list[dict[str, Any]]
     torn_tail: bool
     bad_records: list[tuple[int, str]] = field(default_factory=list)
     good_bytes: int = 0
+    gaps: list[tuple[int, int, int]] = field(default_factory=list)
+    repaired_tail: bool = False
+
+    @property
+    def damaged(self) -> bool:
+        """Whether anything beyond a torn tail is wrong (records lost or altered)."""
+        return bool(self.bad_records or self.gaps or self.repaired_tail)
+
+    @property
+    def records_lost(self) -> int:
+        """How many records are known to be lost: bad lines plus jseq gaps."""
+        return len(self.bad_records) + sum(found - expected for _, expected, found in self.gaps)
+
+    def damage_summary(self) -> str:
+        """One line saying what is wrong and where (empty when nothing is)."""
+        parts = [f"line {line}: {reason}" for line, reason in self.bad_records[:3]]
+        if len(self.bad_records) > 3:
+            parts.append(f"{len(self.bad_records) - 3} more bad lines")
+        parts += [
+            f"line {line}: jseq {found} where {expected} was due ({found - expected} records"
+            " missing)"
+            for line, expected, found in self.gaps[:3]
+        ]
+        if self.repaired_tail:
+            parts.append("last record lacked its newline (kept)")
+        if self.torn_tail:
+            parts.append("partial last line (a write cut by a crash) dropped")
+        return "; ".join(parts)
+
+
+def _whole_record(tail: bytes) -> dict[str, Any] | None:
+    """The record of a last line without newline, if it is one whose newline alone
+    is missing (cut just before it) or damaged (a flipped bit); else ``None``."""
+    for candidate in (tail, tail[:-1]):
+        try:
+            return decode_line(candidate)
+        except ValueError:
+            continue
+    return None
 
 
 def read_journal_bytes(data: bytes) -> JournalReadResult:
     """Parse a journal held in memory (see :func:`read_journal`)."""
     records: list[dict[str, Any]] = []
     bad: list[tuple[int, str]] = []
+    gaps: list[tuple[int, int, int]] = []
     torn = False
+    repaired = False
     good_bytes = 0
     offset = 0
     line_no = 0
     last_jseq = 0
+    bad_since = 0  # bad lines since the last good record: they account for jseqs
     while offset < len(data):
         line_no += 1
         end = data.find(b"\n", offset)
         if end == -1:
-            # No newline: the writer died mid-line. Never acknowledged, so dropped.
-            torn = True
+            # No newline: the writer died mid-line (never acknowledged, dropped),
+            # unless the line is a whole record whose newline alone was damaged.
+            record = _whole_record(data[offset:])
+            if record is None:
+                torn = True
+                break
+            if record["jseq"] > last_jseq:
+                if last_jseq and record["jseq"] > last_jseq + 1 + bad_since:
+                    gaps.append((line_no, last_jseq + 1 + bad_since, record["jseq"]))
+                records.append(record)
+                repaired = True
+            else:
+                torn = True
             break
-        is_last = end + 1 == len(data)
         try:
             record = decode_line(data[offset:end])
             if record["jseq"] <= last_jseq:
                 raise ValueError(f"jseq {record['jseq']} does not follow {last_jseq}")
         except ValueError as exc:
-            if is_last:
-                torn = True
-            else:
-                bad.append((line_no, str(exc)))
+            bad.append((line_no, str(exc)))
+            bad_since += 1
             offset = end + 1
             continue
+        if last_jseq and record["jseq"] > last_jseq + 1 + bad_since:
+            gaps.append((line_no, last_jseq + 1 + bad_since, record["jseq"]))
         last_jseq = record["jseq"]
+        bad_since = 0
         records.append(record)
         offset = end + 1
         good_bytes = offset
-    return JournalReadResult(records, torn, bad, good_bytes)
+    return JournalReadResult(records, torn, bad, good_bytes, gaps, repaired)
 
 
 def read_journal(path: Path | str) -> JournalReadResult:
     """Read the journal at ``path``.
 
-    A torn last record (partial line, bad JSON or bad CRC at the very end) is
-    dropped and flagged in ``torn_tail``; a bad record in the middle is skipped
-    and listed in ``bad_records`` with its line number and the reason.
-    A missing file reads as an empty journal.
+    A partial last line is dropped and flagged in ``torn_tail``; a bad complete
+    line anywhere is skipped and listed in ``bad_records`` with its line number
+    and the reason; records cut out show as ``gaps``. A missing file reads as
+    an empty journal; any other read error raises ``OSError``.
     """
     try:
         data = Path(path).read_bytes()
@@ -218,7 +288,7 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _archived_last_jseq(path: Path) -> int:
+def archived_last_jseq(path: Path) -> int:
     """Highest jseq recorded in the names of rotated files next to ``path`` (0 if none)."""
     pattern = re.compile(re.escape(path.stem) + r"\.(\d+)-(\d+)" + re.escape(path.suffix) + "$")
     best = 0
@@ -230,11 +300,70 @@ def _archived_last_jseq(path: Path) -> int:
     return best
 
 
+class JournalLockedError(JournalError):
+    """Another process holds the journal's lock (a second daemon on one table)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """What :meth:`Journal.open` did with a damaged journal (``recover=True``).
+
+    The damaged file was renamed to ``moved_to`` and kept as it was; the live
+    file now holds ``kept`` good records, records after the first damage
+    renumbered to follow on. ``lost`` records are known to be missing.
+    """
+
+    moved_to: Path
+    kept: int
+    lost: int
+    summary: str
+
+
+def damaged_name(path: Path, when: float) -> Path:
+    """Where a damaged journal is moved aside: ``<stem>.damaged-<UTC time><suffix>``."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(when))
+    candidate = path.with_name(f"{path.stem}.damaged-{stamp}{path.suffix}")
+    n = 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.stem}.damaged-{stamp}-{n}{path.suffix}")
+    return candidate
+
+
+def _renumbered(records: Sequence[Mapping[str, Any]]) -> bytes:
+    """The good records as one journal text, jseq made consecutive again."""
+    out = []
+    next_jseq = int(records[0]["jseq"]) if records else 1
+    for record in records:
+        out.append(encode_record(strip_envelope(record), next_jseq, float(record["at"])))
+        next_jseq += 1
+    return b"".join(out)
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """Write ``data`` to a new ``path`` and fsync it (removing it again on failure)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    except OSError:
+        os.close(fd)
+        path.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+
+
 class Journal:
     """An open journal file, appended to by one thread (the engine's).
 
     Use :meth:`open`; :meth:`append` returns only once the record is written
     (and fsynced per policy), so the caller may publish its effects afterwards.
+    A failed append (disk full, I/O error) leaves the file as it was before it:
+    the partial line is cut off again, so a later append after the failure has
+    passed does not land behind garbage.
     """
 
     def __init__(
@@ -247,6 +376,8 @@ class Journal:
         fsync: FsyncPolicy,
         max_bytes: int,
         size: int,
+        found: JournalReadResult | None = None,
+        recovery: Recovery | None = None,
     ) -> None:
         """Internal: use :meth:`Journal.open`."""
         self._path = path
@@ -258,6 +389,11 @@ class Journal:
         self._size = size
         self._unsynced = 0
         self._last_sync = time.monotonic()
+        self._dirty = False  # a failed write may have left bytes past _size
+        self.found = found if found is not None else JournalReadResult([], False)
+        """What the file held when it was opened (torn tail, damage, records)."""
+        self.recovery = recovery
+        """Set when the file was damaged and :meth:`open` recovered it."""
 
     @classmethod
     def open(
@@ -265,43 +401,78 @@ class Journal:
         path: Path | str,
         fsync: FsyncPolicy = "always",
         max_bytes: int = DEFAULT_MAX_BYTES,
+        *,
+        recover: bool = False,
+        clock: Callable[[], float] = time.time,
     ) -> Journal:
         """Open (creating if needed) the journal at ``path`` for appending.
 
-        A torn tail left by a crash is truncated away first. A corrupt record in
-        the middle raises :class:`JournalError`: appending after it would hide
-        damage the operator must look at.
+        A torn tail left by a crash is truncated away first (``found.torn_tail``
+        tells the caller, who reports it). A damaged journal (bad lines, records
+        missing) raises :class:`JournalError` unless ``recover``: then the good
+        records are written to a fresh file, fsynced, the damaged file is moved
+        aside (:func:`damaged_name`, kept for inspection) and the fresh file
+        takes its place (``recovery`` says what was done). Appending behind
+        damage would hide it, and refusing to start would stop the table.
         """
         if fsync not in ("always", "batch", "never"):
             raise ValueError(f"bad fsync policy {fsync!r}")
         file = Path(path)
-        file.parent.mkdir(parents=True, exist_ok=True)
-        existing = read_journal(file)
-        if existing.bad_records:
-            line, reason = existing.bad_records[0]
-            raise JournalError(f"{file}: line {line}: {reason}; not appending to a damaged journal")
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            existing = read_journal(file)
+        except OSError as exc:
+            raise JournalError(f"{file}: cannot read journal: {exc.strerror or exc}") from exc
+        recovery = None
+        if existing.damaged:
+            if not recover:
+                raise JournalError(
+                    f"{file}: {existing.damage_summary()}; not appending to a damaged journal"
+                )
+            recovery = cls._recover(file, existing, clock())
         created = not file.exists()
         try:
             fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o640)
+            size = os.fstat(fd).st_size
+            good = existing.good_bytes if recovery is None else size
+            if size != good:
+                os.ftruncate(fd, good)
+                os.fsync(fd)
+                size = good
+            if created:
+                _fsync_dir(file.parent)
         except OSError as exc:
             raise JournalError(f"{file}: cannot open journal: {exc.strerror}") from exc
-        size = os.fstat(fd).st_size
-        if size != existing.good_bytes:
-            os.ftruncate(fd, existing.good_bytes)
-            os.fsync(fd)
-            size = existing.good_bytes
-        if created:
-            _fsync_dir(file.parent)
-        if existing.records:
-            last = int(existing.records[-1]["jseq"])
-            first = int(existing.records[0]["jseq"])
+        records = existing.records
+        if records:
+            first = int(records[0]["jseq"])
+            # Recovered records were renumbered to follow on from the first.
+            last = first + len(records) - 1 if recovery else int(records[-1]["jseq"])
         else:
-            last = _archived_last_jseq(file)
+            last = archived_last_jseq(file)
             first = last + 1
         return cls(
             file, fd, next_jseq=last + 1, first_jseq=first, fsync=fsync,
-            max_bytes=max_bytes, size=size,
+            max_bytes=max_bytes, size=size, found=existing, recovery=recovery,
         )
+
+    @staticmethod
+    def _recover(file: Path, existing: JournalReadResult, now: float) -> Recovery:
+        fresh = file.with_name(file.name + ".recovering")
+        try:
+            _write_file(fresh, _renumbered(existing.records))
+            moved = damaged_name(file, now)
+            os.replace(file, moved)
+            os.replace(fresh, file)
+            _fsync_dir(file.parent)
+        except OSError as exc:
+            fresh.unlink(missing_ok=True)
+            raise JournalError(
+                f"{file}: damaged ({existing.damage_summary()}) and cannot be recovered:"
+                f" {exc.strerror or exc}"
+            ) from exc
+        return Recovery(moved, len(existing.records), existing.records_lost,
+                        existing.damage_summary())
 
     @property
     def path(self) -> Path:
@@ -329,22 +500,40 @@ class Journal:
         fd = self._fd
         assert fd is not None  # _rotate reopens
         try:
+            if self._dirty:
+                # An earlier failed write may have left part of a line.
+                os.ftruncate(fd, self._size)
+                self._dirty = False
             written = os.write(fd, line)
             while written < len(line):  # regular files write whole, but be exact
                 written += os.write(fd, line[written:])
+            if self._fsync == "always":
+                os.fsync(fd)
         except OSError as exc:
+            self._undo_partial(fd)
             raise JournalError(f"{self._path}: write failed: {exc.strerror}") from exc
         self._size += len(line)
         self._next_jseq += 1
+        if self._fsync == "always":
+            self._unsynced = 0
+            self._last_sync = time.monotonic()
+            return jseq
         self._unsynced += 1
         batch_due = (
             is_hand
             or self._unsynced >= BATCH_RECORDS
             or time.monotonic() - self._last_sync >= BATCH_SECONDS
         )
-        if self._fsync == "always" or (self._fsync == "batch" and batch_due):
+        if self._fsync == "batch" and batch_due:
             self._sync()
         return jseq
+
+    def _undo_partial(self, fd: int) -> None:
+        """Cut a failed write's partial line off (shrinking needs no free space)."""
+        try:
+            os.ftruncate(fd, self._size)
+        except OSError:
+            self._dirty = True  # try again before the next write
 
     def sync(self) -> None:
         """fsync now, whatever the policy (e.g. before a clean shutdown)."""
@@ -363,14 +552,23 @@ class Journal:
     def _rotate(self) -> None:
         assert self._fd is not None
         last = self._next_jseq - 1
-        os.fsync(self._fd)
-        os.close(self._fd)
-        self._fd = None
         archived = self._path.with_name(
             f"{self._path.stem}.{self._first_jseq}-{last}{self._path.suffix}"
         )
+        try:
+            os.fsync(self._fd)
+            fd = os.open(archived.with_name(archived.name + ".new"),
+                         os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)
+        except OSError as exc:
+            raise JournalError(f"{self._path}: rotation failed: {exc.strerror}") from exc
+        # Swap names only once the new file exists, so a failure leaves the live
+        # file in place and appendable.
+        os.close(self._fd)
+        self._fd = None
         os.replace(self._path, archived)
-        self._fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o640)
+        os.replace(archived.with_name(archived.name + ".new"), self._path)
+        self._fd = os.open(self._path, os.O_WRONLY | os.O_APPEND)
+        os.close(fd)
         _fsync_dir(self._path.parent)
         self._size = 0
         self._first_jseq = self._next_jseq
@@ -392,3 +590,80 @@ class Journal:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def last_hand_number(records: Sequence[Mapping[str, Any]]) -> int:
+    """The highest hand number the records name (``hand_id`` of ``hand`` ops).
+
+    Journals written before hands carried their number count their ``hand``
+    ops instead, so the number never goes backwards on such a journal either.
+    """
+    best = 0
+    count = 0
+    for record in records:
+        if record.get("op") == "hand":
+            count += 1
+            hand_id = record.get("hand_id")
+            if isinstance(hand_id, int) and not isinstance(hand_id, bool):
+                best = max(best, hand_id)
+    return max(best, count)
+
+
+class JournalLock:
+    """An exclusive lock on one table's journal, held for the daemon's lifetime.
+
+    ``flock`` on ``<directory>/<table>.lock``: the kernel drops it when the
+    process dies, however it dies, so a ``kill -9`` never leaves a stale lock.
+    The file names the holder (pid, host, start time) so a refused second
+    daemon can say who has the table. If the file cannot be created (read-only
+    directory) the directory itself is locked instead.
+    """
+
+    def __init__(self, fd: int, path: Path) -> None:
+        """Internal: use :meth:`acquire`."""
+        self._fd: int | None = fd
+        self.path = path
+
+    @classmethod
+    def acquire(cls, directory: Path, table: str) -> JournalLock:
+        """Take the lock or raise :class:`JournalLockedError` naming the holder."""
+        path = directory / f"{table}.lock"
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o640)
+            is_file = True
+        except OSError:
+            try:
+                fd = os.open(directory, os.O_RDONLY)
+            except OSError as exc:
+                raise JournalError(f"{directory}: cannot open journal directory:"
+                                   f" {exc.strerror}") from exc
+            is_file = False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = ""
+            if is_file:
+                try:
+                    holder = os.pread(fd, 512, 0).decode("ascii", "replace").strip()
+                except OSError:
+                    holder = ""
+            os.close(fd)
+            raise JournalLockedError(
+                f"{path}: the journal of table {table!r} is in use by another daemon"
+                f" ({holder or 'holder unknown'}); stop that one first"
+            ) from None
+        if is_file:
+            info = (f"pid {os.getpid()} on {socket.gethostname()} since"
+                    f" {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n").encode("ascii")
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, info, 0)
+            except OSError:
+                pass  # naming the holder is a courtesy; the lock itself holds
+        return cls(fd, path)
+
+    def release(self) -> None:
+        """Drop the lock (also dropped by the kernel when the process exits)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None

@@ -72,14 +72,23 @@ class Envelope(_Model):
 # --------------------------------------------------------------------------- status
 
 
+DaemonStatus = Literal["online", "degraded", "failed", "offline", "lost"]
+"""``degraded``: running, but something needs a person (``reason`` says what,
+e.g. the journal cannot be written); ``failed``: the daemon cannot run and is
+exiting (``reason`` says why)."""
+
+
 class StatusPayload(Envelope):
-    """``status`` topic: whether the daemon is connected.
+    """``status`` topic: whether the daemon is connected, and healthy.
 
     ``lost`` is the MQTT will, registered when the connection is made, so its
     ``seq``/``ts`` are those of that moment, not of the loss.
     """
 
-    status: Literal["online", "offline", "lost"]
+    status: DaemonStatus
+    reason: str | None = Field(
+        default=None, description="What is wrong, for degraded and failed; else null."
+    )
 
 
 # --------------------------------------------------------------------------- alerts

@@ -81,6 +81,7 @@ from table_controller.config import BrokerConfig
 from table_controller.payloads import (
     AlertPayload,
     ConsoleReply,
+    DaemonStatus,
     NoticePayload,
     PublicEvent,
     PublicState,
@@ -273,6 +274,7 @@ class MqttPublisher:
         self._started = False
         self._stopping = False
         self._hand: int | None = None
+        self._health: str | None = None
         self._state: tuple[PublicState, SecureState] | None = None
         self._readers: dict[str, ReaderStatus] = {}
         self._alerts: deque[AlertPayload] = deque(maxlen=broker.alert_queue)
@@ -402,13 +404,15 @@ class MqttPublisher:
     def stop(
         self, timeout: float = DEFAULT_STOP_TIMEOUT, *,
         status: Literal["offline", "lost"] = "offline",
+        failure: str | None = None,
     ) -> None:
         """Publish ``status`` (retained), wait up to ``timeout`` s for QoS 1 acks, disconnect.
 
         ``offline`` is a clean stop; ``lost`` is for a daemon that is going down
         on an error (a clean disconnect suppresses the will, so it is published
-        explicitly): consumers must not take a crash for a planned stop.
-        Alerts still queued (broker unreachable) are logged as lost.
+        explicitly): consumers must not take a crash for a planned stop. With
+        ``failure``, the last status is ``failed`` with that reason instead (the
+        daemon cannot run). Alerts still queued (broker unreachable) are logged as lost.
         """
         with self._lock:
             if not self._started or self._stopping:
@@ -419,7 +423,9 @@ class MqttPublisher:
             # Connected but not yet online (SUBACK pending) still deserves an
             # explicit "offline": a clean disconnect suppresses the will.
             if self._client.is_connected():
-                self._send(self.topics.status, self._status(status), retain=True)
+                last = (self._status(status) if failure is None
+                        else self._status("failed", failure))
+                self._send(self.topics.status, last, retain=True)
             pending = list(self._pending)
             queued = len(self._alerts)
         deadline = time.monotonic() + timeout
@@ -579,11 +585,28 @@ class MqttPublisher:
                     f"payload for table {table!r} given to the publisher of {self._table!r}"
                 )
 
-    def _status(self, status: Literal["online", "offline", "lost"]) -> StatusPayload:
+    def _status(self, status: DaemonStatus, reason: str | None = None) -> StatusPayload:
         return StatusPayload(
             table=self._table, hand=self._hand, seq=self._seq.next(), ts=self._clock(),
-            status=status,
+            status=status, reason=reason,
         )
+
+    def set_health(self, problem: str | None) -> None:
+        """Publish ``status`` as ``degraded`` with ``problem`` (None: ``online`` again).
+
+        Kept, so a reconnect announces the same health instead of ``online``.
+        """
+        with self._lock:
+            if problem == self._health:
+                return
+            self._health = problem
+            if self._online:
+                self._send(self.topics.status, self._live_status(), retain=True)
+
+    def _live_status(self) -> StatusPayload:
+        if self._health is None:
+            return self._status("online")
+        return self._status("degraded", self._health)
 
     def _set_will(self) -> None:
         # The will is registered per connection, so refresh it before each
@@ -678,7 +701,7 @@ class MqttPublisher:
             if self._stopping:
                 return
             self._online = True
-            self._send(self.topics.status, self._status("online"), retain=True)
+            self._send(self.topics.status, self._live_status(), retain=True)
             self._last_republish = time.monotonic()
             self._republish_locked()
             queued = len(self._alerts)

@@ -34,15 +34,35 @@ then applies it to the engine, then publishes what the engine said. Nothing is
 published that is not journaled first, so a restart that replays the journal
 reaches the same state that consumers last saw.
 
+When the journal cannot be written (disk full, I/O error, read-only file
+system) the table does not stop and nothing unjournaled is published: the zone
+events presence produces wait, in order, in a bounded backlog (the engine and
+the published state stay at the last journaled event), the floor gets one
+``journal_write_failed`` alert and ``status`` turns ``degraded`` with the
+reason, and the write is retried every :data:`JOURNAL_RETRY_PERIOD` seconds.
+Once it succeeds the backlog is journaled, applied and published in order and
+``status`` goes back to ``online``. Console commands are refused
+(``journal_unavailable``) meanwhile: they cannot be journaled, and applying
+them ahead of the waiting cards would change the order of the table.
+
+Start-up: the core replays the journal (:meth:`TableCore.restore`), then
+collects what the readers report until the table has settled and reconciles
+it with the restored hand (:mod:`table_controller.daemon.reconcile`), so that
+a hand that ended while the daemon was down ends as *interrupted* instead of
+merging with the next deal. Hand numbers come from the journal (each ``hand``
+record carries its ``hand_id``) and a small floor file, so they never go
+backwards across restarts.
+
 Clocks live here, at the edge: presence hold times run on the monotonic clock
 the links stamp their reports with; the journal and payloads get wall time.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
@@ -61,6 +81,7 @@ from table_controller.daemon.projection import (
     public_state,
     secure_state,
 )
+from table_controller.daemon.reconcile import net_difference, reconcile
 from table_controller.deck import DeckRegistry
 from table_controller.engine.alerts import Alert, Notice
 from table_controller.engine.dealing import DealingEngine, HandState
@@ -71,8 +92,8 @@ from table_controller.engine.outputs import (
     GameEventKind,
 )
 from table_controller.engine.settings import TableSettings
-from table_controller.events import CardPlaced, HandStarted, TableEvent, ZoneEvent
-from table_controller.journal import Journal, strip_envelope
+from table_controller.events import CardPlaced, HandEnded, HandStarted, TableEvent, ZoneEvent
+from table_controller.journal import Journal, JournalError, strip_envelope
 from table_controller.layout import TableLayout
 from table_controller.payloads import (
     AlertPayload,
@@ -84,7 +105,9 @@ from table_controller.payloads import (
 from table_controller.presence import PresenceTracker
 from table_controller.publisher import CommandRequest, Publisher
 from table_controller.script import event_to_op, op_to_event
+from table_controller.sequence import SequenceCounter, SequenceFileError
 from table_controller.topics import TableTopics
+from table_controller.zones import Zone
 
 log = structlog.get_logger(__name__)
 
@@ -154,6 +177,26 @@ class ConsoleCommand:
     request: CommandRequest
 
 
+JOURNAL_RETRY_PERIOD: Final = 1.0
+"""Seconds between attempts to write the journal again after a failure."""
+
+MAX_BACKLOG: Final = 100_000
+"""Zone events kept in memory while the journal cannot be written (a day of
+dealing); past it the newest are refused, counted, logged and alerted."""
+
+RECONCILE_TIMEOUT: Final = 10.0
+"""Seconds at most the start-up reconciliation waits for every antenna's first
+inventory (a reader that does not answer must not hold the table up)."""
+
+JOURNAL_WRITE_FAILED: Final = "journal_write_failed"
+"""Alert: the journal cannot be written; cards wait in memory, nothing new is published."""
+JOURNAL_DAMAGED: Final = "journal_damaged"
+"""Alert: the journal was damaged at start; what could be recovered was."""
+JOURNAL_MISSING: Final = "journal_missing"
+"""Alert: the journal file is gone although this table has run before."""
+HAND_INTERRUPTED: Final = "hand_interrupted"
+"""Alert: a hand ended while the daemon was down; how it ended is not known."""
+
 CONSOLE_REJECTED: Final = "console_rejected"
 """Alert code for a console command refused before the engine (malformed JSON,
 unknown command, bad fields, a seat the table does not have, a response topic
@@ -190,6 +233,13 @@ class TablePublisher(Publisher, Protocol):
         """Publish a notice on ``secure/notices`` and, unless ``public`` is ``None``
         (computed from down cards), on ``notices``."""
 
+    def set_health(self, problem: str | None) -> None:
+        """``status`` degraded with ``problem``, or online again with None."""
+
+
+class NotJournaledError(Exception):
+    """An input could not be journaled (the core has already reported why)."""
+
 
 LinkStatsSource = Callable[[int], LinkStats | None]
 """Latest counters of reader ``id``'s link (read from the link, thread-safe)."""
@@ -209,19 +259,42 @@ class TableCore:
         settings: TableSettings,
         layout: TableLayout,
         presence: PresenceTracker,
-        journal: Journal,
+        journal: Journal | None,
         publisher: TablePublisher,
         link_stats: LinkStatsSource | None = None,
         registry: DeckRegistry | None = None,
         wall_clock: Callable[[], float] = time.time,
         mono_clock: Callable[[], float] = time.monotonic,
+        open_journal: Callable[[], Journal] | None = None,
+        hand_floor: SequenceCounter | None = None,
     ) -> None:
+        """Wire the parts. ``journal`` may be None when it could not be opened at
+        start; ``open_journal`` then opens it when retried. ``hand_floor`` keeps
+        the next hand number on disk beside the journal."""
         self.table_id = table_id
         self.layout = layout
         self.engine = DealingEngine(settings)
         self.presence = presence
         self.journal = journal
+        self._open_journal = open_journal
+        self._hand_floor = hand_floor
+        self.last_hand = hand_floor.peek() - 1 if hand_floor is not None else 0
+        """The highest hand number used so far (journal and floor file)."""
         self.publisher = publisher
+        self._backlog: deque[ZoneEvent | HandEnded] = deque()
+        self._journal_problem: str | None = None
+        self._journal_note: str | None = None  # damage found at start, until the next hand
+        self._next_journal_retry = 0.0
+        self.backlog_refused = 0
+        self._reconciling = False
+        self._reconcile_deadline = 0.0
+        self._inventoried: set[tuple[int, int]] = set()
+        self._start_positions: dict[Card, list[tuple[Zone, str | None]]] = {}
+        self._buffer: list[ZoneEvent] = []
+        self._quiet = False
+        self._seq_failed = False
+        self._settling = False
+
         self._link_stats = link_stats
         self.registry = registry
         self._wall = wall_clock
@@ -256,9 +329,13 @@ class TableCore:
             event = op_to_event(op, self.layout.seats)
             if isinstance(event, CardPlaced) and event.deck is not None:
                 decks[event.card] = event.deck
+            if isinstance(event, HandStarted) and event.hand_id is not None:
+                self.last_hand = max(self.last_hand, event.hand_id)
             self._apply_safely(event, record)
             count += 1
         self.events_applied += count
+        if self.engine.hand is not None:
+            self.last_hand = max(self.last_hand, self.engine.hand.number)
         self._seed_presence(decks)
         log.info("journal_restored", events=count,
                  hand=self.engine.hand.number if self.engine.hand else None)
@@ -279,6 +356,7 @@ class TableCore:
             for zone in zones:
                 for reader, port in self.layout.antennas_of(zone)[:1]:
                     self.presence.tag_arrived(reader, port, uid, now)  # known already
+                    self._start_positions.setdefault(card, []).append((zone, deck))
 
     def publish_snapshot(self) -> None:
         """Publish the retained state and every reader's status."""
@@ -317,17 +395,28 @@ class TableCore:
         deadline = self._next_reader_refresh
         if self._rejected_window_end is not None:
             deadline = min(deadline, self._rejected_window_end)
+        if self._backlog or self._journal_problem is not None:
+            deadline = min(deadline, self._next_journal_retry)
+        if self._reconciling:
+            deadline = min(deadline, self._reconcile_deadline)
         hold = self.presence.next_deadline()
         return min(deadline, hold) if hold is not None else deadline
 
     def tick(self) -> None:
-        """Expire presence holds and refresh reader statuses when due."""
+        """Expire presence holds, retry the journal, settle the start and refresh
+        reader statuses, each when due."""
         now = self._mono()
         if self._rejected_window_end is not None and now >= self._rejected_window_end:
             self._close_rejected_window()
         events = self.presence.tick(now)
         if events:
             self.feed(events)
+        if self._reconciling:
+            self._maybe_settle()
+        if (self._backlog or self._journal_problem is not None) and (
+            now >= self._next_journal_retry
+        ):
+            self._retry_journal()
         if now >= self._next_reader_refresh:
             self._next_reader_refresh = now + READER_REFRESH_PERIOD
             for reader in self.layout.readers:
@@ -336,24 +425,280 @@ class TableCore:
     # ------------------------------------------------------------ zone events
 
     def feed(self, events: Sequence[ZoneEvent]) -> None:
-        """Journal, apply and publish zone events, then publish the new state."""
+        """Journal, apply and publish zone events, then publish the new state.
+
+        During the start-up reconciliation they are collected instead; while the
+        journal cannot be written they wait in the backlog (module docstring).
+        """
+        if self._reconciling:
+            self._buffer.extend(events)
+            self._maybe_settle()
+            return
         if not events:
             return
+        applied = False
         for event in events:
+            applied = self._feed_one(event) or applied
+        if applied:
+            self._publish_state()
+
+    def _feed_one(self, event: ZoneEvent | HandEnded) -> bool:
+        """Journal and apply one zone event, or queue it; True if it was applied."""
+        if self._backlog:
+            self._queue(event)  # keep the order: nothing overtakes the waiting cards
+            return False
+        try:
             if self.engine.starts_hand(event):
                 # Card-only table: the journal records the hand start before the
-                # card, so replay from the journal opens the same hand.
-                self._journal_and_apply(HandStarted((), at=event.at))
+                # card, so replay from the journal opens the same hand, with the
+                # same number.
+                self._journal_and_apply(
+                    HandStarted((), at=event.at, hand_id=self.last_hand + 1)
+                )
             self._journal_and_apply(event)
-        self._publish_state()
+        except NotJournaledError:
+            self._queue(event)
+            return False
+        return True
+
+    def _queue(self, event: ZoneEvent | HandEnded) -> None:
+        if len(self._backlog) >= MAX_BACKLOG:
+            self.backlog_refused += 1
+            if self.backlog_refused == 1:
+                log.error("journal_backlog_full", size=MAX_BACKLOG)
+                self._daemon_alert(
+                    "journal_backlog_full",
+                    f"{MAX_BACKLOG} card movements are waiting for the journal; newer ones"
+                    " are being lost. Fix the journal's disk now.",
+                )
+            return
+        self._backlog.append(event)
 
     def _journal_and_apply(self, event: TableEvent) -> list[EngineOutput]:
-        self.journal.append(event_to_op(event), at=self._wall())
+        if isinstance(event, HandStarted) and event.hand_id is None:
+            event = dataclasses.replace(event, hand_id=self.last_hand + 1)
+        self._append(event)
+        if isinstance(event, HandStarted) and event.hand_id is not None:
+            self._hand_started(event.hand_id)
         before = self.engine.hand
         outputs = self._apply_safely(event)
         self.events_applied += 1
         self._publish_outputs(outputs, before)
         return outputs
+
+    def _append(self, event: TableEvent) -> None:
+        """Journal ``event`` or raise :class:`NotJournaledError` (after reporting why)."""
+        try:
+            if self.journal is None:
+                if self._open_journal is None:
+                    raise JournalError("no journal")
+                journal = self._open_journal()
+                self.journal = journal
+                self.report_journal(journal)
+            self.journal.append(event_to_op(event), at=self._wall())
+        except JournalError as exc:
+            self._journal_failed(str(exc))
+            raise NotJournaledError from exc
+        if self._journal_problem is not None and not self._backlog:
+            self._journal_ok()
+
+    def _hand_started(self, number: int) -> None:
+        self.last_hand = max(self.last_hand, number)
+        if self._hand_floor is not None:
+            try:
+                self._hand_floor.advance_to(self.last_hand + 1)
+            except (OSError, SequenceFileError) as exc:
+                # The journal holds the number too; the floor only guards a lost journal.
+                log.warning("hand_floor_not_saved", error=str(exc))
+        if self._journal_note is not None and not self._settling:
+            # The damaged hand is behind us (a hand opened while the start-up is
+            # reconciled is the one whose records were lost: not yet).
+            self._journal_note = None
+            self._update_health()
+
+    # ---------------------------------------------------------------- journal health
+
+    def report_journal(self, journal: Journal) -> None:
+        """Report what opening ``journal`` found: a torn tail (log), damage and
+        its recovery (log, alert, ``status`` degraded until the next hand)."""
+        found = journal.found
+        if found.torn_tail and not found.damaged:
+            # A write cut by a crash: never acknowledged, so nothing published
+            # depended on it. Worth a line, not a person.
+            log.warning("journal_torn_tail_dropped", path=str(journal.path))
+        recovery = journal.recovery
+        if recovery is None:
+            return
+        log.error("journal_damaged", path=str(journal.path), damage=recovery.summary,
+                  records_lost=recovery.lost, records_kept=recovery.kept,
+                  moved_to=str(recovery.moved_to))
+        self._daemon_alert(
+            JOURNAL_DAMAGED,
+            f"The journal was damaged ({recovery.summary}): {recovery.lost} record(s)"
+            f" lost, {recovery.kept} recovered. The damaged file is kept as"
+            f" {recovery.moved_to.name}. Check the current hand by eye.",
+        )
+        self._journal_note = (f"journal damaged, {recovery.lost} record(s) lost; kept as"
+                              f" {recovery.moved_to.name}")
+        self._update_health()
+
+    def report_missing_journal(self, path: str) -> None:
+        """The journal file is gone though the table ran before: say so."""
+        log.error("journal_missing", path=path)
+        self._daemon_alert(
+            JOURNAL_MISSING,
+            f"The journal {path} is missing although this table has run before: the"
+            " hand in progress could not be restored. Check the table by eye.",
+        )
+        self._journal_note = "journal file was missing at start"
+        self._update_health()
+
+    def journal_unavailable(self, reason: str) -> None:
+        """The journal could not be opened at start: run degraded and retry it."""
+        self._journal_failed(reason)
+
+    def alert(self, code: str, message: str) -> None:
+        """Publish a table alert from the daemon itself (not the rules engine)."""
+        self._daemon_alert(code, message)
+
+    def _journal_failed(self, reason: str) -> None:
+        self._next_journal_retry = self._mono() + JOURNAL_RETRY_PERIOD
+        if self._journal_problem is not None:
+            return
+        self._journal_problem = reason
+        log.error("journal_write_failed", error=reason)
+        self._daemon_alert(
+            JOURNAL_WRITE_FAILED,
+            f"The journal cannot be written ({reason}). The table is still read and the"
+            " cards are kept in order in memory, but nothing new is published until the"
+            " journal can be written again: free disk space or fix the disk.",
+        )
+        self._update_health()
+
+    def _journal_ok(self) -> None:
+        log.warning("journal_writable_again", was=self._journal_problem)
+        self._journal_problem = None
+        self._update_health()
+
+    def _retry_journal(self) -> None:
+        """Journal, apply and publish the backlog in order, as far as it goes."""
+        applied = 0
+        if not self._backlog:
+            try:
+                if self.journal is None:
+                    self._append_nothing()
+                self._journal_ok()
+            except NotJournaledError:
+                return
+            return
+        while self._backlog:
+            event = self._backlog.popleft()
+            try:
+                if self.engine.starts_hand(event):
+                    self._journal_and_apply(
+                        HandStarted((), at=event.at, hand_id=self.last_hand + 1)
+                    )
+                self._journal_and_apply(event)
+            except NotJournaledError:
+                self._backlog.appendleft(event)
+                break
+            applied += 1
+        if applied:
+            self._publish_state()
+        if not self._backlog:
+            log.warning("journal_backlog_applied", events=applied)
+            if self._journal_problem is not None:
+                self._journal_ok()
+
+    def _append_nothing(self) -> None:
+        """Open a journal that could not be opened before (nothing to write yet)."""
+        try:
+            assert self._open_journal is not None
+            journal = self._open_journal()
+        except JournalError as exc:
+            self._journal_failed(str(exc))
+            raise NotJournaledError from exc
+        self.journal = journal
+        self.report_journal(journal)
+
+    def _update_health(self) -> None:
+        problem = self._journal_problem
+        if problem is not None:
+            problem = f"journal not writable: {problem}"
+        self.publisher.set_health(problem or self._journal_note)
+
+    # ---------------------------------------------------------------- start-up reconciliation
+
+    def begin_reconcile(self) -> None:
+        """Collect the readers' first reports, then reconcile them with the restored
+        hand (see :mod:`table_controller.daemon.reconcile`)."""
+        self._reconciling = True
+        self._reconcile_deadline = self._mono() + RECONCILE_TIMEOUT
+        self._inventoried.clear()
+        self._buffer = []
+
+    @property
+    def reconciling(self) -> bool:
+        """True until the start-up reconciliation has been fed."""
+        return self._reconciling
+
+    def _maybe_settle(self) -> None:
+        everyone = set(self.layout.antenna_map)
+        settled = everyone <= self._inventoried and self.presence.next_deadline() is None
+        if settled or self._mono() >= self._reconcile_deadline:
+            self._settle(timed_out=not settled)
+
+    def _settle(self, timed_out: bool) -> None:
+        self._reconciling = False
+        self._settling = True
+        try:
+            self._settle_now(timed_out)
+        finally:
+            self._settling = False
+
+    def _settle_now(self, timed_out: bool) -> None:
+        buffered, self._buffer = self._buffer, []
+        gone, new, unknown = net_difference(self._start_positions, buffered)
+        try:
+            plan = reconcile(self.engine, gone, new, unknown)
+        except Exception:
+            # A bug here must not take the table down: feed what the readers
+            # reported as it came, as a daemon without reconciliation would.
+            log.exception("start_reconcile_failed")
+            for event in buffered:
+                self._feed_one(event)
+            self._publish_state()
+            return
+        log.info("start_reconciled", gone=len(gone), new=len(new), timed_out=timed_out,
+                 interrupted=plan.interrupted)
+        hand = self.engine.hand
+        kept = len(hand.alerts) if hand is not None else 0
+        # An interrupted hand's last moves are guessed (their order, and what
+        # the downtime hid): what the engine makes of them is not the dealer's
+        # error, so it is not published; the one alert below says what is known.
+        self._quiet = plan.interrupted
+        try:
+            for event in plan.before_end:
+                self._feed_one(event)
+            if plan.interrupted and hand is not None and not hand.finished:
+                # Close it now (journaled as an "end" op, so a replay closes it
+                # too): later removals of its cards must not judge it again.
+                self._feed_one(HandEnded(at=self._mono()))
+        finally:
+            self._quiet = False
+        if plan.interrupted and hand is not None:
+            del hand.alerts[kept:]
+        if plan.interrupted:
+            log.warning("hand_interrupted", hand=plan.hand)
+            self._daemon_alert(
+                HAND_INTERRUPTED,
+                f"Hand {plan.hand} ended while the table controller was down and the next"
+                " deal had begun: it was closed with the cards as last seen, but folds and"
+                " anything else done during the downtime are unknown. Check its result.",
+            )
+        for event in plan.after:
+            self._feed_one(event)
+        self._publish_state()
 
     def _apply_safely(
         self, event: TableEvent, record: Mapping[str, Any] | None = None
@@ -428,7 +773,24 @@ class TableCore:
                         reason=refusal.message)
             self._reply(request, refusal)
             return refusal
-        outputs = self._journal_and_apply(event)
+        if self._reconciling:
+            # The dealer acts on the table as it is now: settle the start-up with
+            # what the readers reported so far, then apply the command after it.
+            self._settle(timed_out=True)
+        if self._backlog:
+            result = ConsoleResult(
+                False, "journal_unavailable",
+                "the journal cannot be written; cards are waiting to be journaled",
+            )
+            self._reply(request, result)
+            return result
+        try:
+            outputs = self._journal_and_apply(event)
+        except NotJournaledError:
+            result = ConsoleResult(False, "journal_unavailable",
+                                   "the journal cannot be written; try again later")
+            self._reply(request, result)
+            return result
         results = [output for output in outputs if isinstance(output, ConsoleResult)]
         if len(results) != 1:
             # The engine's contract is one answer per console input; say so loudly
@@ -536,12 +898,18 @@ class TableCore:
         for output in outputs:
             if isinstance(output, GameEvent) and output.kind is GameEventKind.HAND_STARTED:
                 hand = self.engine.hand
-            if isinstance(output, Alert):
-                self.publisher.publish_alert(alert_payload(self.table_id, hand, output))
+            if isinstance(output, Alert) and self._quiet:
+                log.info("alert_withheld_interrupted_hand", code=output.code.value)
+            elif isinstance(output, Alert):
+                self._publish(self.publisher.publish_alert,
+                              alert_payload(self.table_id, hand, output))
                 log.warning("dealing_alert", code=output.code.value, seat=output.seat,
                             street=output.street, rule=output.rule)
+            elif isinstance(output, Notice) and self._quiet:
+                log.debug("notice_withheld_interrupted_hand")
             elif isinstance(output, Notice):
-                self.publisher.publish_notice(*notice_payloads(self.table_id, hand, output))
+                self._publish(self.publisher.publish_notice,
+                              *notice_payloads(self.table_id, hand, output))
                 if output.secret:
                     # Computed from a down card (rule 19): not even its code in the log.
                     log.debug("dealing_notice", secret=True)
@@ -551,12 +919,24 @@ class TableCore:
             elif isinstance(output, GameEvent):
                 payloads = event_payloads(self.table_id, hand, output)
                 if payloads is not None:
-                    self.publisher.publish_event(*payloads)
+                    self._publish(self.publisher.publish_event, *payloads)
+
+    def _publish(self, method: Callable[..., None], *payloads: Any) -> None:
+        """Publish through ``method``, surviving a sequence file that can no longer
+        be written (full or read-only disk, reserve used up): the message is not
+        sent, since its ``seq`` could repeat after a restart, and it is said once."""
+        try:
+            method(*payloads)
+        except SequenceFileError as exc:
+            if not self._seq_failed:
+                self._seq_failed = True
+                log.error("publish_stopped_sequence_not_persisted", error=str(exc))
 
     def _publish_state(self) -> None:
         hand = self.engine.hand
         seats = self.layout.seats
-        self.publisher.publish_state(
+        self._publish(
+            self.publisher.publish_state,
             public_state(self.table_id, seats, hand), secure_state(self.table_id, seats, hand)
         )
 
@@ -570,12 +950,14 @@ class TableCore:
             events = self.presence.tag_left(reader, message.antenna, message.uid, at)
         elif isinstance(message, Inventory):
             events = self.presence.inventory(reader, message.antenna, message.uids, at)
+            if self._reconciling:
+                self._inventoried.add((reader, message.antenna))
         elif isinstance(message, ReaderFault):
             self._reader_fault(reader, message)
             return
         else:
             return  # hello and heartbeat are the link's business
-        self.feed(events)
+        self.feed(events)  # (also when empty: during start-up it may settle the table)
 
     def _reader_fault(self, reader: int, fault: ReaderFault) -> None:
         zone = self.layout.zone_for(reader, fault.antenna) if fault.antenna is not None else None
@@ -631,7 +1013,8 @@ class TableCore:
     def _daemon_alert(self, code: str, message: str, seat: int | None = None) -> None:
         hand = self.engine.hand
         log.warning("table_alert", code=code)
-        self.publisher.publish_alert(
+        self._publish(
+            self.publisher.publish_alert,
             AlertPayload(
                 table=self.table_id, hand=hand.number if hand else None, seq=0, ts=0.0,
                 code=code, seat=seat, street=None, rule=None, message=message,
@@ -665,7 +1048,8 @@ class TableCore:
             return
         self._reader_published[reader] = key
         hand = self.engine.hand
-        self.publisher.publish_reader(
+        self._publish(
+            self.publisher.publish_reader,
             ReaderStatus(
                 table=self.table_id,
                 hand=hand.number if hand else None,

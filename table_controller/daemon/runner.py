@@ -33,14 +33,26 @@ from table_controller.daemon.core import (
 from table_controller.deck import load_decks
 from table_controller.engine.settings import RuleProfile, TableSettings
 from table_controller.hands import warm_up
-from table_controller.journal import Journal, current_hand_records, read_journal
+from table_controller.journal import (
+    Journal,
+    JournalError,
+    JournalLock,
+    JournalLockedError,
+    archived_last_jseq,
+    current_hand_records,
+    last_hand_number,
+    read_journal,
+)
 from table_controller.layout import TableLayout, load_layout
 from table_controller.presence import PresenceTracker
 from table_controller.publisher import CommandRequest, MqttPublisher
 from table_controller.script import parse_settings
-from table_controller.sequence import SequenceCounter
+from table_controller.sequence import SequenceCounter, SequenceFileError
 
 log = structlog.get_logger(__name__)
+
+REFUSAL_BROKER_WAIT = 5.0
+"""Seconds a daemon that cannot start waits for the broker to say so."""
 
 GIL_SWITCH_INTERVAL = 0.0005
 """Seconds a thread may hold the GIL while another waits (CPython default 0.005)."""
@@ -84,11 +96,30 @@ def settings_record(settings: TableSettings) -> dict[str, Any]:
     return {"op": "table", **settings.model_dump(mode="json")}
 
 
+def hand_floor_path(config: DaemonConfig) -> Path:
+    """The file holding the next hand number (a floor under the journal's numbers)."""
+    return config.journal.directory / f"{config.table.id}.hands"
+
+
+class StartRefusedError(RuntimeError):
+    """The daemon cannot run and restarting it will not help: a person must act.
+
+    ``stud-table run`` prints it as one line and exits :data:`EXIT_NEEDS_PERSON`.
+    """
+
+
+EXIT_NEEDS_PERSON = 3
+"""Exit code for :class:`StartRefusedError` (the service unit does not restart on it)."""
+
+
 class Daemon:
     """One table's daemon. ``run()`` blocks until :meth:`request_stop` or a signal."""
 
     def __init__(self, config: DaemonConfig) -> None:
-        """Load the layout and decks (raising ``ConfigError``) and prepare every part."""
+        """Load the layout and decks (raising ``ConfigError``), lock the journal
+        (raising :class:`StartRefusedError` if another daemon holds it) and prepare
+        every part. A journal that cannot be opened does not stop the start: the
+        daemon runs degraded and retries it (docs/daemon.md)."""
         self.config = config
         self.layout = load_layout(config.table.layout)
         registry = load_decks(config.table.decks)
@@ -96,14 +127,57 @@ class Daemon:
         self.inbox: queue.SimpleQueue[DaemonInput] = queue.SimpleQueue()
         self._commands_lock = threading.Lock()
         self._commands_waiting = 0
-        config.journal.directory.mkdir(parents=True, exist_ok=True)
-        self.journal = Journal.open(
-            journal_path(config), fsync=config.journal.fsync, max_bytes=config.journal.max_bytes
+        directory = config.journal.directory
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            # Issue 9 item 8: a second daemon on one table must not run at all
+            # (not even connect: it would take the first one's client id).
+            self.lock = JournalLock.acquire(directory, config.table.id)
+        except JournalLockedError as exc:
+            raise StartRefusedError(str(exc)) from None
+        except (OSError, JournalError) as exc:
+            raise StartRefusedError(
+                f"{directory}: cannot use the journal directory: {exc}"
+            ) from None
+        self._journal_path = journal_path(config)
+        try:
+            self._records = read_journal(self._journal_path).records
+            self._unreadable: str | None = None
+        except OSError as exc:
+            # Not damage we can recover from by reading around it: the file
+            # itself cannot be read. Refused once the broker has been told.
+            self._records = []
+            self._unreadable = f"{self._journal_path}: cannot read the journal: {exc}"
+        self._missing = (
+            not self._journal_path.exists()
+            and sequence_path(config).exists()
+            and not archived_last_jseq(self._journal_path)
         )
+        try:
+            self.hand_floor: SequenceCounter | None = SequenceCounter(
+                hand_floor_path(config), block=1
+            )
+        except SequenceFileError as exc:
+            # Only a floor under the journal's own numbers: go on without it.
+            log.error("hand_floor_unreadable", error=str(exc))
+            self.hand_floor = None
+        try:
+            sequence = SequenceCounter(sequence_path(config), clock=time.time)
+            self.sequence = sequence
+        except SequenceFileError as exc:
+            self.lock.release()
+            raise StartRefusedError(str(exc)) from None
+        self.journal: Journal | None = None
+        self._open_error: str | None = None
+        if self._unreadable is None:
+            try:
+                self.journal = self._open_journal()
+            except JournalError as exc:
+                self._open_error = str(exc)
         self.publisher = MqttPublisher(
             config.table.id,
             config.broker,
-            SequenceCounter(sequence_path(config)),
+            sequence,
             # None: an unguessable id per start (docs/mqtt.md "Client id").
             client_id=config.broker.client_id,
             # paho's thread only enqueues; the engine thread parses and applies.
@@ -130,8 +204,25 @@ class Daemon:
             publisher=self.publisher,
             link_stats=self._link_stats,
             registry=registry,
+            open_journal=self._open_journal,
+            hand_floor=self.hand_floor,
         )
         self._stopping = threading.Event()
+
+    def _open_journal(self) -> Journal:
+        """Open the live journal, recovering a damaged one, headed by the ``table`` op."""
+        config = self.config
+        journal = Journal.open(
+            self._journal_path, fsync=config.journal.fsync, max_bytes=config.journal.max_bytes,
+            recover=True,
+        )
+        try:
+            if not journal.found.records and journal.recovery is None:
+                journal.append(settings_record(self.settings), at=time.time())
+        except JournalError:
+            journal.close()
+            raise
+        return journal
 
     # Link threads and the MQTT thread only ever put on the queue.
     def _on_message(self, reader_id: int, message: ReaderMessage, at: float) -> None:
@@ -163,13 +254,22 @@ class Daemon:
         self.inbox.put(StopRequest())
 
     def _restore(self) -> None:
-        result = read_journal(self.journal.path)
-        if result.torn_tail:
-            log.warning("journal_torn_tail_dropped", path=str(self.journal.path))
-        if not result.records:
-            self.journal.append(settings_record(self.settings), at=time.time())
-            return
-        table_lines = [r for r in result.records if r.get("op") == "table"]
+        core = self.core
+        if self.journal is not None:
+            core.report_journal(self.journal)
+        elif self._open_error is not None:
+            core.journal_unavailable(self._open_error)
+        if self._missing:
+            core.report_missing_journal(str(self._journal_path))
+        if self.sequence.damaged is not None:
+            log.error("sequence_file_damaged", error=self.sequence.damaged)
+            core.alert(
+                "sequence_file_damaged",
+                f"The sequence file could not be read ({self.sequence.damaged}); seq goes"
+                " on from the clock, so it still never goes backwards. Check the disk.",
+            )
+        records = self._records
+        table_lines = [r for r in records if r.get("op") == "table"]
         if table_lines:
             try:
                 journaled: TableSettings | None = parse_settings(table_lines[-1])
@@ -177,13 +277,18 @@ class Daemon:
                 journaled = None
             if journaled != self.settings:
                 log.warning("journal_settings_differ", note="using the configuration")
-        self.core.restore(current_hand_records(result.records))
+        # Issue 9 item 9: the hand numbers go on from the highest ever used.
+        core.last_hand = max(core.last_hand, last_hand_number(records))
+        core.restore(current_hand_records(records))
+        core.begin_reconcile()
 
     def run(self, install_signals: bool = True) -> int:
         """Run until stopped; return the process exit code."""
         if install_signals and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, self._on_signal)
+        if self._unreadable is not None:
+            return self._refuse(self._unreadable)
         warm_up()  # the first showdown must not wait for the evaluator's tables
         # The engine thread hands every message to paho's network thread; with
         # CPython's default 5 ms switch interval that thread can wait that long
@@ -204,6 +309,22 @@ class Daemon:
             # and let it propagate (exit 1), so systemd restarts the daemon.
             self._shutdown(clean)
         return 0
+
+    def _refuse(self, reason: str) -> int:
+        """Cannot run: tell the floor (alert, retained ``failed`` status), then exit
+        with :data:`EXIT_NEEDS_PERSON` so the supervisor does not loop (item 12)."""
+        log.error("daemon_cannot_start", reason=reason)
+        print(f"stud-table run: {reason}", file=sys.stderr)
+        self.publisher.start()
+        if self.publisher.wait_online(REFUSAL_BROKER_WAIT):
+            self.core.alert(
+                "daemon_cannot_start",
+                f"The table controller cannot start: {reason}. A person must fix this;"
+                " it will not be restarted automatically.",
+            )
+        self.publisher.stop(failure=reason)
+        self.lock.release()
+        return EXIT_NEEDS_PERSON
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         del frame
@@ -232,6 +353,12 @@ class Daemon:
             log.error("daemon_crashed", table=self.config.table.id)
         for link in self.links.values():
             link.stop()
-        self.journal.close()
+        journal = self.core.journal
+        if journal is not None:
+            try:
+                journal.close()
+            except JournalError as exc:
+                log.error("journal_close_failed", error=str(exc))
         self.publisher.stop(status="offline" if clean else "lost")
+        self.lock.release()
         log.info("daemon_stopped", table=self.config.table.id, clean=clean)

@@ -16,8 +16,11 @@ from hypothesis import strategies as st
 from table_controller.journal import (
     Journal,
     JournalError,
+    JournalLock,
+    JournalLockedError,
     current_hand_records,
     encode_record,
+    last_hand_number,
     read_journal,
     read_journal_bytes,
     strip_envelope,
@@ -128,7 +131,7 @@ def test_torn_tail_is_dropped_and_truncated_on_open(tmp_path: Path) -> None:
     assert [strip_envelope(r) for r in result.records] == OPS[:5]
 
 
-def test_bad_crc_at_end_is_torn_in_middle_is_reported(tmp_path: Path) -> None:
+def test_bad_crc_in_middle_or_at_end_is_damage(tmp_path: Path) -> None:
     path = tmp_path / "t1.jsonl"
     _write(path, OPS[:5])
     lines = path.read_bytes().splitlines(keepends=True)
@@ -141,10 +144,14 @@ def test_bad_crc_at_end_is_torn_in_middle_is_reported(tmp_path: Path) -> None:
     with pytest.raises(JournalError, match="line 3: crc mismatch"):
         Journal.open(path)
 
+    # Issue 9 item 11: a complete last line cannot be torn by a crash (one
+    # os.write per line): a bad one is a damaged, possibly published, record.
     path.write_bytes(b"".join([*lines[:4], lines[4].replace(b"Kd", b"Kh")]))
     result = read_journal(path)
-    assert result.torn_tail
-    assert result.bad_records == []
+    assert not result.torn_tail
+    assert result.bad_records == [(5, "crc mismatch")]
+    assert result.damaged
+    assert result.records_lost == 1
     assert len(result.records) == 4
 
 
@@ -225,12 +232,17 @@ def test_any_truncation_reads_back_a_prefix(
     encoded, ends = _encode(ops, ats)
     cut = data.draw(st.integers(0, len(encoded)), label="cut")
     result = read_journal_bytes(encoded[:cut])
-    complete = sum(1 for end in ends if end <= cut)
+    whole = sum(1 for end in ends if end <= cut)
+    # A cut just before a newline leaves a whole record without its newline:
+    # kept, and reported as a repaired tail (issue 9 item 11), never dropped.
+    repaired = cut + 1 in ends
+    complete = whole + repaired
     assert [strip_envelope(r) for r in result.records] == ops[:complete]
     assert [r["at"] for r in result.records] == ats[:complete]
-    assert result.torn_tail == (cut not in (0, *ends))
+    assert result.repaired_tail == repaired
+    assert result.torn_tail == (cut not in (0, *ends) and not repaired)
     assert result.bad_records == []
-    assert result.good_bytes == (ends[complete - 1] if complete else 0)
+    assert result.good_bytes == (ends[whole - 1] if whole else 0)
 
 
 @settings(max_examples=300)
@@ -243,7 +255,96 @@ def test_any_bit_flip_is_detected(journal: tuple[list, list], data: st.DataObjec
     flipped = bytearray(encoded)
     flipped[position] ^= 1 << bit
     result = read_journal_bytes(bytes(flipped))
-    assert result.torn_tail or result.bad_records
+    # A flipped bit in the last newline must not hide a published record as a
+    # "torn tail" (issue 9 item 11): the record is kept and the damage reported.
+    if position == len(encoded) - 1:
+        assert result.repaired_tail
+        assert len(result.records) == len(ops)
+    assert result.damaged or result.torn_tail
     originals = [json.dumps(op, sort_keys=True) for op in ops]
     for record in result.records:  # whatever survives is genuine, never altered
         assert json.dumps(strip_envelope(record), sort_keys=True) in originals
+
+
+# ---------------------------------------------------------------- issue 9 items 8, 9, 11, 14
+
+
+def test_jseq_gap_is_damage_and_counts_the_missing_records(tmp_path: Path) -> None:
+    """Item 11: a cut in the middle that removes whole lines is found."""
+    path = tmp_path / "t1.jsonl"
+    _write(path, OPS)
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join([*lines[:2], *lines[6:]]))
+    result = read_journal(path)
+    assert result.gaps == [(3, 3, 7)]
+    assert result.records_lost == 4
+    assert result.damaged
+    assert "4 records missing" in result.damage_summary()
+
+
+def test_recover_moves_the_damaged_file_aside_and_keeps_every_good_record(
+    tmp_path: Path,
+) -> None:
+    """Items 11 and 12: damage never stops the table, and is kept for inspection."""
+    path = tmp_path / "t1.jsonl"
+    _write(path, OPS)
+    lines = path.read_bytes().splitlines(keepends=True)
+    damaged = b"".join([*lines[:3], b"garbage\n", *lines[4:]])
+    path.write_bytes(damaged)
+    with pytest.raises(JournalError, match="line 4"):
+        Journal.open(path)
+    with Journal.open(path, recover=True, clock=lambda: 0.0) as journal:
+        assert journal.recovery is not None
+        assert journal.recovery.lost == 1
+        assert journal.recovery.kept == len(OPS) - 1
+        assert journal.recovery.moved_to.name == "t1.damaged-19700101T000000Z.jsonl"
+        assert journal.recovery.moved_to.read_bytes() == damaged
+        assert journal.append({"op": "end"}, at=5.0) == len(OPS)
+    result = read_journal(path)
+    assert not result.damaged
+    assert [strip_envelope(r) for r in result.records] == [*OPS[:3], *OPS[4:], {"op": "end"}]
+    assert [r["jseq"] for r in result.records] == list(range(1, len(OPS) + 1))
+
+
+def test_failed_write_leaves_no_partial_line(tmp_path: Path) -> None:
+    """Item 14: a write cut by a full disk must not glue the next record to garbage."""
+    import resource
+
+    path = tmp_path / "t1.jsonl"
+    _write(path, OPS[:3])
+    size = path.stat().st_size
+    old = resource.getrlimit(resource.RLIMIT_FSIZE)
+    journal = Journal.open(path)
+    try:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size + 10, old[1]))
+        with pytest.raises(JournalError, match="write failed"):
+            journal.append(OPS[3], at=1.0)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, old)
+    assert path.stat().st_size == size  # the partial line was cut off again
+    journal.append(OPS[3], at=1.0)
+    journal.close()
+    result = read_journal(path)
+    assert not result.damaged
+    assert not result.torn_tail
+    assert [strip_envelope(r) for r in result.records] == OPS[:4]
+
+
+def test_lock_refuses_a_second_holder_and_names_the_first(tmp_path: Path) -> None:
+    """Item 8, in process: the lock is per open file, so a second acquire fails."""
+    first = JournalLock.acquire(tmp_path, "t1")
+    try:
+        with pytest.raises(JournalLockedError, match=f"pid {os.getpid()}"):
+            JournalLock.acquire(tmp_path, "t1")
+        other = JournalLock.acquire(tmp_path, "t2")  # another table: its own lock
+        other.release()
+    finally:
+        first.release()
+    JournalLock.acquire(tmp_path, "t1").release()  # free again once released
+
+
+def test_last_hand_number_from_hand_ids_or_counted() -> None:
+    """Item 9: hand numbers come back from the journal, old journals included."""
+    assert last_hand_number([{"op": "hand", "hand_id": 41}, {"op": "place"}]) == 41
+    assert last_hand_number([{"op": "hand"}, {"op": "hand"}, {"op": "place"}]) == 2
+    assert last_hand_number([]) == 0
