@@ -50,6 +50,7 @@ from table_controller.journal import Journal, decode_line
 from table_controller.layout import load_layout
 from table_controller.payloads import (
     AlertPayload,
+    NoticePayload,
     PublicEvent,
     PublicState,
     ReaderStatus,
@@ -290,6 +291,13 @@ class DroppingPublisher:
     def publish_reader(self, status: ReaderStatus) -> None:
         """Count a reader status."""
         self.published += 1
+
+    def publish_notice(self, public: NoticePayload | None, secure: NoticePayload) -> None:
+        """Count a notice (no action needed: not an alert)."""
+        self.published += 1
+
+    def set_health(self, problem: str | None) -> None:
+        """Health changes are not counted."""
 
     def republish_retained(self) -> None:
         """Nothing retained."""

@@ -46,7 +46,7 @@ from fault_rig import (
     wait_caught_up,
     wait_status,
 )
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from table_controller.cards import Card
@@ -279,9 +279,7 @@ def _downtime_run(seed: int, kills: int, max_downtime: int) -> tuple[list[str], 
     return alerts, reference, hidden
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                 HealthCheck.filter_too_much])
+@settings(max_examples=40)
 @given(seed=st.integers(1, 10**6), max_downtime=st.integers(1, 12))
 def test_reconciled_downtimes_raise_no_false_alert(seed: int, max_downtime: int) -> None:
     """Item 10, in the engine: however the downtimes fall (within hands, across
