@@ -23,7 +23,12 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from table_controller.cards import Card, CardParseError
-from table_controller.engine.settings import MAX_CHIPS, TableSettings, settings_problem
+from table_controller.engine.settings import (
+    MAX_CHIPS,
+    TableSettings,
+    settings_problem,
+    stacks_problem,
+)
 from table_controller.events import (
     CONSOLE_ACTIONS,
     FLOOR_RULINGS,
@@ -223,13 +228,9 @@ def parse_script(lines: Iterable[str], source: str = "") -> Script:
 
 def _check_stacks(event: HandStarted, settings: TableSettings) -> None:
     """A player with no chips at all cannot be dealt in (the betting engine's rule)."""
-    if settings.ante == 0 and event.stacks:
-        broke = [seat for seat, chips in sorted(event.stacks.items()) if chips == 0]
-        if broke:
-            raise ValueError(
-                f"stacks of seat {broke[0]} is 0 and the ante is 0: a player needs chips"
-                " to be dealt in"
-            )
+    problem = stacks_problem(event.stacks, settings.ante)
+    if problem is not None:
+        raise ValueError(problem)
 
 
 def parse_settings(obj: Mapping[str, Any]) -> TableSettings:

@@ -42,7 +42,7 @@ from table_controller.engine.outputs import (
     GameEventKind,
     ShownHand,
 )
-from table_controller.engine.settings import TableSettings
+from table_controller.engine.settings import TableSettings, stacks_problem
 from table_controller.events import (
     CardPlaced,
     CardRemoved,
@@ -352,6 +352,10 @@ class DealingEngine:
         ``hand`` line (not from the console) always starts the next hand, as
         CONFORMANCE.md says. The daemon asks before journaling the command.
         """
+        if event.console:
+            problem = stacks_problem(event.stacks, self.settings.ante)
+            if problem is not None:
+                return ConsoleResult(False, "bad_stacks", problem)
         hand = self.hand
         if not event.console or hand is None or hand.finished or not hand.where:
             return None

@@ -6,6 +6,7 @@ setting; the defaults here are the ones RULES.md marks.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -56,6 +57,21 @@ def check_stakes(ante: int, bring_in: int, small_bet: int, big_bet: int) -> None
         # RULES.md 2-3: the bring-in is less than a bet; bringing in for a full
         # small bet is a completion.
         raise StakesError("bring_in", "must be smaller than small_bet (rules 2, 3)")
+
+
+def stacks_problem(stacks: Mapping[int, int] | None, ante: int) -> str | None:
+    """Why these starting stacks cannot be dealt in at a table with this ante, or None.
+
+    The one check of a hand's stacks, for a script's ``hand`` line and the
+    console's ``hand`` command alike: with no ante, a player with no chips at all
+    has nothing to play for, and the betting engine refuses the hand.
+    """
+    if ante == 0 and stacks:
+        broke = [seat for seat, chips in sorted(stacks.items()) if chips == 0]
+        if broke:
+            return (f"stacks of seat {broke[0]} is 0 and the ante is 0: a player needs chips"
+                    " to be dealt in")
+    return None
 
 
 class RuleProfile(BaseModel):

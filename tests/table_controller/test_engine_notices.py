@@ -424,3 +424,17 @@ def test_no_hand_ends_without_a_visible_result(seed: int, cut: float, end_first:
     if not was_finished:
         assert GameEventKind.HAND_RESULT in _kinds(console)
     assert engine.hand is not hand
+
+
+def test_regression_console_hand_with_a_broke_player_and_no_ante_is_refused() -> None:
+    """Issue 9 item 15 (daemon side): a console ``hand`` giving a player 0 chips at a
+    table with no ante made the betting engine raise, so the daemon answered
+    ``internal_error`` and alerted ``engine_error``. The engine refuses it with a
+    reason instead, and nothing changes; the same check refuses a script's line."""
+    engine = DealingEngine(TableSettings(ante=0))
+    outputs = engine.apply(HandStarted((1, 2), {1: 0, 2: 100}, console=True))
+    assert [(r.accepted, r.code) for r in _results(outputs)] == [(False, "bad_stacks")]
+    assert "seat 1" in _results(outputs)[0].message
+    assert engine.hand is None
+    accepted = engine.apply(HandStarted((1, 2), {1: 5, 2: 100}, console=True))
+    assert [r.accepted for r in _results(accepted)] == [True]
