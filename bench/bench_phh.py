@@ -57,6 +57,9 @@ class NullPublisher:
     def publish_reader(self, status: Any) -> None:
         """Dropped."""
 
+    def publish_notice(self, public: Any, secure: Any) -> None:
+        """Dropped."""
+
     def stop(self, timeout: float = 0.0) -> None:
         """Nothing to stop."""
 

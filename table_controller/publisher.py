@@ -177,6 +177,10 @@ class Publisher(Protocol):
     def publish_alert(self, alert: AlertPayload) -> None:
         """Publish one alert (QoS 1; queued while offline)."""
 
+    def publish_notice(self, public: NoticePayload | None, secure: NoticePayload) -> None:
+        """Publish a notice on ``secure/notices`` and, unless ``public`` is ``None``
+        (computed from down cards), on ``notices``; they share one ``seq``."""
+
     def publish_reader(self, status: ReaderStatus) -> None:
         """Publish (retained) one reader's status."""
 

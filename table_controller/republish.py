@@ -37,10 +37,11 @@ from table_controller.config import BrokerConfig
 from table_controller.daemon.projection import (
     alert_payload,
     event_payloads,
+    notice_payloads,
     public_state,
     secure_state,
 )
-from table_controller.engine.alerts import Alert
+from table_controller.engine.alerts import Alert, Notice
 from table_controller.engine.dealing import DealingEngine
 from table_controller.engine.outputs import EngineOutput, GameEvent
 from table_controller.engine.settings import TableSettings
@@ -143,6 +144,9 @@ def _publish(
         if isinstance(output, Alert):
             publisher.publish_alert(alert_payload(table, hand, output))
             alerts += 1
+        elif isinstance(output, Notice):
+            # As live: a notice computed from down cards goes to secure/notices only.
+            publisher.publish_notice(*notice_payloads(table, hand, output))
         elif isinstance(output, GameEvent):
             payloads = event_payloads(table, hand, output)
             if payloads is not None:

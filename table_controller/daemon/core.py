@@ -98,7 +98,6 @@ from table_controller.layout import TableLayout
 from table_controller.payloads import (
     AlertPayload,
     ConsoleReply,
-    NoticePayload,
     ReaderStatus,
     to_json,
 )
@@ -228,10 +227,6 @@ class TablePublisher(Publisher, Protocol):
 
     def reply(self, request: CommandRequest, payload: bytes) -> bool:
         """Answer a console request on its response topic (False if it cannot)."""
-
-    def publish_notice(self, public: NoticePayload | None, secure: NoticePayload) -> None:
-        """Publish a notice on ``secure/notices`` and, unless ``public`` is ``None``
-        (computed from down cards), on ``notices``."""
 
     def set_health(self, problem: str | None) -> None:
         """``status`` degraded with ``problem``, or online again with None."""

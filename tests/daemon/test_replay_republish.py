@@ -175,6 +175,9 @@ class RecordingPublisher:
     def publish_alert(self, alert: Any) -> None:
         self.sent.append((self.clock[0], "alert", alert))
 
+    def publish_notice(self, public: Any, secure: Any) -> None:
+        self.sent.append((self.clock[0], "notice", secure))
+
     def publish_reader(self, status: Any) -> None:
         """Replays have no readers."""
 
@@ -200,3 +203,19 @@ def test_republish_waits_for_each_event_on_the_given_clock() -> None:
     # A journal's last hand is left as it stood: no result published.
     assert not any(kind == "event" and p.kind == "hand_result"
                    for _, kind, p in publisher.sent)
+
+
+def test_regression_republish_sends_notices_as_live() -> None:
+    """Was: ``replay --mqtt`` published alerts only, so the notices a live table sends
+    (here rule 15's community card, once an alert) were missing from a rehearsal."""
+    rng = random.Random(3)
+    deal = None
+    while deal is None or deal.community is None:  # eight players reaching 7th street
+        deal = deal_random(list(range(1, 9)), rng, fold_chance=0.0)
+    now = [0.0]
+    publisher = RecordingPublisher(now)
+    republish(Recording(TableSettings(), deal.events, journal=True), publisher, "t",
+              speed=1000.0, clock=lambda: now[0], sleep=lambda s: None)
+    notices = [payload for _, kind, payload in publisher.sent if kind == "notice"]
+    assert [n.code for n in notices] == ["community_card"]
+    assert [p for _, kind, p in publisher.sent if kind == "alert"] == []
