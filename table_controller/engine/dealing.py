@@ -1223,14 +1223,8 @@ class DealingEngine:
             # One decision table (alerts.NOTICE_CODES) says what needs a person.
             self._notice(code, seat, street, message, rule)
             return
-        alert = Alert(
-            code=code,
-            seat=seat,
-            street=street,
-            rule=RULE_OF[code] if rule == -1 else rule,
-            message=message,
-            at=self._at,
-        )
+        alert = Alert(code, seat, street, RULE_OF[code] if rule == -1 else rule, message,
+                      self._at)
         if self.hand is not None:
             self.hand.alerts.append(alert)
         self._out.append(alert)
@@ -1245,14 +1239,8 @@ class DealingEngine:
     ) -> None:
         """Report what needs no action (a code of ``NOTICE_CODES``) as a notice."""
         assert code in NOTICE_CODES, code
-        notice = Notice(
-            code=code,
-            seat=seat,
-            street=street,
-            rule=RULE_OF[code] if rule == -1 else rule,
-            message=message,
-            at=self._at,
-        )
+        notice = Notice(code, seat, street, RULE_OF[code] if rule == -1 else rule, message,
+                        self._at)
         if self.hand is not None:
             self.hand.notices.append(notice)
         self._out.append(notice)
