@@ -32,7 +32,7 @@ UNKNOWN: Final = "??"
 """How PHH writes a card nobody saw."""
 
 _CARD_RUN = re.compile(r"^(?:(?:[2-9TJQKA][cdhs])|\?\?)+$")
-_PLAYER = re.compile(r"^p([1-9]\d*)$")
+_PLAYER = re.compile(r"^p([1-9][0-9]{0,3})$")  # ASCII, short: int() never sees 4,300 digits
 _KNOWN_FIELDS: Final = frozenset({
     "variant", "antes", "bring_in", "small_bet", "big_bet", "starting_stacks", "actions",
     "finishing_stacks", "ante_trimming_status", "seats", "seat_count", "hand",
@@ -196,8 +196,11 @@ def _parse_actions(actions: Sequence[str], seats: Sequence[int]) -> list[_Pendin
             case [player, "pb" | "cc" | "f" as verb]:
                 out.append(Bet(seat_of(player, where), street, _verb(verb)))
             case [player, "cbr", amount]:
-                if not amount.isdigit():
-                    raise PhhError(f"{where}: the amount must be a whole number")
+                # ASCII digits only ('²'.isdigit() is true, int() refuses it), and no
+                # more than 18 of them (int() refuses past 4,300; no table has 10^18 chips).
+                if not (amount.isascii() and amount.isdigit()) or len(amount) > 18:
+                    raise PhhError(f"{where}: the amount must be a whole number of at most"
+                                   " 18 digits")
                 out.append(Bet(seat_of(player, where), street, "cbr", int(amount)))
             case [player, "sm"] | [player, "sm", "-"]:
                 out.append(Bet(seat_of(player, where), street, "sm"))

@@ -455,3 +455,18 @@ def test_soak_in_process(tmp_path: Path) -> None:
         kind = replay_bytes(tmp_path, data)
         outcomes[kind] = outcomes.get(kind, 0) + 1
     assert sum(outcomes.values()) == 100_000
+
+
+@pytest.mark.skipif(not PHH_DATA.is_dir(), reason="shared PHH data set not present")
+def test_regression_phh_import_huge_or_unicode_numbers_in_actions(tmp_path: Path) -> None:
+    """Found by the fuzzer (seed 76): a ``cbr`` amount of 4,301 digits reached ``int()``
+    and raised ValueError (a traceback); a superscript digit passes ``isdigit()`` but not
+    ``int()``; a player label ``p`` + 4,301 digits likewise. Each is one line, exit 2."""
+    base = (PHH_DATA / "stud-hand-05.phh").read_text()
+    for bad in ("p1 cbr " + "9" * 4301, "p1 cbr 1²", "p" + "1" * 4301 + " cbr 5"):
+        text = base.replace("actions = [", f"actions = [\n  '{bad}',", 1)
+        path = tmp_path / "bad.phh"
+        path.write_text(text)
+        code, _out, err = run_phh("import", str(path))
+        assert code == 2, (bad[:20], err)
+        assert len(err.strip().splitlines()) == 1, err
