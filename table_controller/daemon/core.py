@@ -443,18 +443,20 @@ class TableCore:
             self._queue(event)  # keep the order: nothing overtakes the waiting cards
             return False
         try:
-            if self.engine.starts_hand(event):
-                # Card-only table: the journal records the hand start before the
-                # card, so replay from the journal opens the same hand, with the
-                # same number.
-                self._journal_and_apply(
-                    HandStarted((), at=event.at, hand_id=self.last_hand + 1)
-                )
-            self._journal_and_apply(event)
+            self._journal_zone_event(event)
         except NotJournaledError:
             self._queue(event)
             return False
         return True
+
+    def _journal_zone_event(self, event: ZoneEvent | HandEnded) -> None:
+        """Journal and apply ``event``, opening a card-only hand first when it starts
+        one; raises :class:`NotJournaledError` as :meth:`_journal_and_apply` does."""
+        if self.engine.starts_hand(event):
+            # Card-only table: the journal records the hand start before the card,
+            # so replay from the journal opens the same hand, with the same number.
+            self._journal_and_apply(HandStarted((), at=event.at, hand_id=self.last_hand + 1))
+        self._journal_and_apply(event)
 
     def _queue(self, event: ZoneEvent | HandEnded) -> None:
         if len(self._backlog) >= MAX_BACKLOG:
@@ -589,11 +591,7 @@ class TableCore:
         while self._backlog:
             event = self._backlog.popleft()
             try:
-                if self.engine.starts_hand(event):
-                    self._journal_and_apply(
-                        HandStarted((), at=event.at, hand_id=self.last_hand + 1)
-                    )
-                self._journal_and_apply(event)
+                self._journal_zone_event(event)
             except NotJournaledError:
                 self._backlog.appendleft(event)
                 break
