@@ -200,13 +200,15 @@ def fill(directory: Path) -> Path:
 def limit_file_size(pid: int, limit: int) -> None:
     """Injection when no tmpfs can be mounted: writes past ``limit`` bytes fail
     (EFBIG; Python ignores SIGXFSZ) in the daemon process ``pid``."""
-    resource.prlimit(pid, resource.RLIMIT_FSIZE, (limit, limit))
+    # Only the soft limit: raising it back needs no privilege (the hard one would).
+    _, hard = resource.prlimit(pid, resource.RLIMIT_FSIZE)
+    resource.prlimit(pid, resource.RLIMIT_FSIZE, (limit, hard))
 
 
 def unlimit_file_size(pid: int) -> None:
     """Undo :func:`limit_file_size`."""
-    resource.prlimit(pid, resource.RLIMIT_FSIZE,
-                     (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    _, hard = resource.prlimit(pid, resource.RLIMIT_FSIZE)
+    resource.prlimit(pid, resource.RLIMIT_FSIZE, (hard, hard))
 
 
 def restart_and_wait_ready(rig: TableRig, sub: RecordingSubscriber) -> subprocess.Popen[bytes]:

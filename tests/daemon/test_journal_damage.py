@@ -340,15 +340,21 @@ def test_read_only_directory_holds_cards_and_recovers(rig: TableRig) -> None:
         if mounted:
             remount(directory, "ro")
         process = rig.start_process()
-        if not mounted:  # injection instead: every write past the file's size fails
+        if not mounted:  # injection instead: every write past the file's size fails,
             limit_file_size(process.pid, journal_file(rig).stat().st_size)
+            wait_status(sub, "online")  # so the failure comes with the next card
+            mirror.run(events[6:10])
         wait_until(lambda: "journal_write_failed" in rig.daemon_log(), WAIT * 2,
                    "the journal failure logged\n" + rig.daemon_log()[-2000:])
         # seq goes on from the clock floor, so the floor is told at once.
         status = wait_status(sub, "degraded")
         assert "journal not writable" in status["reason"]
-        assert "journal_write_failed" in alert_codes(sub)
-        mirror.run(events[6:10])
+        # The alert may be raised before the daemon's first connect and then
+        # reach the broker after the status published on connecting.
+        sub.wait_for(lambda m: m.topic == f"{ROOT}/alerts"
+                     and m.json()["code"] == "journal_write_failed")
+        if mounted:
+            mirror.run(events[6:10])
         time.sleep(1.5)
         assert process.poll() is None  # the table is still read
         # Nothing unjournaled is published.
