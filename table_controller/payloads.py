@@ -24,8 +24,22 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    model_validator,
+)
 
+from table_controller.engine.alerts import (
+    NOTICE_CODES,
+    VOCABULARY,
+    AlertCode,
+    Severity,
+    alert_severity,
+)
 from table_controller.zones import MAX_SEATS
 
 CardCode = Annotated[str, StringConstraints(pattern=r"^[2-9TJQKA][cdhs]$")]
@@ -95,20 +109,62 @@ class StatusPayload(Envelope):
 
 
 class AlertFields(_Model):
-    """One dealing error (CONFORMANCE.md alert codes)."""
+    """One alert or notice (CONFORMANCE.md alert codes; docs/alerts.md)."""
 
-    code: str = Field(description="Stable alert code, e.g. missing_burn.")
+    code: AlertCode = Field(description="Stable code, e.g. missing_burn (docs/alerts.md).")
     seat: Seat | None = None
     street: Street | None = None
     rule: int | None = Field(default=None, description="Rule number in RULES.md, or null.")
     message: str = Field(description="Readable text for the floor.")
 
 
-class OpenAlert(AlertFields):
+_ALERT_SEVERITY: Final = {
+    code.value: info.severity for code, info in VOCABULARY.items() if info.severity is not None
+}
+
+
+class _Severe(AlertFields):
+    """An alert's fields plus its ``severity``, which the code decides (issue 10).
+
+    Builders pass ``severity=alert_severity(code)``, the one vocabulary's entry
+    (engine.alerts.VOCABULARY), or no severity at all from a dict (it is filled
+    in); any other severity, or a notice's code (it has none), is a validation
+    error, so no call site can pick its own.
+    """
+
+    severity: Severity = Field(
+        description="critical (hand dead or feed not trustworthy), error (a dealing or"
+        " daemon error to fix) or warning (check this); decided by the code."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_severity(cls, data: Any) -> Any:
+        # A payload built from a dict without severity (tests, a consumer's own
+        # tools) gets the code's; the check below refuses a disagreeing one.
+        if isinstance(data, dict) and "severity" not in data:
+            code = data.get("code")
+            if code in NOTICE_CODES:
+                raise ValueError(f"{code} is a notice, not an alert")
+            if isinstance(code, str) and code in _ALERT_SEVERITY:
+                return {**data, "severity": _ALERT_SEVERITY[code]}
+        return data
+
+    @model_validator(mode="after")
+    def _severity_of_code(self) -> _Severe:
+        expected = alert_severity(self.code)  # a notice's code is refused here
+        if self.severity is not expected:
+            raise ValueError(
+                f"severity of {self.code.value} is {expected.value}, not {self.severity.value}"
+            )
+        return self
+
+
+class OpenAlert(_Severe):
     """An alert still open in the current hand, as listed inside a state snapshot."""
 
 
-class AlertPayload(AlertFields, Envelope):
+class AlertPayload(_Severe, Envelope):
     """``alerts`` topic: one alert as it happens."""
 
 

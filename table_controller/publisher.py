@@ -78,6 +78,7 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 from pydantic import BaseModel
 
 from table_controller.config import BrokerConfig
+from table_controller.engine.alerts import AlertCode, alert_severity
 from table_controller.payloads import (
     AlertPayload,
     ConsoleReply,
@@ -103,16 +104,16 @@ would be worse than the one extra PUBACK per message on a local broker."""
 DEFAULT_STOP_TIMEOUT: Final = 5.0
 """Seconds :meth:`MqttPublisher.stop` waits for QoS 1 acknowledgements."""
 
-OVERFLOW_CODE: Final = "alert_queue_overflow"
+OVERFLOW_CODE: Final = AlertCode.ALERT_QUEUE_OVERFLOW
 """Alert code reporting alerts dropped while the broker was unreachable."""
 
-BACKLOG_CODE: Final = "mqtt_backlog"
+BACKLOG_CODE: Final = AlertCode.MQTT_BACKLOG
 """Alert code: the outgoing queue passed :data:`BACKLOG_HIGH` (the feed is late)."""
 
-TAKEOVER_CODE: Final = "mqtt_session_taken_over"
+TAKEOVER_CODE: Final = AlertCode.MQTT_SESSION_TAKEN_OVER
 """Alert code: another client connected with the daemon's client id."""
 
-UNSTABLE_CODE: Final = "mqtt_link_unstable"
+UNSTABLE_CODE: Final = AlertCode.MQTT_LINK_UNSTABLE
 """Alert code: the daemon could not stay connected to the broker."""
 
 REBIRTH_MIN_INTERVAL: Final = 1.0
@@ -653,7 +654,7 @@ class MqttPublisher:
         log.error("mqtt_outgoing_backlog", outgoing=outgoing, limit=BACKLOG_HIGH)
         alert = AlertPayload(
             table=self._table, hand=self._hand, seq=self._seq.next(), ts=self._clock(),
-            code=BACKLOG_CODE,
+            code=BACKLOG_CODE, severity=alert_severity(BACKLOG_CODE),
             message=f"{outgoing} messages are waiting for the broker's acknowledgement:"
             " the live feed is delayed (nothing is dropped). Check the broker and the"
             " network; a flood of requests from a client can also cause this.",
@@ -715,7 +716,7 @@ class MqttPublisher:
                 dropped, self._alerts_dropped = self._alerts_dropped, 0
                 overflow = AlertPayload(
                     table=self._table, hand=self._hand, seq=self._seq.next(), ts=self._clock(),
-                    code=OVERFLOW_CODE,
+                    code=OVERFLOW_CODE, severity=alert_severity(OVERFLOW_CODE),
                     message=f"{dropped} alert(s) dropped while the broker was unreachable"
                     f" (queue holds {self._alerts.maxlen}); see the retained state for open alerts",
                 )
@@ -734,7 +735,7 @@ class MqttPublisher:
             count, self._takeovers_unreported = self._takeovers_unreported, 0
             self._send(self.topics.alerts, AlertPayload(
                 table=self._table, hand=self._hand, seq=self._seq.next(), ts=self._clock(),
-                code=TAKEOVER_CODE,
+                code=TAKEOVER_CODE, severity=alert_severity(TAKEOVER_CODE),
                 message=f"Another MQTT client connected with this daemon's client id and"
                 f" knocked it off the broker {count} time(s); the feed was cut meanwhile."
                 " Find that client (broker log) and check who has broker credentials.",
@@ -745,7 +746,7 @@ class MqttPublisher:
             self._last_unstable_alert = now
             self._send(self.topics.alerts, AlertPayload(
                 table=self._table, hand=self._hand, seq=self._seq.next(), ts=self._clock(),
-                code=UNSTABLE_CODE,
+                code=UNSTABLE_CODE, severity=alert_severity(UNSTABLE_CODE),
                 message=f"The daemon could not stay connected to the broker ({detail});"
                 f" {self._events_dropped} event(s) in total could not be delivered"
                 " (gaps in seq). The retained state is current again. Causes: the"

@@ -83,7 +83,7 @@ from table_controller.daemon.projection import (
 )
 from table_controller.daemon.reconcile import net_difference, reconcile
 from table_controller.deck import DeckRegistry
-from table_controller.engine.alerts import Alert, Notice
+from table_controller.engine.alerts import Alert, AlertCode, Notice, alert_severity
 from table_controller.engine.dealing import DealingEngine, HandState
 from table_controller.engine.outputs import (
     ConsoleResult,
@@ -187,16 +187,16 @@ RECONCILE_TIMEOUT: Final = 10.0
 """Seconds at most the start-up reconciliation waits for every antenna's first
 inventory (a reader that does not answer must not hold the table up)."""
 
-JOURNAL_WRITE_FAILED: Final = "journal_write_failed"
+JOURNAL_WRITE_FAILED: Final = AlertCode.JOURNAL_WRITE_FAILED
 """Alert: the journal cannot be written; cards wait in memory, nothing new is published."""
-JOURNAL_DAMAGED: Final = "journal_damaged"
+JOURNAL_DAMAGED: Final = AlertCode.JOURNAL_DAMAGED
 """Alert: the journal was damaged at start; what could be recovered was."""
-JOURNAL_MISSING: Final = "journal_missing"
+JOURNAL_MISSING: Final = AlertCode.JOURNAL_MISSING
 """Alert: the journal file is gone although this table has run before."""
-HAND_INTERRUPTED: Final = "hand_interrupted"
+HAND_INTERRUPTED: Final = AlertCode.HAND_INTERRUPTED
 """Alert: a hand ended while the daemon was down; how it ended is not known."""
 
-CONSOLE_REJECTED: Final = "console_rejected"
+CONSOLE_REJECTED: Final = AlertCode.CONSOLE_REJECTED
 """Alert code for a console command refused before the engine (malformed JSON,
 unknown command, bad fields, a seat the table does not have, a response topic
 outside the table's ``reply/`` tree)."""
@@ -377,7 +377,7 @@ class TableCore:
                 # holds must not end the engine thread (and the table with it).
                 log.exception("console_command_failed", command=item.request.shown_name)
                 self._daemon_alert(
-                    "engine_error",
+                    AlertCode.ENGINE_ERROR,
                     "The table controller failed on a console command and skipped it:"
                     " check the table by eye and report the daemon's log.",
                 )
@@ -464,7 +464,7 @@ class TableCore:
             if self.backlog_refused == 1:
                 log.error("journal_backlog_full", size=MAX_BACKLOG)
                 self._daemon_alert(
-                    "journal_backlog_full",
+                    AlertCode.JOURNAL_BACKLOG_FULL,
                     f"{MAX_BACKLOG} card movements are waiting for the journal; newer ones"
                     " are being lost. Fix the journal's disk now.",
                 )
@@ -554,7 +554,7 @@ class TableCore:
         """The journal could not be opened at start: run degraded and retry it."""
         self._journal_failed(reason)
 
-    def alert(self, code: str, message: str) -> None:
+    def alert(self, code: AlertCode, message: str) -> None:
         """Publish a table alert from the daemon itself (not the rules engine)."""
         self._daemon_alert(code, message)
 
@@ -706,7 +706,7 @@ class TableCore:
                           jseq=record.get("jseq") if record else None)
             if record is None:
                 self._daemon_alert(
-                    "engine_error",
+                    AlertCode.ENGINE_ERROR,
                     "The table controller failed on an input and skipped it: check the"
                     " table by eye and report the daemon's log.",
                 )
@@ -956,7 +956,7 @@ class TableCore:
         zone = self.layout.zone_for(reader, fault.antenna) if fault.antenna is not None else None
         where = f"antenna {fault.antenna} ({zone.name})" if zone else "the reader itself"
         self._daemon_alert(
-            "reader_fault",
+            AlertCode.READER_FAULT,
             f"Reader {reader} reports a fault on {where}: {fault.text or 'no details'}."
             " Cards there may not be seen until it is fixed.",
             seat=zone.seat if zone else None,
@@ -986,13 +986,13 @@ class TableCore:
         zones = ", ".join(zone.name for zone in self.layout.zones_of_reader(reader))
         problem = stats.problem
         if state is ConnectionState.WRONG_READER or problem is LinkProblem.WRONG_READER:
-            code = "wrong_reader"
+            code = AlertCode.WRONG_READER
             why = (
                 "another reader answered on its port (a reader plugged into the wrong"
                 " USB port); its tags are ignored so no card lands on the wrong seat"
             )
         else:
-            code = "reader_offline"
+            code = AlertCode.READER_OFFLINE
             known = _PROBLEM_WHY.get(problem) if problem is not None else None
             why = known or {
                 ConnectionState.DISCONNECTED: "it is unplugged or not answering",
@@ -1003,14 +1003,15 @@ class TableCore:
             code, f"Reader {reader} is offline ({why}): {zones} are not being read."
         )
 
-    def _daemon_alert(self, code: str, message: str, seat: int | None = None) -> None:
+    def _daemon_alert(self, code: AlertCode, message: str, seat: int | None = None) -> None:
         hand = self.engine.hand
-        log.warning("table_alert", code=code)
+        log.warning("table_alert", code=code.value)
         self._publish(
             self.publisher.publish_alert,
             AlertPayload(
                 table=self.table_id, hand=hand.number if hand else None, seq=0, ts=0.0,
-                code=code, seat=seat, street=None, rule=None, message=message,
+                code=code, severity=alert_severity(code), seat=seat, street=None, rule=None,
+                message=message,
             )
         )
 

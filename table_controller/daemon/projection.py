@@ -33,13 +33,9 @@ def _envelope(table: str, hand: HandState | None) -> dict[str, Any]:
 
 
 def _alert_fields(alert: Alert | Notice) -> dict[str, Any]:
-    return {
-        "code": alert.code.value,
-        "seat": alert.seat,
-        "street": alert.street,
-        "rule": alert.rule,
-        "message": alert.message,
-    }
+    # The report's form (an alert with its severity, a notice without): one shape
+    # for the replay report, the alerts topic and the state's open alerts.
+    return alert.as_dict()
 
 
 def betting_of(hand: HandState | None) -> BettingHand | None:

@@ -31,6 +31,7 @@ from table_controller.daemon.core import (
     TableCore,
 )
 from table_controller.deck import load_decks
+from table_controller.engine.alerts import AlertCode
 from table_controller.engine.settings import RuleProfile, TableSettings
 from table_controller.hands import warm_up
 from table_controller.journal import (
@@ -264,7 +265,7 @@ class Daemon:
         if self.sequence.damaged is not None:
             log.error("sequence_file_damaged", error=self.sequence.damaged)
             core.alert(
-                "sequence_file_damaged",
+                AlertCode.SEQUENCE_FILE_DAMAGED,
                 f"The sequence file could not be read ({self.sequence.damaged}); seq goes"
                 " on from the clock, so it still never goes backwards. Check the disk.",
             )
@@ -318,7 +319,7 @@ class Daemon:
         self.publisher.start()
         if self.publisher.wait_online(REFUSAL_BROKER_WAIT):
             self.core.alert(
-                "daemon_cannot_start",
+                AlertCode.DAEMON_CANNOT_START,
                 f"The table controller cannot start: {reason}. A person must fix this;"
                 " it will not be restarted automatically.",
             )
