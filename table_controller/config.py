@@ -28,7 +28,7 @@ from pydantic import (
 )
 
 from table_controller.config_file import ConfigError
-from table_controller.engine.settings import StakesError, check_stakes
+from table_controller.engine.settings import RuleProfile, StakesError, check_stakes
 from table_controller.topics import TopicError, check_level
 
 
@@ -83,15 +83,6 @@ class TableConfig(_Section):
     heartbeat_period: float = Field(
         default=2.0, gt=0, le=300, description="Seconds between reader heartbeats expected."
     )
-
-
-class RulesConfig(_Section):
-    """``[rules]``: the rule profile (RULES.md settings)."""
-
-    bring_in_tiebreak: Literal["suit", "position"] = "suit"
-    burn_before_third: bool = False
-    raise_cap: int = Field(default=3, ge=0, le=20)
-    tournament: bool = False
 
 
 class StakesConfig(_Section):
@@ -174,7 +165,10 @@ class DaemonConfig(_Section):
     """The whole ``table.toml``."""
 
     table: TableConfig
-    rules: RulesConfig = RulesConfig()
+    rules: RuleProfile = Field(
+        default_factory=RuleProfile,
+        description="``[rules]``: the engine's own rule profile (RULES.md settings).",
+    )
     stakes: StakesConfig
     broker: BrokerConfig = BrokerConfig()
     journal: JournalConfig
@@ -211,8 +205,8 @@ def parse_config(
         first = exc.errors()[0]
         key = _key(first["loc"])
         cause = first.get("ctx", {}).get("error")
-        if isinstance(cause, StakesError):  # a cross-field check: name the amount
-            key = f"{key}.{cause.key}"
+        if isinstance(cause, StakesError) and first["loc"][-1:] != (cause.key,):
+            key = f"{key}.{cause.key}"  # a cross-field check: name the amount
         raise ConfigError(file, key, _problem(first)) from None
 
 

@@ -32,7 +32,7 @@ from table_controller.daemon.core import (
 )
 from table_controller.deck import load_decks
 from table_controller.engine.alerts import AlertCode
-from table_controller.engine.settings import RuleProfile, TableSettings
+from table_controller.engine.settings import TableSettings
 from table_controller.hands import warm_up
 from table_controller.journal import (
     Journal,
@@ -65,19 +65,13 @@ dealer's console sends one at a time; 64 leave room for several consoles."""
 
 def table_settings(config: DaemonConfig, layout: TableLayout) -> TableSettings:
     """The engine settings of a configured table (card-only: hands found from cards)."""
-    rules = config.rules
     return TableSettings(
         seats=layout.seats,
         ante=config.stakes.ante,
         bring_in=config.stakes.bring_in,
         small_bet=config.stakes.small_bet,
         big_bet=config.stakes.big_bet,
-        rules=RuleProfile(
-            bring_in_tiebreak=rules.bring_in_tiebreak,
-            burn_before_third=rules.burn_before_third,
-            raise_cap=rules.raise_cap,
-            tournament=rules.tournament,
-        ),
+        rules=config.rules,  # the engine's RuleProfile itself: no field-by-field copy
         auto_hands=True,
     )
 

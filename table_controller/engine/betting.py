@@ -187,9 +187,8 @@ class BettingStructure:
     """No raise cap while only two players are left in the hand."""
 
     def __post_init__(self) -> None:
-        check_stakes(self.ante, self.bring_in, self.small_bet, self.big_bet)  # the one check
-        if self.raise_cap is not None and self.raise_cap < 0:
-            raise ValueError("the raise cap cannot be negative")
+        check_stakes(self.ante, self.bring_in, self.small_bet, self.big_bet,
+                     self.raise_cap)  # the one check
 
     @classmethod
     def from_settings(cls, settings: TableSettings) -> BettingStructure:

@@ -9,9 +9,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 BringInTiebreak = Literal["suit", "position"]
+
+MAX_RAISE_CAP: Final = 100
+"""The largest raise cap a table takes: a guard against typos (a cap of 33 for 3),
+far beyond the three of the house rules (RULES.md "Bet sizes")."""
 
 MAX_CHIPS: Final = 10**15
 """The largest ante, bet or stack a table takes. Far beyond any real table; a bound
@@ -24,10 +35,11 @@ def settings_problem(exc: ValidationError) -> str:
     (``bring_in: must be smaller than small_bet (rules 2, 3)``): pydantic's own text
     spans several lines and a URL."""
     first = exc.errors(include_url=False)[0]
-    key = ".".join(str(part) for part in first["loc"]) or "table"
+    loc = [str(part) for part in first["loc"]]
     cause = first.get("ctx", {}).get("error")
-    if isinstance(cause, StakesError):  # a cross-field check: name the amount
-        key = cause.key
+    if isinstance(cause, StakesError) and loc[-1:] != [cause.key]:
+        loc.append(cause.key)  # a cross-field check: name the amount
+    key = ".".join(loc) or "table"
     return f"{key}: {str(first['msg']).removeprefix('Value error, ')}"
 
 
@@ -39,14 +51,26 @@ class StakesError(ValueError):
         self.key = key
 
 
-def check_stakes(ante: int, bring_in: int, small_bet: int, big_bet: int) -> None:
+def check_raise_cap(raise_cap: int | None) -> None:
+    """Raise :class:`StakesError` unless ``raise_cap`` (None: no cap) is a playable cap."""
+    if raise_cap is not None and (isinstance(raise_cap, bool)
+                                  or not 0 <= raise_cap <= MAX_RAISE_CAP):
+        raise StakesError("raise_cap", f"must be a whole number from 0 to {MAX_RAISE_CAP}")
+
+
+def check_stakes(
+    ante: int, bring_in: int, small_bet: int, big_bet: int, raise_cap: int | None = None
+) -> None:
     """Raise :class:`StakesError` unless these stakes make a fixed-limit stud game.
 
     The one check of the stakes: the script's ``table`` line (TableSettings), the
     daemon's ``[stakes]`` (config.StakesConfig) and the betting engine
     (BettingStructure) all call it, so a table the engine would refuse mid-hand
-    is refused where it is configured (issue 9, item 15).
+    is refused where it is configured (issue 9, item 15; issue 10). The raise cap
+    (RuleProfile, the config's ``[rules]``) goes through :func:`check_raise_cap`,
+    also called from here.
     """
+    check_raise_cap(raise_cap)
     for key, value, least in (("ante", ante, 0), ("bring_in", bring_in, 0),
                               ("small_bet", small_bet, 1), ("big_bet", big_bet, 1)):
         if not least <= value <= MAX_CHIPS:
@@ -75,7 +99,11 @@ def stacks_problem(stacks: Mapping[int, int] | None, ante: int) -> str | None:
 
 
 class RuleProfile(BaseModel):
-    """House-rule choices the seeds disagree on (RULES.md)."""
+    """House-rule choices the seeds disagree on (RULES.md).
+
+    The one rule-profile model: a script's ``table`` line (``rules``), the daemon's
+    ``[rules]`` section (config.DaemonConfig) and the engine all use it as is.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -88,7 +116,8 @@ class RuleProfile(BaseModel):
         default=False, description="Burn a card before 3rd street as well (default off)."
     )
     raise_cap: int = Field(
-        default=3, ge=0, description="Raises allowed per round after the bet/completion."
+        default=3,
+        description="Raises allowed per round after the bet/completion (0..MAX_RAISE_CAP).",
     )
     heads_up_unlimited_raises: bool = Field(
         default=False, description="Lift the raise cap when only two players remain."
@@ -97,6 +126,12 @@ class RuleProfile(BaseModel):
         default=False,
         description="Tournament rules: a down card dealt face up is a misdeal (rule 5).",
     )
+
+    @field_validator("raise_cap")
+    @classmethod
+    def _cap(cls, value: int) -> int:
+        check_raise_cap(value)  # the betting engine's own check
+        return value
 
 
 class TableSettings(BaseModel):

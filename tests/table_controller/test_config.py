@@ -110,6 +110,12 @@ def _error(config_dir: Path, text: str) -> str:
         ("[journal]", '[log]\nlevel = "loud"\n[journal]', "log.level: Input should be"),
         ("[journal]", "[extra]\nx = 1\n[journal]", "extra: unknown key"),
         ("ante = 1", 'ante = "one"', "stakes.ante: Input should be a valid integer"),
+        # Issue 10: [rules] is the engine's RuleProfile, raise cap checked by the one check.
+        ("[journal]", "[rules]\nraise_cap = 101\n[journal]",
+         "rules.raise_cap: must be a whole number from 0 to 100"),
+        ("[journal]", "[rules]\nraise_cap = -1\n[journal]",
+         "rules.raise_cap: must be a whole number from 0 to 100"),
+        ("[journal]", "[rules]\nraise_caps = 4\n[journal]", "rules.raise_caps: unknown key"),
     ],
 )
 def test_errors_name_file_key_and_problem(
@@ -184,3 +190,41 @@ def test_issue9_daemon_starts_over_a_journal_with_stakes_now_refused(tmp_path: P
         daemon._restore()  # raised ValueError: every start of the daemon failed
     finally:
         daemon.journal.close()
+
+
+def test_issue10_rules_section_is_the_engines_rule_profile(config_dir: Path) -> None:
+    """The [rules] section was a copy of RuleProfile (RulesConfig) copied field by field
+    into the engine's settings; it is now the engine's model itself, so a profile
+    setting cannot exist in one and not the other (heads_up_unlimited_raises did)."""
+    from table_controller.daemon.runner import table_settings
+    from table_controller.engine.settings import RuleProfile
+    from table_controller.layout import TableLayout
+
+    path = config_dir / "table.toml"
+    path.write_text(MINIMAL + "\n[rules]\nraise_cap = 4\nheads_up_unlimited_raises = true\n"
+                    'bring_in_tiebreak = "position"\n')
+    config = load_config(path)
+    assert type(config.rules) is RuleProfile
+    assert config.rules == RuleProfile(raise_cap=4, heads_up_unlimited_raises=True,
+                                       bring_in_tiebreak="position")
+    layout = TableLayout.model_construct(seats=2)
+    assert table_settings(config, layout).rules is config.rules
+
+
+def test_issue10_raise_cap_is_one_check_at_every_door() -> None:
+    """Config, the script's table line and the betting engine refuse the same raise caps
+    with the same words (the config allowed 0..20, the engine any cap >= 0)."""
+    from table_controller.engine.betting import BettingStructure
+    from table_controller.engine.settings import StakesError
+    from table_controller.script import parse_settings
+
+    for cap in (-1, 101):
+        with pytest.raises(ValueError, match=r"rules\.raise_cap: must be a whole number from 0"):
+            parse_settings({"rules": {"raise_cap": cap}})
+        with pytest.raises(StakesError, match="must be a whole number from 0 to 100") as caught:
+            BettingStructure(raise_cap=cap)
+        assert caught.value.key == "raise_cap"
+    for cap in (0, 3, 100):
+        assert parse_settings({"rules": {"raise_cap": cap}}).rules.raise_cap == cap
+        assert BettingStructure(raise_cap=cap).raise_cap == cap
+    assert BettingStructure(raise_cap=None).raise_cap is None  # no cap (heads-up rule)
