@@ -10,24 +10,34 @@ a dealer can read; such a command never reaches the engine or the journal.
 
 What is checked here is only what the JSON alone can tell: the command exists,
 its fields are the expected ones with the right types, and seats exist at this
-table. Whether the action is legal *now* (turn, amount, hand over) is the
-engine's call (:class:`table_controller.engine.outputs.ConsoleResult`).
+table. The fields are checked by the one parser table scripts use too
+(:mod:`table_controller.ops`): same rules, same words. Whether the action is
+legal *now* (turn, amount, hand over) is the engine's call
+(:class:`table_controller.engine.outputs.ConsoleResult`).
 
 No I/O, no clock, no MQTT: the ``at`` timestamp is passed in.
 """
 
 from __future__ import annotations
 
-from typing import Final, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import Any, Final
 
 from table_controller.events import (
+    FLOOR_RULINGS,
     ConsoleAction,
     FloorRuling,
     HandEnded,
     HandStarted,
 )
+from table_controller.ops import (
+    INVALID,
+    UNKNOWN_SEAT,  # re-exported: a seat number this table does not have
+    OpError,
+    parse_act,
+    parse_hand,
+    parse_ruling,
+)
+from table_controller.script import load_json
 from table_controller.topics import shown_name
 
 COMMANDS: Final = ("hand", "act", "kill", "live", "end")
@@ -37,11 +47,19 @@ BAD_JSON: Final = "bad_json"
 """The payload is not JSON (or not UTF-8)."""
 UNKNOWN_COMMAND: Final = "unknown_command"
 """``cmd/<name>`` with a name that is not a console command."""
-INVALID_COMMAND: Final = "invalid_command"
+INVALID_COMMAND: Final = INVALID
 """JSON of the wrong shape: a missing, unexpected or mistyped field."""
-UNKNOWN_SEAT: Final = "unknown_seat"
-"""A seat number this table does not have (the engine uses the same code for a
-seat of the table that is not in the hand)."""
+
+__all__ = [
+    "BAD_JSON",
+    "COMMANDS",
+    "INVALID_COMMAND",
+    "UNKNOWN_COMMAND",
+    "UNKNOWN_SEAT",
+    "CommandError",
+    "CommandEvent",
+    "parse_command",
+]
 
 CommandEvent = HandStarted | ConsoleAction | FloorRuling | HandEnded
 """What a valid console command turns into."""
@@ -61,121 +79,67 @@ class CommandError(ValueError):
         self.seat = seat
 
 
-class _Command(BaseModel):
-    # strict: "4" is not seat 4 and true is not 1 — a console sending strings
-    # has a bug the dealer should hear about, not a guess.
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-class HandCommand(_Command):
-    """``cmd/hand``: start a hand with ``players`` (seats that anted in) and their
-    ``stacks`` (chips behind *after* the ante, keyed by seat number as a string)."""
-
-    players: list[int] = Field(min_length=2, description="Seats dealt in.")
-    stacks: dict[int, int] | None = Field(
-        default=None, description="Chips behind each player after the ante."
-    )
-    hand_id: int | None = Field(default=None, ge=0, description="Hand number to use.")
-
-
-class ActCommand(_Command):
-    """``cmd/act``: a betting action; ``amount`` is the seat's total bet this round
-    after the action (``null``: the fixed-limit size)."""
-
-    seat: int
-    action: Literal["bring_in", "complete", "bet", "raise", "call", "check", "fold", "allin"]
-    amount: int | None = Field(default=None, ge=0)
-
-
-class RulingCommand(_Command):
-    """``cmd/kill`` / ``cmd/live``: a floor ruling on ``seat``, with the reason."""
-
-    seat: int
-    reason: str = Field(default="", max_length=500)
-
-
-class EndCommand(_Command):
-    """``cmd/end``: close the hand (an empty payload is accepted as ``{}``)."""
-
-
-_MODELS: Final[dict[str, type[_Command]]] = {
-    "hand": HandCommand,
-    "act": ActCommand,
-    "kill": RulingCommand,
-    "live": RulingCommand,
-    "end": EndCommand,
+_FIELDS: Final[dict[str, frozenset[str]]] = {
+    "hand": frozenset({"players", "stacks", "hand_id"}),
+    "act": frozenset({"seat", "action", "amount"}),
+    "kill": frozenset({"seat", "reason"}),
+    "live": frozenset({"seat", "reason"}),
+    "end": frozenset(),
 }
+"""The fields each command may carry: a console command is a whole message, so
+any other key is refused (a script line may carry more; see ops.py)."""
 
 
 def parse_command(name: str, payload: bytes, seats: int, at: float = 0.0) -> CommandEvent:
     """The table event of console command ``name`` with JSON ``payload``.
 
-    ``seats`` is the table's seat count. Raises :class:`CommandError`.
+    ``seats`` is the table's seat count. Raises :class:`CommandError`. The fields
+    are checked by the parser table scripts use (:mod:`table_controller.ops`),
+    so a command and a script line with the same fields get the same verdict
+    and the same words.
     """
-    model = _MODELS.get(name)
-    if model is None:
+    fields = _FIELDS.get(name)
+    if fields is None:
         raise CommandError(
             UNKNOWN_COMMAND,
             f"unknown command {shown_name(name)!r}: expected one of {', '.join(COMMANDS)}",
         )
-    body = payload.strip() or b"{}"
+    obj = _json_object(name, payload)
+    extra = sorted(set(obj) - fields)
+    if extra:
+        expected = ", ".join(sorted(fields)) or "none"
+        raise CommandError(INVALID_COMMAND, f"{name}: {shown_name(extra[0])}: unexpected field"
+                           f" (the fields of {name} are: {expected})")
     try:
-        command = model.model_validate_json(body)
-    except ValidationError as exc:
-        raise _validation_error(name, exc) from None
-    if isinstance(command, HandCommand):
-        return _hand(command, seats, at)
-    if isinstance(command, ActCommand):
-        _check_seat(command.seat, seats, "act")
-        return ConsoleAction(command.seat, command.action, command.amount, at)
-    if isinstance(command, RulingCommand):
-        _check_seat(command.seat, seats, name)
-        return FloorRuling(command.seat, name, command.reason, at)
+        if name == "hand":
+            return parse_hand(obj, seats, at, console=True)
+        if name == "act":
+            return parse_act(obj, seats, at)
+        if name in FLOOR_RULINGS:
+            return parse_ruling(name, obj, seats, at)
+    except OpError as exc:
+        raise CommandError(exc.code, str(exc), exc.seat) from None
     return HandEnded(at)
 
 
-def _validation_error(name: str, exc: ValidationError) -> CommandError:
-    errors = exc.errors()
-    if any(error["type"] == "json_invalid" for error in errors):
-        detail = errors[0].get("ctx", {}).get("error", "not valid JSON")
-        return CommandError(BAD_JSON, f"{name}: the payload is not valid JSON ({detail})")
-    problems = []
-    for error in errors[:3]:
-        where = ".".join(str(part) for part in error["loc"])
-        problems.append(f"{where}: {error['msg']}" if where else str(error["msg"]))
-    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
-    return CommandError(INVALID_COMMAND, f"{name}: " + "; ".join(problems) + more)
-
-
-def _check_seat(seat: int, seats: int, what: str) -> None:
-    if not 1 <= seat <= seats:
-        raise CommandError(
-            UNKNOWN_SEAT, f"{what}: seat {seat} is not a seat of this {seats}-seat table"
-        )
-
-
-def _hand(command: HandCommand, seats: int, at: float) -> HandStarted:
-    players = command.players
-    for seat in players:
-        _check_seat(seat, seats, "hand")
-    if len(set(players)) != len(players):
-        raise CommandError(INVALID_COMMAND, "hand: a seat is listed twice in players")
-    stacks = command.stacks
-    if stacks is not None:
-        for seat, chips in stacks.items():
-            if seat not in players:
-                raise CommandError(
-                    INVALID_COMMAND, f"hand: stacks names seat {seat}, which is not in players"
-                )
-            if chips < 0:
-                raise CommandError(
-                    INVALID_COMMAND, f"hand: the stack of seat {seat} is negative ({chips})"
-                )
-        missing = sorted(set(players) - set(stacks))
-        if missing:
+def _json_object(name: str, payload: bytes) -> dict[str, Any]:
+    """The payload as a JSON object, by the JSON rules of table scripts
+    (:func:`table_controller.script.load_json`: no NaN, bounded numbers)."""
+    body = payload.strip() or b"{}"
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CommandError(BAD_JSON, f"{name}: the payload is not valid JSON (not UTF-8)"
+                           ) from None
+    try:
+        obj = load_json(text)
+    except ValueError as exc:
+        problem = str(exc)
+        if problem.startswith("bad JSON"):
             raise CommandError(
-                INVALID_COMMAND,
-                "hand: stacks must give every player's chips; missing seat(s) "
-                + ", ".join(map(str, missing)),
-            )
-    return HandStarted(tuple(sorted(players)), stacks, at, command.hand_id, console=True)
+                BAD_JSON, f"{name}: the payload is not valid JSON"
+                f" ({problem.removeprefix('bad JSON (').removesuffix(')')})") from None
+        raise CommandError(INVALID_COMMAND, f"{name}: {problem}") from None
+    if not isinstance(obj, dict):
+        raise CommandError(INVALID_COMMAND, f"{name}: the payload must be a JSON object")
+    return obj

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Final
 
 from table_controller.cards import Card
 from table_controller.zones import Zone
@@ -76,8 +78,29 @@ class UnknownTagRemoved:
     at: float = 0.0
 
 
-CONSOLE_ACTIONS = ("bring_in", "complete", "bet", "raise", "call", "check", "fold", "allin")
-"""Betting actions a dealer's console can enter (CONFORMANCE.md ``act`` lines)."""
+class BetAction(StrEnum):
+    """A betting action as the dealer's console names it (CONFORMANCE.md ``act``
+    lines, ``cmd/act``): the one vocabulary from the wire to the betting engine,
+    which also names what an action turned out to be with it (an ``allin`` is
+    classified as the bring-in, call, completion, bet or raise it amounts to)."""
+
+    BRING_IN = "bring_in"
+    COMPLETE = "complete"
+    BET = "bet"
+    RAISE = "raise"
+    CALL = "call"
+    CHECK = "check"
+    FOLD = "fold"
+    ALLIN = "allin"
+
+
+CONSOLE_ACTIONS: Final = tuple(action.value for action in BetAction)
+"""The :class:`BetAction` names, in order (command-line choices, messages)."""
+
+WAGER_ACTIONS: Final = frozenset(
+    {BetAction.BRING_IN, BetAction.COMPLETE, BetAction.BET, BetAction.RAISE}
+)
+"""Actions that put a wager in (rule 7: a wager kills a hand folded with no bet)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +112,15 @@ class ConsoleAction:
     """
 
     seat: int
-    action: str
+    action: BetAction
     amount: int | None = None
     at: float = 0.0
+
+    def __post_init__(self) -> None:
+        # The record always holds the enum: a caller passing the name ("call") gets
+        # BetAction.CALL, an unknown name is a ValueError here, not deep in the engine.
+        if not isinstance(self.action, BetAction):
+            object.__setattr__(self, "action", BetAction(self.action))
 
 
 FLOOR_RULINGS = ("kill", "live")

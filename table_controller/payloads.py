@@ -40,6 +40,7 @@ from table_controller.engine.alerts import (
     Severity,
     alert_severity,
 )
+from table_controller.events import BetAction
 from table_controller.zones import MAX_SEATS
 
 CardCode = Annotated[str, StringConstraints(pattern=r"^[2-9TJQKA][cdhs]$")]
@@ -200,10 +201,8 @@ class SecureSeat(_SeatBase):
     down: list[CardCode] = Field(description="Face-down cards in the order received.")
 
 
-ConsoleActionName = Literal[
-    "bring_in", "complete", "bet", "raise", "call", "check", "fold", "allin"
-]
-"""A betting action as the console names it (``events.CONSOLE_ACTIONS``)."""
+ConsoleActionName = BetAction
+"""A betting action as the console names it (the one enum, ``events.BetAction``)."""
 
 
 class LegalActionPayload(_Model):

@@ -24,17 +24,14 @@ from pydantic import ValidationError
 
 from table_controller.cards import Card, CardParseError
 from table_controller.engine.settings import (
-    MAX_CHIPS,
     TableSettings,
     settings_problem,
     stacks_problem,
 )
 from table_controller.events import (
-    CONSOLE_ACTIONS,
     FLOOR_RULINGS,
     CardPlaced,
     CardRemoved,
-    ConsoleAction,
     FloorRuling,
     HandEnded,
     HandStarted,
@@ -42,6 +39,7 @@ from table_controller.events import (
     UnknownTag,
     UnknownTagRemoved,
 )
+from table_controller.ops import parse_act, parse_hand, parse_ruling
 from table_controller.zones import MAX_SEATS, Zone, ZoneParseError
 
 OPS = ("table", "hand", "place", "remove", "act", "kill", "live", "end")
@@ -247,7 +245,7 @@ def op_to_event(obj: Mapping[str, Any], seats: int = MAX_SEATS) -> TableEvent:
     op = obj.get("op")
     at = _number(obj.get("at", 0.0), "at")
     if op == "hand":
-        return _hand(obj, seats, at)
+        return parse_hand(obj, seats, at)  # the one parser the console shares (ops.py)
     if op in ("place", "remove"):
         zone = _zone(obj, seats)
         if "card" in obj:
@@ -265,12 +263,9 @@ def op_to_event(obj: Mapping[str, Any], seats: int = MAX_SEATS) -> TableEvent:
             return UnknownTag(zone, uid, at)
         return UnknownTagRemoved(zone, uid, at)
     if op == "act":
-        return _act(obj, seats, at)
+        return parse_act(obj, seats, at)
     if op in FLOOR_RULINGS:
-        reason = obj.get("reason", "")
-        if not isinstance(reason, str):
-            raise ValueError("\"reason\" must be a string")
-        return FloorRuling(_seat(obj.get("seat"), seats, f"{op} seat"), str(op), reason, at)
+        return parse_ruling(str(op), obj, seats, at)
     if op == "end":
         return HandEnded(at)
     if op is None:
@@ -329,53 +324,6 @@ def _number(value: object, key: str) -> float:
     return number
 
 
-def _chips(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_CHIPS:
-        raise ValueError(f"{what} must be a whole number from 0 to {MAX_CHIPS}")
-    return value
-
-
-def _seat(value: object, seats: int, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{what} must be a seat number, got {value!r}")
-    if not 1 <= value <= seats:
-        raise ValueError(f"{what} {value} is not a seat of this {seats}-seat table")
-    return value
-
-
-def _hand(obj: Mapping[str, Any], seats: int, at: float) -> HandStarted:
-    players = obj.get("players")
-    if not isinstance(players, list):
-        raise ValueError("hand needs \"players\": a list of seat numbers")
-    # An empty list is a card-only table's hand (the daemon's journal): the
-    # players are learnt from the first round of the deal.
-    chosen = [_seat(p, seats, "player") for p in players]
-    if len(set(chosen)) != len(chosen):
-        raise ValueError("hand lists a seat twice in \"players\"")
-    stacks: dict[int, int] | None = None
-    raw = obj.get("stacks")
-    if raw is not None:
-        if not isinstance(raw, dict):
-            raise ValueError("\"stacks\" must be an object of seat -> chips")
-        stacks = {}
-        for key, chips in raw.items():
-            # int() alone would also take " 1", "1_0" and other scripts' digits.
-            if not (key.isascii() and key.isdigit() and len(key) <= 2):
-                raise ValueError(f"stacks key {key!r} is not a seat number")
-            seat = int(key)
-            if seat not in chosen:
-                raise ValueError(f"stacks names seat {seat}, which is not in \"players\"")
-            stacks[seat] = _chips(chips, f"stacks of seat {seat}")
-    hand_id = obj.get("hand_id")
-    if hand_id is not None and (isinstance(hand_id, bool) or not isinstance(hand_id, int)
-                                or not 0 <= hand_id <= MAX_CHIPS):
-        raise ValueError(f"\"hand_id\" must be a whole number from 0 to {MAX_CHIPS}")
-    console = obj.get("console", False)
-    if not isinstance(console, bool):
-        raise ValueError("\"console\" must be true or false")
-    return HandStarted(tuple(chosen), stacks, at, hand_id, console)
-
-
 def _zone(obj: Mapping[str, Any], seats: int) -> Zone:
     name = obj.get("zone")
     if not isinstance(name, str):
@@ -396,16 +344,3 @@ def _card(value: object) -> Card:
         return Card.parse(value)
     except CardParseError as exc:
         raise ValueError(str(exc)) from None
-
-
-def _act(obj: Mapping[str, Any], seats: int, at: float) -> ConsoleAction:
-    seat = _seat(obj.get("seat"), seats, "act seat")
-    action = obj.get("action")
-    if action not in CONSOLE_ACTIONS:
-        raise ValueError(
-            f"unknown action {action!r}: expected one of {', '.join(CONSOLE_ACTIONS)}"
-        )
-    amount = obj.get("amount")
-    if amount is not None:
-        amount = _chips(amount, "\"amount\"")
-    return ConsoleAction(seat, str(action), amount, at)

@@ -51,8 +51,10 @@ def betting_of(hand: HandState | None) -> BettingHand | None:
 def _state(table: str, seats: int, hand: HandState | None, secure: bool) -> dict[str, Any]:
     betting = betting_of(hand)
     # Without stacks from the hand command the engine bets from notional chips:
-    # the pot and bets are real, the stacks are not, so they stay null.
-    stacks = betting.stacks if betting and hand and hand.stacks is not None else {}
+    # the pot and bets are real, the stacks are not, so they stay null (also for
+    # a seat the hand's partial stacks left out, ops.py).
+    given = hand.stacks if hand and hand.stacks is not None else {}
+    stacks = {s: c for s, c in betting.stacks.items() if s in given} if betting else {}
     bets = betting.bets if betting else {}
     rows = []
     for seat_no in range(1, seats + 1):

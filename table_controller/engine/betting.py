@@ -81,7 +81,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from typing import TYPE_CHECKING, ClassVar
 
 from table_controller.engine.pots import (
@@ -92,6 +91,7 @@ from table_controller.engine.pots import (
     build_pots,
 )
 from table_controller.engine.settings import check_stakes
+from table_controller.events import BetAction
 
 if TYPE_CHECKING:
     from table_controller.engine.settings import TableSettings
@@ -210,16 +210,10 @@ class BettingStructure:
 # --------------------------------------------------------------- operations
 
 
-class ActionKind(StrEnum):
-    """What a player's action turned out to be (console names, minus ``allin``)."""
-
-    BRING_IN = "bring_in"
-    COMPLETE = "complete"
-    BET = "bet"
-    RAISE = "raise"
-    CALL = "call"
-    CHECK = "check"
-    FOLD = "fold"
+ActionKind = BetAction
+"""What a player's action turned out to be: the console's own names (one enum,
+:class:`~table_controller.events.BetAction`); an :class:`ActionTaken` is never
+``ALLIN``, which is classified as the action it amounts to."""
 
 
 WAGERS = (ActionKind.COMPLETE, ActionKind.BET, ActionKind.RAISE)
@@ -255,7 +249,7 @@ class ActionTaken:
     added: int
     total: int
     all_in: bool
-    entered: str
+    entered: BetAction
     """The console action as entered (``allin`` shows what it was classified as)."""
 
 
@@ -335,7 +329,7 @@ class LegalAction:
     action takes the whole stack.
     """
 
-    action: str
+    action: BetAction
     totals: tuple[int, ...]
     all_in: bool = False
 
@@ -413,7 +407,19 @@ class _Plan:
     seat: int
     kind: ActionKind
     total: int
-    entered: str
+    entered: BetAction
+
+
+def _intake(action: BetAction | str) -> BetAction:
+    """The console action as the one enum. Typed callers pass a :class:`BetAction`;
+    an untyped one (a test, a REPL) may pass its name, and anything else is refused
+    like any illegal action, never a ``ValueError`` from the enum."""
+    if isinstance(action, BetAction):
+        return action
+    try:
+        return BetAction(action)
+    except ValueError:
+        raise IllegalActionError(f"unknown action {str(action)[:40]!r}") from None
 
 
 def _can(check: Callable[[], object]) -> bool:
@@ -597,21 +603,21 @@ class BettingHand:
         high = max(s.bets.values())
         out: list[LegalAction] = []
         if not (s.bring_in_due and not s.bring_in_optional):
-            out.append(LegalAction("fold", (bet,)))
+            out.append(LegalAction(BetAction.FOLD, (bet,)))
         if s.bring_in_due:
             total = min(stack, self.structure.bring_in)
-            out.append(LegalAction("bring_in", (total,), total == stack))
+            out.append(LegalAction(BetAction.BRING_IN, (total,), total == stack))
         elif high <= bet:
-            out.append(LegalAction("check", (bet,)))
+            out.append(LegalAction(BetAction.CHECK, (bet,)))
         else:
             total = bet + min(stack, high - bet)
-            out.append(LegalAction("call", (total,), total - bet == stack))
+            out.append(LegalAction(BetAction.CALL, (total,), total - bet == stack))
         if self._wager_block(seat) is None:
             totals = self._wager_totals(seat)
-            out.append(LegalAction(self._wager_kind()[1], totals, totals[-1] - bet == stack))
+            out.append(LegalAction(self._wager_kind(), totals, totals[-1] - bet == stack))
         all_in_plan = self._all_in_plan(seat)
         if all_in_plan is not None:
-            out.append(LegalAction("allin", (all_in_plan.total,), True))
+            out.append(LegalAction(BetAction.ALLIN, (all_in_plan.total,), True))
         return tuple(out)
 
     # ------------------------------------------------------------- streets
@@ -728,15 +734,15 @@ class BettingHand:
 
     # ------------------------------------------------------------- actions
 
-    def verify_act(self, seat: int, action: str, amount: int | None = None) -> None:
+    def verify_act(self, seat: int, action: BetAction, amount: int | None = None) -> None:
         """Raise unless the console action (CONFORMANCE.md ``act`` names) is legal."""
         self._plan(seat, action, amount)
 
-    def can_act(self, seat: int, action: str, amount: int | None = None) -> bool:
+    def can_act(self, seat: int, action: BetAction, amount: int | None = None) -> bool:
         """Whether :meth:`act` would succeed."""
         return _can(lambda: self._plan(seat, action, amount))
 
-    def act(self, seat: int, action: str, amount: int | None = None) -> ActionTaken:
+    def act(self, seat: int, action: BetAction, amount: int | None = None) -> ActionTaken:
         """Apply a console action by name: ``bring_in complete bet raise call check
         fold allin``; ``amount`` is the seat's total bet this round after it."""
         return self._apply(self._plan(seat, action, amount))
@@ -755,99 +761,99 @@ class BettingHand:
 
     def verify_bring_in(self, seat: int) -> None:
         """Raise unless ``seat`` may post the bring-in now."""
-        self._plan(seat, "bring_in", None)
+        self._plan(seat, BetAction.BRING_IN, None)
 
     def can_bring_in(self, seat: int) -> bool:
         """Whether :meth:`bring_in` would succeed."""
-        return self.can_act(seat, "bring_in")
+        return self.can_act(seat, BetAction.BRING_IN)
 
     def bring_in(self, seat: int) -> ActionTaken:
         """Post the bring-in (all the stack if it is smaller)."""
-        return self.act(seat, "bring_in")
+        return self.act(seat, BetAction.BRING_IN)
 
     def verify_complete(self, seat: int, amount: int | None = None) -> None:
         """Raise unless ``seat`` may complete to the small bet now."""
-        self._plan(seat, "complete", amount)
+        self._plan(seat, BetAction.COMPLETE, amount)
 
     def can_complete(self, seat: int, amount: int | None = None) -> bool:
         """Whether :meth:`complete` would succeed."""
-        return self.can_act(seat, "complete", amount)
+        return self.can_act(seat, BetAction.COMPLETE, amount)
 
     def complete(self, seat: int, amount: int | None = None) -> ActionTaken:
         """Open 3rd street for (or raise the bring-in to) a full small bet (rules 2, 3)."""
-        return self.act(seat, "complete", amount)
+        return self.act(seat, BetAction.COMPLETE, amount)
 
     def verify_bet(self, seat: int, amount: int | None = None) -> None:
         """Raise unless ``seat`` may bet (``amount``: total, default the fixed bet)."""
-        self._plan(seat, "bet", amount)
+        self._plan(seat, BetAction.BET, amount)
 
     def can_bet(self, seat: int, amount: int | None = None) -> bool:
         """Whether :meth:`bet` would succeed."""
-        return self.can_act(seat, "bet", amount)
+        return self.can_act(seat, BetAction.BET, amount)
 
     def bet(self, seat: int, amount: int | None = None) -> ActionTaken:
         """Bet the street's fixed size (open pair on 4th: ``amount`` small or big)."""
-        return self.act(seat, "bet", amount)
+        return self.act(seat, BetAction.BET, amount)
 
     def verify_raise_to(self, seat: int, amount: int | None = None) -> None:
         """Raise unless ``seat`` may raise (``amount``: total after the raise)."""
-        self._plan(seat, "raise", amount)
+        self._plan(seat, BetAction.RAISE, amount)
 
     def can_raise_to(self, seat: int, amount: int | None = None) -> bool:
         """Whether :meth:`raise_to` would succeed."""
-        return self.can_act(seat, "raise", amount)
+        return self.can_act(seat, BetAction.RAISE, amount)
 
     def raise_to(self, seat: int, amount: int | None = None) -> ActionTaken:
         """Raise by one fixed step (the console's ``raise``)."""
-        return self.act(seat, "raise", amount)
+        return self.act(seat, BetAction.RAISE, amount)
 
     def verify_call(self, seat: int) -> None:
         """Raise unless ``seat`` may call now."""
-        self._plan(seat, "call", None)
+        self._plan(seat, BetAction.CALL, None)
 
     def can_call(self, seat: int) -> bool:
         """Whether :meth:`call` would succeed."""
-        return self.can_act(seat, "call")
+        return self.can_act(seat, BetAction.CALL)
 
     def call(self, seat: int) -> ActionTaken:
         """Match the highest bet (all-in for less if short)."""
-        return self.act(seat, "call")
+        return self.act(seat, BetAction.CALL)
 
     def verify_check(self, seat: int) -> None:
         """Raise unless ``seat`` may check now."""
-        self._plan(seat, "check", None)
+        self._plan(seat, BetAction.CHECK, None)
 
     def can_check(self, seat: int) -> bool:
         """Whether :meth:`check` would succeed."""
-        return self.can_act(seat, "check")
+        return self.can_act(seat, BetAction.CHECK)
 
     def check(self, seat: int) -> ActionTaken:
         """Check (no bet to call)."""
-        return self.act(seat, "check")
+        return self.act(seat, BetAction.CHECK)
 
     def verify_fold(self, seat: int) -> None:
         """Raise unless ``seat`` may fold now."""
-        self._plan(seat, "fold", None)
+        self._plan(seat, BetAction.FOLD, None)
 
     def can_fold(self, seat: int) -> bool:
         """Whether :meth:`fold` would succeed."""
-        return self.can_act(seat, "fold")
+        return self.can_act(seat, BetAction.FOLD)
 
     def fold(self, seat: int) -> ActionTaken:
         """Fold in turn (also with no bet: rule 7's seat keeps receiving cards)."""
-        return self.act(seat, "fold")
+        return self.act(seat, BetAction.FOLD)
 
     def verify_all_in(self, seat: int) -> None:
         """Raise unless ``seat`` may put its whole stack in with one legal action."""
-        self._plan(seat, "allin", None)
+        self._plan(seat, BetAction.ALLIN, None)
 
     def can_all_in(self, seat: int) -> bool:
         """Whether :meth:`all_in` would succeed."""
-        return self.can_act(seat, "allin")
+        return self.can_act(seat, BetAction.ALLIN)
 
     def all_in(self, seat: int) -> ActionTaken:
         """Put the rest of the stack in, as the call, bet or raise it amounts to."""
-        return self.act(seat, "allin")
+        return self.act(seat, BetAction.ALLIN)
 
     # ---------------------------------------------------------- floor tools
 
@@ -1071,23 +1077,24 @@ class BettingHand:
             totals = (high + s.step,)
         return tuple(sorted({min(t, cap) for t in totals}))
 
-    def _wager_kind(self) -> tuple[ActionKind, str]:
+    def _wager_kind(self) -> ActionKind:
         s = self._s
         if s.completion_pending:
-            return ActionKind.COMPLETE, "complete"
+            return ActionKind.COMPLETE
         if max(s.bets.values()) == 0:
-            return ActionKind.BET, "bet"
-        return ActionKind.RAISE, "raise"
+            return ActionKind.BET
+        return ActionKind.RAISE
 
-    def _plan(self, seat: int, action: str, amount: int | None) -> _Plan:
+    def _plan(self, seat: int, action: BetAction, amount: int | None) -> _Plan:
         """Verify ``action`` by ``seat``; the one place every rule is checked."""
+        action = _intake(action)
         self._check_seat(seat)
         self._check_open()
         s = self._s
         due = self.to_act
         if seat != due:
             raise OutOfTurnError(f"seat {seat} acted out of turn: seat {due} is to act")
-        if action == "allin":
+        if action is BetAction.ALLIN:
             plan = self._all_in_plan(seat)
             if plan is None:
                 reason = self._wager_block(seat) or "the stack is more than one fixed-limit wager"
@@ -1096,35 +1103,34 @@ class BettingHand:
         bet = s.bets[seat]
         high = max(s.bets.values())
         stack = s.stacks[seat]
-        if action == "fold":
+        if action is BetAction.FOLD:
             if s.bring_in_due and not s.bring_in_optional:
                 raise IllegalActionError("the bring-in is forced: bring it in or complete")
             return self._check_amount(_Plan(seat, ActionKind.FOLD, bet, action), amount)
-        if action == "check":
+        if action is BetAction.CHECK:
             if s.bring_in_due:
                 raise IllegalActionError("no check on the bring-in: bring it in or complete")
             if high > bet:
                 raise IllegalActionError(f"seat {seat} faces a bet of {high}: call, raise or fold")
             return self._check_amount(_Plan(seat, ActionKind.CHECK, bet, action), amount)
-        if action == "call":
+        if action is BetAction.CALL:
             if s.bring_in_due:
                 raise IllegalActionError("nothing to call: bring it in or complete")
             if high <= bet:
                 raise IllegalActionError("nothing to call: check or bet")
             total = bet + min(stack, high - bet)
             return self._check_amount(_Plan(seat, ActionKind.CALL, total, action), amount)
-        if action == "bring_in":
+        if action is BetAction.BRING_IN:
             if not s.bring_in_due:
                 raise IllegalActionError("no bring-in is due")
             total = min(stack, self.structure.bring_in)
             return self._check_amount(_Plan(seat, ActionKind.BRING_IN, total, action), amount)
-        if action not in ("complete", "bet", "raise"):
-            raise IllegalActionError(f"unknown action {action!r}")
-        kind, name = self._wager_kind()
+        kind = self._wager_kind()
+        name = kind.value
         # Facing (or opening) the bring-in, any wager is the completion (rule 3);
         # otherwise bet and raise must match the situation.
-        if kind is not ActionKind.COMPLETE and action != name:
-            if action == "complete":
+        if kind is not ActionKind.COMPLETE and action is not kind:
+            if action is BetAction.COMPLETE:
                 raise IllegalActionError("there is no bring-in to complete")
             raise IllegalActionError(
                 f"seat {seat} cannot {action}: "
@@ -1162,11 +1168,11 @@ class BettingHand:
         everything = bet + stack
         high = max(s.bets.values())
         if s.bring_in_due and everything <= self.structure.bring_in:
-            return _Plan(seat, ActionKind.BRING_IN, everything, "allin")
+            return _Plan(seat, ActionKind.BRING_IN, everything, BetAction.ALLIN)
         if not s.bring_in_due and everything <= high:
-            return _Plan(seat, ActionKind.CALL, everything, "allin")
+            return _Plan(seat, ActionKind.CALL, everything, BetAction.ALLIN)
         if self._wager_block(seat) is None and everything <= self._wager_totals(seat)[-1]:
-            return _Plan(seat, self._wager_kind()[0], everything, "allin")
+            return _Plan(seat, self._wager_kind(), everything, BetAction.ALLIN)
         return None
 
     def _apply(self, plan: _Plan) -> ActionTaken:

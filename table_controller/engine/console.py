@@ -47,7 +47,13 @@ from table_controller.engine.betting import (
 )
 from table_controller.engine.outputs import ConsoleResult, GameEventKind
 from table_controller.engine.pots import odd_chip_order
-from table_controller.events import ConsoleAction, FloorRuling, HandEnded
+from table_controller.events import (
+    WAGER_ACTIONS,
+    BetAction,
+    ConsoleAction,
+    FloorRuling,
+    HandEnded,
+)
 from table_controller.hands import HandCategory, HandValue, evaluate, showing_value
 from table_controller.zones import Zone, ZoneKind
 
@@ -68,7 +74,6 @@ _ALERTED = {
 _NO_HAND = HandValue(-1)
 """Below every real hand: what a seat without a hand at showdown shows."""
 
-_WAGERS = (ActionKind.BRING_IN, ActionKind.COMPLETE, ActionKind.BET, ActionKind.RAISE)
 
 
 class TableConsole:
@@ -253,7 +258,7 @@ class TableConsole:
         betting = self.betting
         seat, action = event.seat, event.action
         if (
-            action == "fold"
+            action is BetAction.FOLD
             and seat not in self.hand.live_seats
             and seat not in betting.live_seats
         ):
@@ -282,7 +287,7 @@ class TableConsole:
         self._after_action(taken, facing)
         self._result(True, message=f"seat {seat} {taken.action.value}")
 
-    def _rule9_before(self, seat: int, action: str) -> None:
+    def _rule9_before(self, seat: int, action: BetAction) -> None:
         """Rule 9 around a bring-in: flag a wrong one, or correct it in time."""
         betting = self.betting
         pending, self.wrong_bring_in = self.wrong_bring_in, None
@@ -295,7 +300,7 @@ class TableConsole:
         if (
             betting.street == 3
             and first_action
-            and action in ("bring_in", "complete", "bet", "raise")
+            and action in WAGER_ACTIONS
             and betting.to_act is not None
             and seat != betting.to_act
             and betting.can_set_opener(seat)
@@ -322,7 +327,7 @@ class TableConsole:
             text=taken.action.value,
             amount=taken.total,
         )
-        if taken.action in _WAGERS:
+        if taken.action in WAGER_ACTIONS:
             self.folded_without_bet.clear()  # rule 7: a bet kills those hands
         if taken.action is ActionKind.FOLD:
             if not facing:

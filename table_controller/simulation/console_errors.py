@@ -28,7 +28,7 @@ import random
 from enum import StrEnum
 
 from table_controller.cards import DECK, Card
-from table_controller.events import CardPlaced, CardRemoved, ConsoleAction, TableEvent
+from table_controller.events import BetAction, CardPlaced, CardRemoved, ConsoleAction, TableEvent
 from table_controller.simulation.errors import Injection
 from table_controller.simulation.physical import PhysicalDeal
 from table_controller.simulation.players import Decision
@@ -69,7 +69,8 @@ def inject_console(
         action = rng.choice(actions)
         # Before the decision's first event: a fold's cards mucked before the
         # operator keyed it already moved the turn on.
-        events.insert(chosen.start, ConsoleAction(seat, action, at=events[chosen.index].at))
+        events.insert(chosen.start,
+                      ConsoleAction(seat, BetAction(action), at=events[chosen.index].at))
         return Injection(kind, tuple(events), seat, chosen.street)
     if kind is ConsoleErrorKind.ILLEGAL_BET:
         candidates = [d for d in decisions if _wager(d) is not None]
@@ -83,7 +84,7 @@ def inject_console(
                  if t > chosen.bet and t not in totals]
         amount = rng.choice(wrong)
         at = events[chosen.index].at
-        events.insert(chosen.start, ConsoleAction(chosen.seat, name, amount, at=at))
+        events.insert(chosen.start, ConsoleAction(chosen.seat, BetAction(name), amount, at=at))
         return Injection(kind, tuple(events), chosen.seat, chosen.street)
     if kind is ConsoleErrorKind.WRONG_BRING_IN:
         first = next((d for d in decisions if d.forced_bring_in), None)
@@ -94,7 +95,7 @@ def inject_console(
             return None
         seat = rng.choice(others)
         at = events[first.index].at
-        events.insert(first.start, ConsoleAction(seat, "bring_in", at=at))
+        events.insert(first.start, ConsoleAction(seat, BetAction.BRING_IN, at=at))
         return Injection(kind, tuple(events), seat, 3)
     raise ValueError(f"unknown console error kind {kind!r}")  # pragma: no cover
 

@@ -47,7 +47,7 @@ from table_controller.cards import Card
 from table_controller.engine.betting import BettingHand, BettingStructure, LegalAction
 from table_controller.engine.pots import odd_chip_order
 from table_controller.engine.settings import TableSettings
-from table_controller.events import ConsoleAction, HandEnded
+from table_controller.events import BetAction, ConsoleAction, HandEnded
 from table_controller.hands import (
     HandCategory,
     HandValue,
@@ -187,8 +187,8 @@ class BettingPlayers:
                 # The dealer pulls the cards in before the operator keys the fold.
                 up_first = self.rng.random() < UP_CARDS_FIRST
                 start = dealer.muck(seat, street, up_first=up_first)
-            index = dealer.emit(ConsoleAction(seat, action, amount))
-            betting.act(seat, action, amount)
+            index = dealer.emit(ConsoleAction(seat, BetAction(action), amount))
+            betting.act(seat, BetAction(action), amount)
             waiting = tuple(s for s in betting.live_seats if s != seat)
             ends = betting.round_complete or betting.hand_over
             self.decisions.append(Decision(

@@ -1,0 +1,176 @@
+"""The operations table scripts and console commands share: one parser (issue 10).
+
+A script's ``hand``, ``act``, ``kill`` and ``live`` lines (CONFORMANCE.md, and the
+journal, which stores console commands in the same form) and the console's
+``cmd/hand``, ``cmd/act``, ``cmd/kill`` and ``cmd/live`` payloads carry the same
+fields. They used to be parsed twice, by rules that had drifted apart (a script
+took stacks for some players only and a console command refused them; a console
+stack had no upper bound; the words differed). Both edges now call the functions
+here, so an object is accepted or refused alike, with the same words:
+``<op>: <field>: <problem>`` (what, where, why), e.g.
+``hand: stacks: seat 3 is not in players``. A script prefixes the file and
+line (``s.jsonl:4: ...``); the console replies with the text and a code.
+
+The rules, decided once:
+
+* seats are JSON integers (``"4"`` and ``true`` are not seat 4) from 1 to the
+  table's seat count; chips and amounts are whole numbers from 0 to
+  :data:`~table_controller.engine.settings.MAX_CHIPS`;
+* ``hand``: ``players`` lists distinct seats, at least two (RULES.md: 2-8 players),
+  or none at all: a card-only hand whose players are the seats dealt in the first
+  round (the daemon's journal writes it; a console hand always names its players);
+  ``stacks`` (optional) maps seats *of players* (keys are seat numbers as strings)
+  to their chips behind after the ante. **Partial stacks are allowed**: CONFORMANCE.md
+  makes ``stacks`` optional without asking for every player, and a seat whose stack
+  is not given is played as when no stacks are given at all (unknown chips: the
+  betting is checked for turn and size, its stack is shown as null). A player with
+  0 chips at a table without ante is refused by the hand-start check both edges
+  share (:func:`~table_controller.engine.settings.stacks_problem`);
+* ``act``: ``seat``, ``action`` one of :class:`~table_controller.events.BetAction`,
+  optional ``amount`` (null: the fixed-limit size);
+* ``kill`` / ``live``: ``seat`` and an optional ``reason`` of at most
+  :data:`MAX_REASON_CHARS` characters.
+
+What differs by edge, on purpose: a console command is a whole message, so a key
+it does not know is refused; a script line may carry keys for other tools and a
+journal's envelope (``at``, ``jseq``...), which are ignored. The ``console`` flag
+of a journaled ``hand`` exists in scripts only (the console sets it).
+
+No I/O, no clock: ``at`` is passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from table_controller.engine.settings import MAX_CHIPS
+from table_controller.events import BetAction, ConsoleAction, FloorRuling, HandStarted
+
+INVALID: Final = "invalid_command"
+"""Console reply code of a malformed field (docs/console.md)."""
+UNKNOWN_SEAT: Final = "unknown_seat"
+"""Console reply code of a seat number the table does not have."""
+
+MAX_REASON_CHARS: Final = 500
+"""Longest floor-ruling reason: a sentence for the floor, not a document."""
+
+MIN_PLAYERS: Final = 2
+"""RULES.md "Structure of a hand": 2-8 players."""
+
+
+class OpError(ValueError):
+    """A malformed shared op. ``str()`` is ``<op>: <field>: <problem>``; ``code`` is
+    the console's reply code for it, ``seat`` the seat the op named when valid."""
+
+    def __init__(self, op: str, field: str, problem: str, *, code: str = INVALID,
+                 seat: int | None = None) -> None:
+        super().__init__(f"{op}: {field}: {problem}" if field else f"{op}: {problem}")
+        self.op = op
+        self.field = field
+        self.problem = problem
+        self.code = code
+        self.seat = seat
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
+def seat_of(obj: Mapping[str, Any], seats: int, op: str, field: str = "seat") -> int:
+    """The seat number at ``obj[field]``, a seat of this ``seats``-seat table."""
+    if field not in obj:
+        raise OpError(op, field, "is missing: a seat number is needed")
+    return _seat(obj[field], seats, op, field)
+
+
+def _seat(value: object, seats: int, op: str, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise OpError(op, field, f"must be a seat number (a JSON integer), got {_shown(value)}")
+    if not 1 <= value <= seats:
+        # "act: seat 9 is not...", "hand: players: seat 9 is not...".
+        raise OpError(op, "" if field == "seat" else field,
+                      f"seat {value} is not a seat of this {seats}-seat table", code=UNKNOWN_SEAT)
+    return value
+
+
+def chips(value: object, op: str, field: str) -> int:
+    """A chip count or amount: a whole number from 0 to MAX_CHIPS."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_CHIPS:
+        raise OpError(op, field, f"must be a whole number from 0 to {MAX_CHIPS},"
+                      f" got {_shown(value)}")
+    return value
+
+
+def parse_hand(obj: Mapping[str, Any], seats: int, at: float = 0.0, *,
+               console: bool = False) -> HandStarted:
+    """The :class:`HandStarted` of a ``hand`` op (``console``: from the console)."""
+    op = "hand"
+    players = obj.get("players")
+    if players is None and "players" not in obj:
+        raise OpError(op, "players", "is missing: a list of seat numbers, e.g. [1, 2, 4]")
+    if not isinstance(players, list):
+        raise OpError(op, "players", "must be a list of seat numbers, e.g. [1, 2, 4]")
+    chosen = [_seat(p, seats, op, "players") for p in players]
+    if len(set(chosen)) != len(chosen):
+        twice = next(s for s in chosen if chosen.count(s) > 1)
+        raise OpError(op, "players", f"seat {twice} is listed twice")
+    if console and not chosen:
+        raise OpError(op, "players", "a console hand names its players (at least two)")
+    if 0 < len(chosen) < MIN_PLAYERS:
+        raise OpError(op, "players", "a hand needs at least two players (RULES.md),"
+                      " or none for a card-only hand")
+    stacks: dict[int, int] | None = None
+    raw = obj.get("stacks")
+    if raw is not None:
+        if not isinstance(raw, dict):
+            raise OpError(op, "stacks", "must be an object of seat -> chips, e.g."
+                          ' {"1": 100, "4": 80}')
+        stacks = {}
+        for key, value in raw.items():
+            # int() alone would also take " 1", "1_0" and other scripts' digits.
+            if not (key.isascii() and key.isdigit() and len(key) <= 2):
+                raise OpError(op, "stacks", f"key {_shown(key)} is not a seat number")
+            seat = int(key)
+            if seat not in chosen:
+                raise OpError(op, "stacks", f"seat {seat} is not in players")
+            stacks[seat] = chips(value, op, f"stacks.{seat}")
+    hand_id = obj.get("hand_id")
+    if hand_id is not None:
+        hand_id = chips(hand_id, op, "hand_id")
+    flag = obj.get("console", False)
+    if not isinstance(flag, bool):
+        raise OpError(op, "console", "must be true or false")
+    return HandStarted(tuple(sorted(chosen)), stacks, at, hand_id, console or flag)
+
+
+def parse_act(obj: Mapping[str, Any], seats: int, at: float = 0.0) -> ConsoleAction:
+    """The :class:`ConsoleAction` of an ``act`` op."""
+    op = "act"
+    seat = seat_of(obj, seats, op)
+    if "action" not in obj:
+        raise OpError(op, "action", f"is missing: one of {', '.join(BetAction)}", seat=seat)
+    name = obj.get("action")
+    try:
+        action = BetAction(name) if isinstance(name, str) else None
+    except ValueError:
+        action = None
+    if action is None:
+        raise OpError(op, "action", f"unknown action {_shown(name)}: expected one of"
+                      f" {', '.join(BetAction)}", seat=seat)
+    amount = obj.get("amount")
+    if amount is not None:
+        amount = chips(amount, op, "amount")
+    return ConsoleAction(seat, action, amount, at)
+
+
+def parse_ruling(op: str, obj: Mapping[str, Any], seats: int, at: float = 0.0) -> FloorRuling:
+    """The :class:`FloorRuling` of a ``kill`` or ``live`` op."""
+    seat = seat_of(obj, seats, op)
+    reason = obj.get("reason", "")
+    if not isinstance(reason, str):
+        raise OpError(op, "reason", "must be a string", seat=seat)
+    if len(reason) > MAX_REASON_CHARS:
+        raise OpError(op, "reason", f"is longer than {MAX_REASON_CHARS} characters", seat=seat)
+    return FloorRuling(seat, op, reason, at)
