@@ -116,8 +116,6 @@ def parse_hand(obj: Mapping[str, Any], seats: int, at: float = 0.0, *,
     if len(set(chosen)) != len(chosen):
         twice = next(s for s in chosen if chosen.count(s) > 1)
         raise OpError(op, "players", f"seat {twice} is listed twice")
-    if console and not chosen:
-        raise OpError(op, "players", "a console hand names its players (at least two)")
     if 0 < len(chosen) < MIN_PLAYERS:
         raise OpError(op, "players", "a hand needs at least two players (RULES.md),"
                       " or none for a card-only hand")
@@ -142,6 +140,8 @@ def parse_hand(obj: Mapping[str, Any], seats: int, at: float = 0.0, *,
     flag = obj.get("console", False)
     if not isinstance(flag, bool):
         raise OpError(op, "console", "must be true or false")
+    if console and not chosen:  # checked last: every other field is judged as in a script
+        raise OpError(op, "players", "a console hand names its players (at least two)")
     return HandStarted(tuple(sorted(chosen)), stacks, at, hand_id, console or flag)
 
 

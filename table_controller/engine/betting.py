@@ -1134,7 +1134,8 @@ class BettingHand:
                 raise IllegalActionError("there is no bring-in to complete")
             raise IllegalActionError(
                 f"seat {seat} cannot {action}: "
-                + ("there is a bet to raise" if name == "raise" else "there is no bet to raise")
+                + ("there is a bet to raise" if kind is ActionKind.RAISE
+                   else "there is no bet to raise")
             )
         block = self._wager_block(seat)
         if block is not None:

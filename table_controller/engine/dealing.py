@@ -44,6 +44,7 @@ from table_controller.engine.outputs import (
 )
 from table_controller.engine.settings import TableSettings, stacks_problem
 from table_controller.events import (
+    BetAction,
     CardPlaced,
     CardRemoved,
     ConsoleAction,
@@ -303,7 +304,7 @@ class DealingEngine:
         hand = self.hand
         confirms_fold = (  # the fold that ended the hand reached the muck first
             isinstance(event, ConsoleAction)
-            and event.action == "fold"
+            and event.action is BetAction.FOLD
             and hand is not None
             and hand.console is not None
             and event.seat in hand.seats
