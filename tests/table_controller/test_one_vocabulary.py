@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from table_controller.cards import Card
 from table_controller.cli import build_parser
 from table_controller.console_commands import INVALID_COMMAND, CommandError, parse_command
 from table_controller.daemon.projection import public_state
@@ -26,9 +27,11 @@ from table_controller.engine.betting import (
     BettingStructure,
     IllegalActionError,
 )
+from table_controller.engine.outputs import ConsoleResult
 from table_controller.events import (
     CONSOLE_ACTIONS,
     BetAction,
+    CardPlaced,
     ConsoleAction,
     HandStarted,
     TableEvent,
@@ -36,6 +39,7 @@ from table_controller.events import (
 from table_controller.ops import MAX_REASON_CHARS
 from table_controller.payloads import LegalActionPayload
 from table_controller.script import op_to_event, parse_script
+from table_controller.zones import Zone
 
 ROOT = Path(__file__).resolve().parents[2]
 SEATS = 6
@@ -228,3 +232,53 @@ def test_no_action_name_is_compared_as_a_string() -> None:
                     found += [(relative, node.lineno, e.value) for e in elements
                               if isinstance(e, ast.Constant) and e.value in names]
     assert not found, found
+
+
+# ------------------------------------------------------------- one stakes check
+
+_amount = st.integers(-1, 12)
+
+
+@settings(max_examples=300)
+@given(_amount, _amount, _amount, _amount, st.integers(-1, 101))
+def test_config_table_line_and_engine_agree_on_stakes(
+    ante: int, bring_in: int, small_bet: int, big_bet: int, raise_cap: int
+) -> None:
+    """Issue 9 item 15 / issue 10: ``bring_in == small_bet`` passed the config and then
+    made every console hand fail in the betting engine (``engine_error`` on every hand).
+    The daemon's [stakes]/[rules], a script's table line and the betting engine now
+    accept exactly the same structures, and an accepted one plays its first action."""
+    from pydantic import ValidationError
+
+    from table_controller.config import StakesConfig
+    from table_controller.engine.settings import RuleProfile, StakesError
+
+    stakes = {"ante": ante, "bring_in": bring_in, "small_bet": small_bet, "big_bet": big_bet}
+    verdicts = []
+    for check in (
+        lambda: (StakesConfig(**stakes), RuleProfile(raise_cap=raise_cap)),
+        lambda: TableSettings(**stakes, rules={"raise_cap": raise_cap}),
+        lambda: BettingStructure(**stakes, raise_cap=raise_cap),
+    ):
+        try:
+            check()
+            verdicts.append(True)
+        except (ValidationError, StakesError):
+            verdicts.append(False)
+    assert len(set(verdicts)) == 1, (stakes, raise_cap, verdicts)
+    if verdicts[0]:
+        engine = DealingEngine(TableSettings(**stakes, seats=2, rules={"raise_cap": raise_cap}))
+        engine.apply(HandStarted((1, 2), {1: 50, 2: 50}, console=True))
+        for zone, card in (("seat1.down", "2c"), ("seat2.down", "5d"), ("seat1.down", "3c"),
+                           ("seat2.down", "6d"), ("seat1.up", "4c"), ("seat2.up", "Kd")):
+            engine.apply(CardPlaced(Zone.parse(zone), Card.parse(card)))
+        hand = engine.hand
+        assert hand is not None
+        assert hand.console is not None
+        betting = hand.console.betting
+        assert betting.to_act == 1  # 4c is the low card
+        first = betting.legal_actions()[-1]  # the widest: a wager (or all-in)
+        results = [o for o in engine.apply(ConsoleAction(1, first.action, first.min_total))
+                   if isinstance(o, ConsoleResult)]
+        assert len(results) == 1
+        assert results[0].accepted, results
