@@ -897,7 +897,8 @@ class TableCore:
                 self._publish(self.publisher.publish_alert,
                               alert_payload(self.table_id, hand, output))
                 log.warning("dealing_alert", code=output.code.value, seat=output.seat,
-                            street=output.street, rule=output.rule)
+                            street=output.street, rule=output.rule,
+                            severity=output.severity.value)
             elif isinstance(output, Notice) and self._quiet:
                 log.debug("notice_withheld_interrupted_hand")
             elif isinstance(output, Notice):
@@ -1005,7 +1006,7 @@ class TableCore:
 
     def _daemon_alert(self, code: AlertCode, message: str, seat: int | None = None) -> None:
         hand = self.engine.hand
-        log.warning("table_alert", code=code.value)
+        log.warning("table_alert", code=code.value, severity=alert_severity(code).value)
         self._publish(
             self.publisher.publish_alert,
             AlertPayload(
