@@ -46,26 +46,37 @@ SEATS = 6
 
 # ----------------------------------------------------------------- one parser
 
-_seat = st.one_of(st.integers(-1, 9), st.booleans(), st.text(max_size=2), st.none(),
-                  st.floats(allow_nan=False, allow_infinity=False, width=16))
-_chips = st.one_of(st.integers(-2, 10**15 + 1), st.none(), st.text(max_size=2), st.booleans())
+# Weighted towards valid values (about half the objects are accepted), with every
+# kind of wrong value beside them.
+_good_seat = st.integers(1, SEATS)
+_bad_seat = st.one_of(st.integers(-1, 9), st.booleans(), st.text(max_size=2), st.none(),
+                      st.floats(allow_nan=False, allow_infinity=False, width=16))
+_seat = st.booleans().flatmap(lambda bad: _bad_seat if bad else _good_seat)
+_good_chips = st.integers(0, 200)
+_bad_chips = st.one_of(st.integers(-2, 10**15 + 1), st.none(), st.text(max_size=2),
+                       st.booleans())
+_chips = st.booleans().flatmap(lambda bad: _bad_chips if bad else _good_chips)
 _bodies = {
     "hand": st.fixed_dictionaries(
-        {"players": st.one_of(st.lists(_seat, max_size=4), st.lists(st.integers(1, 6),
-                                                                    max_size=4), _seat)},
+        {"players": st.one_of(st.lists(_good_seat, min_size=2, max_size=4, unique=True),
+                              st.lists(_good_seat, min_size=2, max_size=4, unique=True),
+                              st.lists(_seat, max_size=4), _seat)},
         optional={"stacks": st.one_of(
+                      st.dictionaries(st.sampled_from(["1", "2", "3", "4", "5", "6"]),
+                                      _good_chips, max_size=3),
                       st.dictionaries(st.sampled_from(["1", "2", "3", "7", "x", " 1", "01"]),
                                       _chips, max_size=3), _seat),
                   "hand_id": _chips}),
     "act": st.fixed_dictionaries(
-        {"seat": _seat},
-        optional={"action": st.one_of(st.sampled_from([*CONSOLE_ACTIONS, "shove", "CALL"]),
-                                      st.none(), st.integers(0, 3)),
-                  "amount": _chips}),
+        {"seat": _seat,
+         "action": st.one_of(st.sampled_from(CONSOLE_ACTIONS), st.sampled_from(CONSOLE_ACTIONS),
+                             st.sampled_from(["shove", "CALL", ""]), st.none(),
+                             st.integers(0, 3))},
+        optional={"amount": _chips}),
     "kill": st.fixed_dictionaries(
-        {}, optional={"seat": _seat,
-                      "reason": st.one_of(st.text(max_size=3), st.integers(0, 2),
-                                          st.just("r" * (MAX_REASON_CHARS + 1)))}),
+        {"seat": _seat},
+        optional={"reason": st.one_of(st.text(max_size=3), st.text(max_size=3),
+                                      st.integers(0, 2), st.just("r" * (MAX_REASON_CHARS + 1)))}),
 }
 _bodies["live"] = _bodies["kill"]
 
