@@ -4,7 +4,10 @@ A script line is one op object (``table``, ``hand``, ``place``, ``remove``,
 ``act``). The journal stores its records in the same op form, so one parser
 serves both; envelope keys a journal adds (``jseq``, ``at``, ``crc``...) are
 ignored here (checking them is :mod:`table_controller.replay`'s job).
-:func:`event_to_op` is the inverse, used when journaling.
+:func:`event_to_op` is the inverse, used when journaling. The ops a console
+command also carries (``hand``, ``act``, ``kill``, ``live``) are parsed by
+:mod:`table_controller.ops`, the code ``cmd/<name>`` payloads go through too:
+one set of rules and words for both (issue 10).
 
 :class:`ScriptParser` takes one line at a time, so a script of any length is
 parsed in constant memory; :func:`parse_script` is the list form of it.

@@ -75,7 +75,6 @@ _NO_HAND = HandValue(-1)
 """Below every real hand: what a seat without a hand at showdown shows."""
 
 
-
 class TableConsole:
     """Console state of one hand, owned by the :class:`DealingEngine`."""
 
