@@ -138,6 +138,7 @@ def test_hand_betting_rejections_and_kill_over_mqtt(rig: TableRig) -> None:
     assert reply["pot"] == 5
     alert = sub.wait_topic(ALERTS, lambda a: a["code"] == "out_of_turn").json()
     assert alert["seat"] == 1
+    assert alert["severity"] == "warning"  # refused, nothing changed (docs/alerts.md)
     # Wrong amount: a completion is exactly the small bet.
     rejected(command(rig, "act", {"seat": 4, "action": "complete", "amount": 7}),
              "illegal_bet")

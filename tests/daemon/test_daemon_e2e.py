@@ -161,6 +161,7 @@ def test_broker_restart_mid_hand(tmp_path: Path) -> None:
             timeout=WAIT * 2,
         )
         assert [a["code"] for a in state["alerts"]] == ["duplicate_card", "card_to_inactive_seat"]
+        assert [a["severity"] for a in state["alerts"]] == ["error", "error"]  # open alerts too
         # ...and the alerts raised while the broker was away are delivered.
         alerts = sub.wait_for(lambda m: m.topic == f"{ROOT}/alerts", count=2, timeout=WAIT * 2)
         assert [m.json()["code"] for m in alerts] == ["duplicate_card", "card_to_inactive_seat"]

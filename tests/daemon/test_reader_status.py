@@ -119,6 +119,7 @@ def test_regression_missing_reader_through_the_daemon(rig: TableRig) -> None:
     assert len(states) <= 2, states  # the start-up snapshot, then offline
     alerts = [json.loads(m.payload) for m in sub.snapshot() if m.topic == f"{ROOT}/alerts"]
     assert [a["code"] for a in alerts] == ["reader_offline"]
+    assert alerts[0]["severity"] == "critical"  # the daemon's own code, in the vocabulary
     assert "its port does not exist" in alerts[0]["message"]
     assert [(e["event"], e.get("reason")) for e in mine] == [
         ("reader_unavailable", "port_missing")]

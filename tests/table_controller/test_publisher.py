@@ -312,6 +312,7 @@ def test_alert_queue_overflow_is_reported(
     assert [a.json()["message"] for a in alerts[:3]] == ["alert 3", "alert 4", "alert 5"]
     overflow = alerts[3].json()
     assert overflow["code"] == OVERFLOW_CODE
+    assert overflow["severity"] == "error"  # issue 10: every alert says how urgent
     assert overflow["message"].startswith("2 alert(s) dropped")
     assert overflow["seq"] > alerts[2].json()["seq"]
     assert pub.counters().alerts_dropped == 0
