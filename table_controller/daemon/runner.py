@@ -331,9 +331,10 @@ class Daemon:
         return 0
 
     def _start_equity(self) -> None:
-        """Build the readings' tables here and start the equity worker (its child
-        process builds its own tables meanwhile: about a second, once)."""
-        warm_up_equity(self.core.game)
+        """Build the readings' tables here and start the equity worker (a child
+        process builds its own tables: about a second, once)."""
+        # The readings are computed here; equity's tables only where it runs.
+        warm_up_equity(self.core.game, equity=self.equity_mode == "thread")
         if self.equity is None:
             return
         if self.equity_child is not None:

@@ -215,10 +215,11 @@ def public_readings(up_cards: Mapping[int, list[Card]], game: Game) -> dict[int,
     return {seat: showing_reading(cards, game) for seat, cards in up_cards.items() if cards}
 
 
-def warm_up(game: Game) -> None:
-    """Build the evaluation tables the readings and equity need (about a second, once
-    per process), so the first card of the day does not wait for them."""
+def warm_up(game: Game, *, equity: bool = True) -> None:
+    """Build the tables the readings (and with ``equity`` the equity: about a second
+    and 16 MB, once per process) need, so the first card of the day does not wait."""
     cards = [Card.parse(code) for code in ("As", "Kd", "Qh", "Jc", "9s", "2d", "2h")]
     hand_reading(cards, game)
     showing_reading(cards[:4], game)
-    compute_equity({1: cards[:3], 2: cards[3:6]}, (), game, samples=1)
+    if equity:
+        compute_equity({1: cards[:3], 2: cards[3:6]}, (), game, samples=1)

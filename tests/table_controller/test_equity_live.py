@@ -166,10 +166,7 @@ def test_a_spot_the_deck_cannot_be_is_a_problem_not_an_exception() -> None:
 
 def test_readings_secure_from_all_cards_public_from_up_cards_only() -> None:
     deal = deal_random((1, 2), random.Random(3), fold_chance=0.0)
-    hand = None
-    for hand in positions(deal):
-        pass
-    assert hand is not None
+    *_, hand = positions(deal)  # the hand after the last card
     readings = secure_readings(hand, Game.STUD)
     showing = public_readings({s: seat.up for s, seat in hand.seats.items()}, Game.STUD)
     for seat_no, seat in hand.seats.items():
