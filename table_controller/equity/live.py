@@ -15,6 +15,8 @@ exactly what the live table showed.
 * :func:`compute_live` computes it (:func:`~table_controller.equity.compute_equity`,
   outs heads-up): a few ms exact, up to ~50 ms sampled; the daemon runs it off
   the engine thread (``table_controller/daemon/equity_feed.py``).
+* :class:`StreetLog` writes the readable lines (``replay``'s summary, ``simulate
+  --hand-log``): each live seat's equity and hand once every street is complete.
 * :func:`secure_readings` (every seat's hand in words: secure only) and
   :func:`public_readings` (up cards only: the public one) are cheap and computed
   with every state.
@@ -48,6 +50,7 @@ __all__ = [
     "EquitySpot",
     "LiveEquity",
     "SeatEquity",
+    "StreetLog",
     "compute_live",
     "equity_spot",
     "public_readings",
@@ -223,3 +226,49 @@ def warm_up(game: Game, *, equity: bool = True) -> None:
     showing_reading(cards[:4], game)
     if equity:
         compute_equity({1: cards[:3], 2: cards[3:6]}, (), game, samples=1)
+
+
+class StreetLog:
+    """Readable equity lines for a hand log: shown to it after every input, it says
+    each live seat's equity and hand once per street, when every live seat holds
+    that street's cards (so five lines at most per hand)."""
+
+    def __init__(self) -> None:
+        """A log that has seen no hand yet."""
+        self._game = Game.STUD
+        self._hand: HandState | None = None
+        self._streets: set[int] = set()
+
+    def observe(self, hand: HandState | None, settings: TableSettings) -> list[str]:
+        """The lines ``hand``'s new position adds (none unless a street just completed)."""
+        if hand is not self._hand:
+            self._hand, self._streets = hand, set()
+        self._game = table_game(settings)
+        spot = equity_spot(hand, self._game)
+        if spot is None or hand is None:
+            return []
+        counts = {len(cards) for _, cards in spot.seats}
+        if len(counts) != 1:
+            return []
+        street = counts.pop() + (spot.community is not None)
+        if street in self._streets:
+            return []  # the same street after a fold or a burn
+        self._streets.add(street)
+        return self._lines(street, spot, hand)
+
+    def _lines(self, street: int, spot: EquitySpot, hand: HandState) -> list[str]:
+        live = compute_live(spot)
+        readings = secure_readings(hand, self._game)
+        name = {3: "3rd", 4: "4th", 5: "5th", 6: "6th", 7: "7th"}[street]
+        if live.problem is not None:
+            return [f"  {name} street: no equity ({live.problem})"]
+        parts = [f"seat {seat} {live.seats[seat].equity * 100:.2f}% ({readings.get(seat, '-')})"
+                 for seat, _ in spot.seats]
+        how = (f"exact, {live.runouts:,} run-outs" if live.exact
+               else f"Monte Carlo, {live.runouts:,} samples, seed {live.seed}")
+        lines = [f"  {name} street: " + ", ".join(parts) + f" [{how}]"]
+        if live.outs is not None:
+            seat, cards = live.outs
+            lines.append(f"    outs for seat {seat}: {len(cards)}"
+                         f" ({' '.join(card.code for card in cards) or 'none'})")
+        return lines

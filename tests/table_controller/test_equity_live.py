@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from table_controller.cards import Card
+from table_controller.cli import main
 from table_controller.engine.dealing import DealingEngine, HandState
 from table_controller.engine.settings import TableSettings
 from table_controller.equity import Game, compute_equity, hand_reading, showing_reading
@@ -26,6 +29,7 @@ from table_controller.equity.live import (
     secure_readings,
     table_game,
 )
+from table_controller.simulation.hand_log import write_hand_log
 from table_controller.simulation.physical import PhysicalDeal, deal_random
 
 
@@ -175,3 +179,35 @@ def test_readings_secure_from_all_cards_public_from_up_cards_only() -> None:
     assert public_readings({1: [], 2: list(c("9h 9d"))}, Game.STUD) == {
         2: "Pair of nines showing"
     }
+
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+def test_replay_summary_shows_each_street_equity_and_reading(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["replay", str(SCRIPTS / "clean-hand.jsonl")]) == 0
+    out = capsys.readouterr().out
+    streets = [line for line in out.splitlines() if " street: seat " in line]
+    assert [line.split()[0] for line in streets] == ["3rd", "4th", "5th", "6th", "7th"]
+    assert "seat 4 100.00% (Four of a kind, kings) [exact, 1 run-outs]" in streets[-1]
+    assert "outs for seat 2: " in out
+    # The JSON door (the CONFORMANCE.md contract) is unchanged: no equity in it.
+    assert main(["replay", str(SCRIPTS / "clean-hand.jsonl"), "--json"]) == 0
+    report = capsys.readouterr().out
+    assert "equity" not in report
+    assert "street: seat" not in report
+
+
+def test_simulate_hand_log_has_equities_and_readings(tmp_path: Path) -> None:
+    with (tmp_path / "log.txt").open("w") as out:
+        assert write_hand_log(out, 3, 1, {"missing_burn": 0.0}) == 3
+    text = (tmp_path / "log.txt").read_text()
+    assert text.count("hand ") >= 3
+    assert "3rd street: seat " in text
+    assert "result: " in text
+    # The same seed writes the same log (seeded Monte Carlo, same plan).
+    with (tmp_path / "again.txt").open("w") as out:
+        write_hand_log(out, 3, 1, {"missing_burn": 0.0})
+    assert (tmp_path / "again.txt").read_text() == text
