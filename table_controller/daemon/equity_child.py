@@ -20,7 +20,7 @@ from typing import Final
 from table_controller.equity.evaluate import Game
 from table_controller.equity.live import EquitySpot, compute_live, warm_up
 
-CHILD_NICE: Final = 5
+CHILD_NICE: Final = 19
 """How much lower the child's CPU priority is than the daemon's."""
 
 

@@ -26,7 +26,6 @@ from table_controller.equity.live import (
     EquitySpot,
     LiveEquity,
     public_readings,
-    secure_readings,
 )
 from table_controller.payloads import (
     PUBLIC_EVENT_ADAPTER,
@@ -139,13 +138,14 @@ def secure_state(
     spot: EquitySpot | None = None,
     equity: LiveEquity | None = None,
 ) -> SecureState:
-    """The retained secure snapshot: the public one plus every seat's down cards and
-    hand in words, and the equities of ``spot`` (the hand's current spot, ``None``
-    where equity does not apply) once ``equity`` for that very spot is known."""
+    """The retained secure snapshot: the public one plus every seat's down cards, and
+    the live seats' hands in words and equities of ``spot`` (the hand's current spot,
+    ``None`` where equity does not apply) once ``equity`` for that very spot is
+    known (both are computed off the engine thread)."""
     state = _state(table, seats, hand, game)
-    readings = secure_readings(hand, game)
     if equity is not None and equity.spot != spot:
         equity = None  # numbers of another position are never shown (no stale equity)
+    readings = equity.readings if equity is not None else {}
     shares = equity.seats if equity is not None else {}
     outs = equity.outs if equity is not None else None
     for row in state["seats"]:

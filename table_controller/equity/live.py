@@ -31,7 +31,8 @@ replay of the journal derives the same one, hence the same numbers bit for bit.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Final
 
 import numpy as np
@@ -108,7 +109,9 @@ class LiveEquity:
     """The equity of a spot: per seat, how it was computed, and the outs heads-up.
 
     ``problem`` names why there are no numbers (the spot was refused: ``seats`` is
-    then empty); ``outs``: (seat behind, the cards that put it ahead) or ``None``.
+    then empty); ``outs``: (seat behind, the cards that put it ahead) or ``None``;
+    ``readings``: each live seat's hand in words (computed with the numbers, off
+    the engine thread).
     """
 
     spot: EquitySpot
@@ -119,6 +122,7 @@ class LiveEquity:
     community: bool
     outs: tuple[int, tuple[Card, ...]] | None
     problem: str | None = None
+    readings: dict[int, str] = field(default_factory=dict)
 
 
 def equity_spot(hand: HandState | None, game: Game) -> EquitySpot | None:
@@ -150,7 +154,19 @@ def equity_spot(hand: HandState | None, game: Game) -> EquitySpot | None:
 
 
 def compute_live(spot: EquitySpot) -> LiveEquity:
-    """Equity, win, tie and outs of ``spot`` (pure; a refused spot gives ``problem``)."""
+    """Equity, win, tie, outs and readings of ``spot`` (pure; a refused spot gives
+    ``problem``, and still its readings)."""
+    return replace(_numbers(spot), readings=spot_readings(spot))
+
+
+def spot_readings(spot: EquitySpot) -> dict[int, str]:
+    """Each live seat's hand in words (the community card counted once it is out)."""
+    extra = (spot.community,) if spot.community is not None else ()
+    return {seat: _hand_reading((*dict.fromkeys(cards), *extra), spot.game)
+            for seat, cards in spot.seats}
+
+
+def _numbers(spot: EquitySpot) -> LiveEquity:
     try:
         if spot.community is not None:
             return _showdown_now(spot)
@@ -194,6 +210,21 @@ def _showdown_now(spot: EquitySpot) -> LiveEquity:
     return LiveEquity(spot, seats, True, 1, None, True, None)
 
 
+READING_CACHE: Final = 4096
+"""Readings remembered per process (by cards and game): a state is published after
+every card with every seat's readings, and most seats' cards did not change."""
+
+
+@lru_cache(maxsize=READING_CACHE)
+def _hand_reading(cards: tuple[Card, ...], game: Game) -> str:
+    return hand_reading(cards, game)
+
+
+@lru_cache(maxsize=READING_CACHE)
+def _showing_reading(up_cards: tuple[Card, ...], game: Game) -> str:
+    return showing_reading(up_cards, game)
+
+
 def secure_readings(hand: HandState | None, game: Game) -> dict[int, str]:
     """Every active seat's best hand now, in words (from down cards: secure only)."""
     if hand is None:
@@ -205,7 +236,7 @@ def secure_readings(hand: HandState | None, game: Game) -> dict[int, str]:
             continue
         if hand.community is not None and len(cards) == _FULL - 1:
             cards.append(hand.community)
-        readings[seat_no] = hand_reading(cards, game)
+        readings[seat_no] = _hand_reading(tuple(cards), game)
     return readings
 
 
@@ -215,7 +246,8 @@ def public_readings(up_cards: Mapping[int, list[Card]], game: Game) -> dict[int,
     Takes only up cards (seat -> its up cards), like :func:`showing_reading`; seats
     without an up card get none.
     """
-    return {seat: showing_reading(cards, game) for seat, cards in up_cards.items() if cards}
+    return {seat: _showing_reading(tuple(cards), game)
+            for seat, cards in up_cards.items() if cards}
 
 
 def warm_up(game: Game, *, equity: bool = True) -> None:

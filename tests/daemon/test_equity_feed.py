@@ -30,7 +30,7 @@ from table_controller.daemon.equity_feed import EquityReady, EquityWorker
 from table_controller.deck import load_decks
 from table_controller.engine.dealing import DealingEngine, expected_face
 from table_controller.engine.settings import TableSettings
-from table_controller.equity import Game
+from table_controller.equity import Game, hand_reading
 from table_controller.equity.live import EquitySpot, LiveEquity, compute_live, equity_spot
 from table_controller.events import CardPlaced, CardRemoved
 from table_controller.journal import Journal
@@ -179,6 +179,9 @@ def test_card_event_first_then_state_then_secure_equity(tmp_path: Path) -> None:
             share = expected.seats.get(row["seat"])
             assert row["equity"] == (share.equity if share else None)
             assert row["win"] == (share.win if share else None)
+            # Each live seat's hand in words comes with its numbers (secure only).
+            cards = dict(spot.seats).get(row["seat"])
+            assert row["reading"] == (hand_reading(cards, Game.STUD) if cards else None)
         assert abs(sum(r["equity"] or 0 for r in final["seats"]) - 1) < 1e-9
     assert dealt >= 5  # 3rd (complete) to 7th street, each card after that
     assert core.equity_published == dealt
