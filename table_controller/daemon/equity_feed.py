@@ -35,6 +35,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -48,6 +49,10 @@ from table_controller.equity.live import EquitySpot, LiveEquity, compute_live
 log = structlog.get_logger(__name__)
 
 __all__ = ["ChildProcess", "Compute", "EquityReady", "EquityWorker", "WorkerCounters"]
+
+RESTART_DELAY: Final = 10.0
+"""Seconds between two starts of the equity child process (one that cannot start
+must not cost a process start per card)."""
 
 STOP_TIMEOUT: Final = 5.0
 """Seconds :meth:`EquityWorker.stop` waits for a computation in progress."""
@@ -81,11 +86,14 @@ class EquityWorker:
     """A thread computing the newest submitted spot and posting its result."""
 
     def __init__(self, post: Callable[[EquityReady], None], compute: Compute = compute_live,
-                 ) -> None:
+                 *, prepare: Callable[[], None] | None = None) -> None:
         """``post`` delivers a result to the engine thread (the daemon's queue put);
-        ``compute`` computes one spot (see the module docstring)."""
+        ``compute`` computes one spot (see the module docstring); ``prepare`` runs
+        first on the worker thread (starting the child process: the daemon's start
+        does not wait for its tables)."""
         self._post = post
         self._compute = compute
+        self._prepare = prepare
         self._cond = threading.Condition()
         self._pending: EquitySpot | None = None
         self._newest: EquitySpot | None = None
@@ -93,6 +101,7 @@ class EquityWorker:
         self._thread: threading.Thread | None = None
         self._submitted = self._computed = self._cancelled = 0
         self._discarded = self._failed = 0
+        self._failing = 0  # consecutive failures
 
     def start(self) -> None:
         """Start the worker thread."""
@@ -131,6 +140,12 @@ class EquityWorker:
             closer()
 
     def _run(self) -> None:
+        if self._prepare is not None:
+            try:
+                self._prepare()
+            except Exception as exc:
+                # Equity is an extra: the table runs on (the next spot tries again).
+                log.error("equity_worker_not_prepared", error=f"{type(exc).__name__}: {exc}")
         while True:
             with self._cond:
                 while self._pending is None and not self._stopping:
@@ -142,11 +157,18 @@ class EquityWorker:
             try:
                 result = self._compute(spot)
             except Exception as exc:
-                # Never the cards (secret): the hand and the error only.
-                log.error("equity_failed", hand=spot.hand, error=f"{type(exc).__name__}: {exc}")
+                # Never the cards (secret): the hand and the error only. Once per run
+                # of failures (a dead child would otherwise log every card).
                 with self._cond:
                     self._failed += 1
+                    self._failing += 1
+                    first = self._failing == 1
+                (log.error if first else log.debug)(
+                    "equity_failed", hand=spot.hand, error=f"{type(exc).__name__}: {exc}")
                 continue
+            if self._failing:
+                log.warning("equity_recovered", failed=self._failing)
+                self._failing = 0
             with self._cond:
                 self._computed += 1
                 if self._newest != spot:
@@ -168,9 +190,15 @@ class ChildProcess:
         self._send: Connection | None = None
         self._recv: Connection | None = None
         self.starts = 0
+        self._retry_at = 0.0
 
     def start(self) -> None:
-        """Start the child and wait until its tables are built (about a second)."""
+        """Start the child and wait until its tables are built (about a second).
+        After a failed start the next is tried :data:`RESTART_DELAY` s later at the
+        earliest (until then a spot fails at once)."""
+        wait = self._retry_at - time.monotonic()
+        if wait > 0:
+            raise RuntimeError(f"the equity process failed to start; next try in {wait:.0f} s")
         process = subprocess.Popen(
             [sys.executable, "-m", "table_controller.daemon.equity_child", self._game.value],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True,
@@ -188,6 +216,7 @@ class ChildProcess:
             self._recv.recv()  # the ready signal (EOFError if it died building the tables)
         except (EOFError, OSError):
             self.close()
+            self._retry_at = time.monotonic() + RESTART_DELAY
             raise
 
     def __call__(self, spot: EquitySpot) -> LiveEquity:

@@ -212,7 +212,10 @@ class Daemon:
             if self.equity_mode != "thread":
                 self.equity_child = compute = ChildProcess(table_game(self.settings))
             # The worker only enqueues its results; the engine thread publishes them.
-            self.equity = EquityWorker(self.inbox.put, compute)
+            self.equity = EquityWorker(
+                self.inbox.put, compute,
+                prepare=self.equity_child.start if self.equity_child is not None else None,
+            )
         self.core = TableCore(
             table_id=config.table.id,
             settings=self.settings,
@@ -331,19 +334,13 @@ class Daemon:
         return 0
 
     def _start_equity(self) -> None:
-        """Build the readings' tables here and start the equity worker (a child
-        process builds its own tables: about a second, once)."""
+        """Build the public readings' tables here and start the equity worker (its
+        child process builds its own tables meanwhile: about a second, once)."""
         # The readings are computed here; equity's tables only where it runs.
         warm_up_equity(self.core.game, equity=self.equity_mode == "thread")
         if self.equity is None:
             return
-        if self.equity_child is not None:
-            try:
-                self.equity_child.start()
-            except (OSError, EOFError) as exc:
-                # Equity is an extra: the table runs without it (readings stay).
-                log.error("equity_process_not_started", error=str(exc))
-        self.equity.start()
+        self.equity.start()  # its thread starts the child process
         log.info("equity_worker_started", mode=self.equity_mode)
 
     def _refuse(self, reason: str) -> int:

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import random
+import signal
 import threading
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,7 @@ from hypothesis import strategies as st
 from table_controller.cards import DECK as ALL_CARDS
 from table_controller.cards import Card
 from table_controller.daemon.core import TableCore
-from table_controller.daemon.equity_feed import EquityReady, EquityWorker
+from table_controller.daemon.equity_feed import ChildProcess, EquityReady, EquityWorker
 from table_controller.deck import load_decks
 from table_controller.engine.dealing import DealingEngine, expected_face
 from table_controller.engine.settings import TableSettings
@@ -358,3 +360,36 @@ def test_replaying_the_journal_gives_the_same_numbers(tmp_path: Path) -> None:
         assert {row["seat"]: row["equity"] for row in payload["seats"]
                 if row["equity"] is not None} == {
             seat: share.equity for seat, share in result.seats.items()}
+
+
+def test_child_process_computes_the_same_and_comes_back_after_a_kill() -> None:
+    """The daemon's default compute: a real child process (nice 19). Killed, it is
+    started again for the next spot; that spot's numbers are the same."""
+    deal = deal_random((1, 2, 3), random.Random(4), fold_chance=0.0)
+    engine = DealingEngine(TableSettings(seats=8))
+    spots = []
+    for event in deal.events:
+        engine.apply(event)
+        spot = equity_spot(engine.hand, Game.STUD)
+        if spot is not None:
+            spots.append(spot)
+    child = ChildProcess(Game.STUD)
+    child.start()
+    try:
+        assert child(spots[0]) == compute_live(spots[0])
+        pid = child.pid
+        assert pid is not None
+        assert int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16]) == 19
+        os.kill(pid, signal.SIGKILL)
+        died: list[str] = []
+        try:  # a spot sent before the death shows fails (that position gets no numbers)
+            result = child(spots[-1])
+        except RuntimeError as exc:
+            died.append(str(exc))
+            result = child(spots[-1])
+        assert all("died" in text for text in died)
+        assert result == compute_live(spots[-1])
+        assert child.starts == 2
+        assert child.pid != pid
+    finally:
+        child.close()
