@@ -201,8 +201,9 @@ def run(mode: str, hands: int, speed: float, seed: int) -> dict[str, Any]:
 def _children_rss(pid: int) -> int:
     """VmRSS (KiB) of ``pid``'s child processes (the equity process)."""
     total = 0
-    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
-        total += rss_kib(int(child))["VmRSS"]
+    for task in Path(f"/proc/{pid}/task").iterdir():  # started by any of its threads
+        for child in (task / "children").read_text().split():
+            total += rss_kib(int(child))["VmRSS"]
     return total
 
 

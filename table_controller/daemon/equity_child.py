@@ -1,7 +1,8 @@
 """The equity child process: ``python -m table_controller.daemon.equity_child GAME``.
 
 Started by :class:`~table_controller.daemon.equity_feed.ChildProcess`. It lowers
-its own CPU priority (the cards' path goes first on a busy machine), builds the
+its own CPU priority (nice 19: the cards' path goes first on a busy machine),
+builds the
 evaluation tables, says it is ready, then answers every
 :class:`~table_controller.equity.live.EquitySpot` received on stdin with its
 :class:`~table_controller.equity.live.LiveEquity` on stdout (pickled messages of
