@@ -210,9 +210,10 @@ def _showdown_now(spot: EquitySpot) -> LiveEquity:
     return LiveEquity(spot, seats, True, 1, None, True, None)
 
 
-READING_CACHE: Final = 4096
+READING_CACHE: Final = 64
 """Readings remembered per process (by cards and game): a state is published after
-every card with every seat's readings, and most seats' cards did not change."""
+every card with every seat's readings, and most seats' cards did not change since
+the last one; a few hands' worth, so the cache is full (and stops growing) early."""
 
 
 @lru_cache(maxsize=READING_CACHE)
