@@ -24,11 +24,14 @@ import pytest
 from daemon_rig import DECK, LAYOUT
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mqtt_broker import WAIT, MosquittoBroker, RecordingSubscriber
 
 from table_controller.cards import DECK as ALL_CARDS
 from table_controller.cards import Card
+from table_controller.config import BrokerConfig
 from table_controller.daemon.core import TableCore
 from table_controller.daemon.equity_feed import ChildProcess, EquityReady, EquityWorker
+from table_controller.daemon.projection import public_state, secure_state
 from table_controller.deck import load_decks
 from table_controller.engine.dealing import DealingEngine, expected_face
 from table_controller.engine.settings import TableSettings
@@ -39,6 +42,7 @@ from table_controller.journal import Journal
 from table_controller.layout import load_layout
 from table_controller.payloads import (
     AlertPayload,
+    EquityInfo,
     NoticePayload,
     PublicEvent,
     PublicState,
@@ -47,9 +51,11 @@ from table_controller.payloads import (
     SecureState,
 )
 from table_controller.presence import PresenceTracker
-from table_controller.publisher import CommandRequest
+from table_controller.publisher import CommandRequest, MqttPublisher
 from table_controller.replay import load_script
+from table_controller.sequence import SequenceCounter
 from table_controller.simulation.physical import PhysicalDeal, deal_random
+from table_controller.topics import TableTopics
 from table_controller.zones import ZoneKind
 
 SECRET_KEYS = {"down", "reading", "equity", "win", "tie", "stderr", "outs", "equity_info"}
@@ -407,3 +413,53 @@ def test_child_process_computes_the_same_and_comes_back_after_a_kill() -> None:
         assert child.pid != pid
     finally:
         child.close()
+
+
+def test_publisher_sends_the_equity_update_on_secure_state_alone(
+    mosquitto: MosquittoBroker, tmp_path: Path
+) -> None:
+    """MqttPublisher against a real Mosquitto: the update goes to secure/state only,
+    with a seq of its own, is retained, and a rebirth republishes it beside the
+    public state under one seq again."""
+    topics = TableTopics("t1")
+    sub = RecordingSubscriber(mosquitto.port, [topics.all_filter])
+    sub.wait_subscribed()
+    publisher = MqttPublisher("t1", BrokerConfig(host="127.0.0.1", port=mosquitto.port),
+                              SequenceCounter(tmp_path / "seq"))
+    publisher.start()
+    try:
+        assert publisher.wait_online(WAIT)
+        public, secure = sample_states()
+        publisher.publish_state(public, secure)
+        update = secure.model_copy(update={"equity_info": EquityInfo(ready=True, exact=True)})
+        publisher.publish_secure_state(update)
+        got = sub.wait_topic(topics.secure_state,
+                             lambda p: (p.get("equity_info") or {}).get("ready") is True)
+        states = [m.json() for m in sub.on_topic(topics.state)]
+        assert len(states) == 1  # the public state was not sent again
+        assert got.json()["seq"] > states[0]["seq"]
+        publisher.republish_retained()
+        again = sub.wait_topic(topics.secure_state, lambda p: p["seq"] > got.json()["seq"])
+        assert again.json()["equity_info"]["ready"] is True
+        public_again = sub.wait_topic(topics.state, lambda p: p["seq"] == again.json()["seq"])
+        assert "equity_info" not in public_again.json()
+        late = RecordingSubscriber(mosquitto.port, [topics.secure_state])
+        try:
+            late.wait_subscribed()
+            retained = late.wait_topic(topics.secure_state)
+            assert retained.retain
+            assert retained.json()["equity_info"]["ready"] is True
+        finally:
+            late.close()
+    finally:
+        publisher.stop(timeout=1)
+        sub.close()
+
+
+def sample_states() -> tuple[PublicState, SecureState]:
+    """A public and a secure state of one seat, as the projection makes them."""
+    engine = DealingEngine(TableSettings(seats=8))
+    deal = deal_random((1, 2), random.Random(1), fold_chance=0.0)
+    for event in deal.events[:8]:
+        engine.apply(event)
+    return public_state("t1", 8, engine.hand), secure_state("t1", 8, engine.hand)
