@@ -53,11 +53,12 @@ merging with the next deal. Hand numbers come from the journal (each ``hand``
 record carries its ``hand_id``) and a small floor file, so they never go
 backwards across restarts.
 
-Equity (docs/equity.md "Live equity"): every state published carries the
-seats' readings; the hand's equity spot goes to the equity worker
+Equity (docs/equity.md "Live equity"): every public state carries what each
+seat's up cards show; the hand's equity spot goes to the equity worker
 (:mod:`table_controller.daemon.equity_feed`) *after* the card's event and state
-are out, and its result comes back on the queue (:class:`EquityReady`), to be
-published on ``secure/state`` only, and only if the hand is still at that spot.
+are out, and its result (numbers and the live seats' readings) comes back on the
+queue (:class:`EquityReady`), to be published on ``secure/state`` only, and only
+if the hand is still at that spot.
 
 Clocks live here, at the edge: presence hold times run on the monotonic clock
 the links stamp their reports with; the journal and payloads get wall time.
@@ -288,7 +289,7 @@ class TableCore:
         """Wire the parts. ``journal`` may be None when it could not be opened at
         start; ``open_journal`` then opens it when retried. ``hand_floor`` keeps
         the next hand number on disk beside the journal. ``equity`` computes the
-        live equity (None: the secure state carries readings but no equity)."""
+        live equity (None: the secure state has neither equity nor readings)."""
         self.table_id = table_id
         self.layout = layout
         self.engine = DealingEngine(settings)
