@@ -83,6 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
                           help="fast mode: the players bet through the dealer's console"
                           " (adds the console kinds: " + ", ".join(CONSOLE_KINDS) + ")")
     simulate.add_argument("--json", action="store_true", help="print the report as JSON")
+    simulate.add_argument(
+        "--hand-log", type=Path, default=None, metavar="FILE",
+        help="also write every hand with each street's equities and hand readings to FILE"
+        " (it shows every hole card: production room only)",
+    )
     add_phh_parser(commands)
     add_console_parser(commands)
     add_equity_parser(commands)
@@ -133,8 +138,15 @@ def _replay(args: argparse.Namespace) -> int:
         from table_controller.republish import run_republish
 
         return run_republish(args)
+    observe = None
+    if not args.json:
+        # The readable summary shows each street's equities and readings (numpy
+        # and the equity tables load only for it: the JSON door stays light).
+        from table_controller.equity.live import StreetLog
+
+        observe = StreetLog().observe
     try:
-        result = replay_path(args.script)
+        result = replay_path(args.script, observe)
     except OSError as exc:
         print(f"stud-table replay: cannot read {args.script}: {exc.strerror}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -145,13 +157,14 @@ def _replay(args: argparse.Namespace) -> int:
         json.dump(result.report(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print(text_report(result.report()))
+        print(text_report(result.report(), result.notes))
     sys.stdout.flush()  # a closed pipe shows here, inside main's handler
     return EXIT_OK
 
 
-def text_report(report: dict[str, Any]) -> str:
-    """The readable summary of a replay report (``stud-table replay`` without ``--json``)."""
+def text_report(report: dict[str, Any], notes: Sequence[Sequence[str]] = ()) -> str:
+    """The readable summary of a replay report (``stud-table replay`` without ``--json``);
+    ``notes``: per hand, lines shown after its seats (each street's equities)."""
     lines: list[str] = []
     hands = report["hands"]
     if not hands:
@@ -167,6 +180,8 @@ def text_report(report: dict[str, Any]) -> str:
                 f"  seat {seat:>2} {info['status']:<7} down {' '.join(info['down']) or '-':<12}"
                 f" up {' '.join(info['up']) or '-'}"
             )
+        if number <= len(notes):
+            lines.extend(notes[number - 1])
         for alert in hand["alerts"]:
             seat = f"seat {alert['seat']}" if alert["seat"] is not None else "table"
             street = f", street {alert['street']}" if alert["street"] is not None else ""
@@ -246,6 +261,16 @@ def _simulate(args: argparse.Namespace) -> int:
         return EXIT_FAILURE
     finally:
         bar.close()
+    if args.hand_log is not None:
+        from table_controller.simulation.hand_log import write_hand_log
+
+        try:
+            with args.hand_log.open("w", encoding="utf-8") as out:
+                write_hand_log(out, args.hands, args.seed, rates, betting=args.betting)
+        except OSError as exc:
+            print(f"stud-table simulate: cannot write {args.hand_log}: {exc.strerror}",
+                  file=sys.stderr)
+            return EXIT_FAILURE
     if args.json:
         json.dump(report.as_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")

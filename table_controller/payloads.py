@@ -189,16 +189,50 @@ class _SeatBase(_Model):
         default=None,
         description="Chips in front of the seat this betting round (null without a console).",
     )
+    showing: str | None = Field(
+        default=None,
+        description="What the up cards show, in words ('Pair of nines showing'); null"
+        " without an up card. Computed from the up cards only.",
+    )
 
 
 class PublicSeat(_SeatBase):
     """A seat as the public sees it: up cards and only the *number* of down cards."""
 
 
+Share = Annotated[float, Field(ge=0.0, le=1.0)]
+"""A share of the pot, 0..1."""
+
+
 class SecureSeat(_SeatBase):
-    """A seat for the production room: also the down cards, in the order received."""
+    """A seat for the production room: also the down cards, in the order received,
+    and what is computed from them (its hand in words, its pot equity, its outs)."""
 
     down: list[CardCode] = Field(description="Face-down cards in the order received.")
+    reading: str | None = Field(
+        default=None,
+        description="The seat's best hand now, down cards included ('Two pair, kings and"
+        " fives'); null for a seat not in the hand or folded.",
+    )
+    equity: Share | None = Field(
+        default=None,
+        description="Expected share of the pot if every live seat went to showdown; null"
+        " while it is computed or where it does not apply (see the state's equity_info).",
+    )
+    win: Share | None = Field(
+        default=None, description="Share of run-outs where the seat takes the whole pot."
+    )
+    tie: Share | None = Field(
+        default=None, description="What the seat gets from divided pots (equity - win)."
+    )
+    stderr: float | None = Field(
+        default=None, ge=0.0, description="Standard error of equity (Monte Carlo only)."
+    )
+    outs: list[CardCode] | None = Field(
+        default=None,
+        description="Heads-up, 5th and 6th street: the unseen cards that would put this"
+        " seat (the one behind) ahead; null otherwise.",
+    )
 
 
 ConsoleActionName = BetAction
@@ -251,10 +285,34 @@ class PublicState(_StateBase):
     seats: list[PublicSeat]
 
 
+class EquityInfo(_Model):
+    """How the seats' equities of a secure state were computed (docs/equity.md).
+
+    ``ready`` false: the numbers for this position are being computed (the seats'
+    ``equity`` are null); a newer ``secure/state`` brings them. ``problem``: the
+    position has no equity (e.g. a card seen twice), and why.
+    """
+
+    ready: bool
+    exact: bool | None = Field(default=None, description="Enumerated (true) or sampled.")
+    runouts: int | None = Field(default=None, ge=0, description="Run-outs counted or sampled.")
+    seed: int | None = Field(default=None, description="Monte Carlo seed, or null when exact.")
+    community: bool | None = Field(
+        default=None, description="The last card is (or was) rule 15's community card."
+    )
+    problem: str | None = Field(default=None, description="Why there are no numbers.")
+
+
 class SecureState(_StateBase):
-    """``secure/state`` topic: the same snapshot with every seat's down cards."""
+    """``secure/state`` topic: the same snapshot with every seat's down cards, and the
+    equities and readings computed from them."""
 
     seats: list[SecureSeat]
+    equity_info: EquityInfo | None = Field(
+        default=None,
+        description="How the equities were computed; null where equity does not apply"
+        " (fewer than two live seats, 3rd street not yet dealt to every seat).",
+    )
 
 
 # --------------------------------------------------------------------------- events

@@ -464,6 +464,19 @@ class MqttPublisher:
                 self._send(self.topics.state, stamped[0], retain=True)
                 self._send(self.topics.secure_state, stamped[1], retain=True)
 
+    def publish_secure_state(self, secure: SecureState) -> None:
+        """Publish a newer secure snapshot alone, retained: the equity update that
+        follows a card (docs/equity.md "Live equity"), when the public snapshot has
+        not changed. Kept for republishing (a republish stamps both with one ``seq``
+        again). Offline it is only kept, like :meth:`publish_state`."""
+        self._check_table(secure.table)
+        with self._lock:
+            stamped = _stamp(secure, self._seq.next(), self._clock())
+            if self._state is not None:
+                self._state = (self._state[0], stamped)
+            if self._online:
+                self._send(self.topics.secure_state, stamped, retain=True)
+
     def publish_event(self, public: PublicEvent, secure: SecureEvent) -> None:
         """Publish one event on ``events`` and ``secure/events`` (one shared ``seq``).
 

@@ -29,13 +29,14 @@ Theory of operation (issue 9, items 13-18):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
 from table_controller.engine.dealing import DealingEngine, HandState, replay_events
 from table_controller.engine.report import hand_report
+from table_controller.engine.settings import TableSettings
 from table_controller.events import TableEvent
 from table_controller.journal import decode_line, strip_envelope
 from table_controller.script import Script, ScriptError, ScriptParser, load_json
@@ -236,6 +237,9 @@ class Replay:
 
     hands: list[dict[str, Any]]
     journal: JournalInfo | None
+    notes: list[list[str]] = field(default_factory=list)
+    """Per hand, the readable lines of ``replay_path``'s ``observe`` (the summary's
+    equities and readings); not part of the JSON report."""
 
     def report(self) -> dict[str, Any]:
         """The CONFORMANCE.md report; a journal adds its ``journal`` object."""
@@ -245,14 +249,22 @@ class Replay:
         return report
 
 
-def replay_path(path: Path) -> Replay:
+Observer = Callable[[HandState | None, TableSettings], list[str]]
+"""Shown the hand (and the table's settings) after every input; returns readable
+lines for the summary (e.g. :meth:`table_controller.equity.live.StreetLog.observe`)."""
+
+
+def replay_path(path: Path, observe: Observer | None = None) -> Replay:
     """Replay the script or journal at ``path``, streaming (see the module docstring).
 
+    ``observe``: lines for the readable summary, kept per hand in :attr:`Replay.notes`.
     Raises :class:`ScriptError` for a malformed line, ``OSError`` if unreadable.
     """
     source = ScriptSource(path)
     engine: DealingEngine | None = None
     hands: list[dict[str, Any]] = []
+    notes: list[list[str]] = []
+    lines: list[str] = []
     current: HandState | None = None
     number = 0
     try:
@@ -265,19 +277,24 @@ def replay_path(path: Path) -> Replay:
                 # A hand is final once the next one starts: report it and let it go.
                 if current is not None:
                     hands.append(hand_report(current))
+                    notes.append(lines)
+                    lines = []
                 current = engine.hand
+            if observe is not None:
+                lines += observe(engine.hand, engine.settings)
         number = source.last_line
         if engine is not None:
             engine.finish_hand()
         if current is not None:
             hands.append(hand_report(current))
+            notes.append(lines)
     except (ScriptError, OSError):
         raise
     except Exception as exc:  # the door answers with a line, never a traceback
         raise ScriptError(
             number, f"internal error replaying this line ({type(exc).__name__}: {exc});"
             " please report it", str(path)) from None
-    return Replay(hands, source.journal)
+    return Replay(hands, source.journal, notes)
 
 
 def load_script(path: Path) -> Script:

@@ -53,6 +53,13 @@ merging with the next deal. Hand numbers come from the journal (each ``hand``
 record carries its ``hand_id``) and a small floor file, so they never go
 backwards across restarts.
 
+Equity (docs/equity.md "Live equity"): every public state carries what each
+seat's up cards show; the hand's equity spot goes to the equity worker
+(:mod:`table_controller.daemon.equity_feed`) *after* the card's event and state
+are out, and its result (numbers and the live seats' readings) comes back on the
+queue (:class:`EquityReady`), to be published on ``secure/state`` only, and only
+if the hand is still at that spot.
+
 Clocks live here, at the edge: presence hold times run on the monotonic clock
 the links stamp their reports with; the journal and payloads get wall time.
 """
@@ -73,6 +80,7 @@ from firmware_bridge.link import ConnectionState, LinkProblem, LinkStats
 from firmware_bridge.messages import Inventory, ReaderFault, ReaderMessage, TagArrived, TagLeft
 from table_controller.cards import Card
 from table_controller.console_commands import CommandError, parse_command
+from table_controller.daemon.equity_feed import EquityReady
 from table_controller.daemon.projection import (
     alert_payload,
     betting_of,
@@ -92,6 +100,7 @@ from table_controller.engine.outputs import (
     GameEventKind,
 )
 from table_controller.engine.settings import TableSettings
+from table_controller.equity.live import EquitySpot, LiveEquity, equity_spot, table_game
 from table_controller.events import CardPlaced, HandEnded, HandStarted, TableEvent, ZoneEvent
 from table_controller.journal import Journal, JournalError, strip_envelope
 from table_controller.layout import TableLayout
@@ -99,6 +108,7 @@ from table_controller.payloads import (
     AlertPayload,
     ConsoleReply,
     ReaderStatus,
+    SecureState,
     to_json,
 )
 from table_controller.presence import PresenceTracker
@@ -231,6 +241,16 @@ class TablePublisher(Publisher, Protocol):
     def set_health(self, problem: str | None) -> None:
         """``status`` degraded with ``problem``, or online again with None."""
 
+    def publish_secure_state(self, secure: SecureState) -> None:
+        """Publish a newer ``secure/state`` alone (the equity update)."""
+
+
+class EquitySink(Protocol):
+    """Where the core sends each new equity spot (an :class:`EquityWorker`)."""
+
+    def submit(self, spot: EquitySpot | None) -> None:
+        """Compute ``spot`` next (``None``: nothing to compute); returns at once."""
+
 
 class NotJournaledError(Exception):
     """An input could not be journaled (the core has already reported why)."""
@@ -240,7 +260,9 @@ LinkStatsSource = Callable[[int], LinkStats | None]
 """Latest counters of reader ``id``'s link (read from the link, thread-safe)."""
 
 
-DaemonInput = ReaderReport | ReaderStateChange | RebirthRequest | ConsoleCommand | StopRequest
+DaemonInput = (
+    ReaderReport | ReaderStateChange | RebirthRequest | ConsoleCommand | EquityReady | StopRequest
+)
 """Everything the core's queue carries."""
 
 
@@ -262,10 +284,12 @@ class TableCore:
         mono_clock: Callable[[], float] = time.monotonic,
         open_journal: Callable[[], Journal] | None = None,
         hand_floor: SequenceCounter | None = None,
+        equity: EquitySink | None = None,
     ) -> None:
         """Wire the parts. ``journal`` may be None when it could not be opened at
         start; ``open_journal`` then opens it when retried. ``hand_floor`` keeps
-        the next hand number on disk beside the journal."""
+        the next hand number on disk beside the journal. ``equity`` computes the
+        live equity (None: the secure state has neither equity nor readings)."""
         self.table_id = table_id
         self.layout = layout
         self.engine = DealingEngine(settings)
@@ -309,6 +333,15 @@ class TableCore:
         self._rejected_last = ""
         self.console_repeats = 0
         """Console requests answered from memory instead of applied again."""
+        self.game = table_game(settings)
+        self._equity_sink = equity
+        self._spot: EquitySpot | None = None
+        """The hand's equity spot as last published (None: equity does not apply)."""
+        self._equity: LiveEquity | None = None
+        """The equity of :attr:`_spot`, once computed."""
+        self.equity_published = 0
+        self.equity_stale = 0
+        """Results that reached the engine thread after a newer card: not published."""
 
     # --------------------------------------------------------------- start-up
 
@@ -369,6 +402,8 @@ class TableCore:
             self._reader_state_change(item)
         elif isinstance(item, RebirthRequest):
             self.publisher.republish_retained()
+        elif isinstance(item, EquityReady):
+            self._equity_ready(item.result)
         elif isinstance(item, ConsoleCommand):
             try:
                 self.console_command(item.request)
@@ -929,9 +964,30 @@ class TableCore:
     def _publish_state(self) -> None:
         hand = self.engine.hand
         seats = self.layout.seats
+        spot = equity_spot(hand, self.game) if self._equity_sink is not None else None
+        moved = spot != self._spot
+        if moved:
+            self._spot, self._equity = spot, None
         self._publish(
             self.publisher.publish_state,
-            public_state(self.table_id, seats, hand), secure_state(self.table_id, seats, hand)
+            public_state(self.table_id, seats, hand, self.game),
+            secure_state(self.table_id, seats, hand, self.game, spot=spot, equity=self._equity),
+        )
+        if moved and self._equity_sink is not None:
+            # After the card's event and state are out: equity never delays a card.
+            self._equity_sink.submit(spot)
+
+    def _equity_ready(self, result: LiveEquity) -> None:
+        """Publish a finished equity on ``secure/state``, if the hand is still at its spot."""
+        if result.spot != self._spot:
+            self.equity_stale += 1  # a newer card came while it was computed
+            return
+        self._equity = result
+        self.equity_published += 1
+        self._publish(
+            self.publisher.publish_secure_state,
+            secure_state(self.table_id, self.layout.seats, self.engine.hand, self.game,
+                         spot=self._spot, equity=result),
         )
 
     # ---------------------------------------------------------------- readers

@@ -5,6 +5,12 @@ built by code paths that never read a down card's identity: public seats get
 ``down_count``, public events get no card for a down deal or a burn, and a hand
 result shows only the hands that won (a winner must show them). The payload
 models forbid extra keys, so a secure field in a public payload fails loudly.
+
+Readings and equity (docs/equity.md "Live equity"): a public seat gets only
+``showing``, computed by :func:`~table_controller.equity.live.public_readings`
+from its up cards alone; a secure seat also gets its ``reading`` and, given a
+:class:`~table_controller.equity.live.LiveEquity` for the hand's current spot, its
+``equity``, ``win``, ``tie`` and ``outs``.
 """
 
 from __future__ import annotations
@@ -15,6 +21,12 @@ from table_controller.engine.alerts import Alert, Notice
 from table_controller.engine.betting import BettingHand
 from table_controller.engine.dealing import HandState
 from table_controller.engine.outputs import GameEvent, GameEventKind
+from table_controller.equity.evaluate import Game
+from table_controller.equity.live import (
+    EquitySpot,
+    LiveEquity,
+    public_readings,
+)
 from table_controller.payloads import (
     PUBLIC_EVENT_ADAPTER,
     SECURE_EVENT_ADAPTER,
@@ -48,7 +60,8 @@ def betting_of(hand: HandState | None) -> BettingHand | None:
     return hand.console.betting
 
 
-def _state(table: str, seats: int, hand: HandState | None, secure: bool) -> dict[str, Any]:
+def _state(table: str, seats: int, hand: HandState | None, game: Game) -> dict[str, Any]:
+    """The fields common to both snapshots (nothing computed from a down card)."""
     betting = betting_of(hand)
     # Without stacks from the hand command the engine bets from notional chips:
     # the pot and bets are real, the stacks are not, so they stay null (also for
@@ -56,10 +69,14 @@ def _state(table: str, seats: int, hand: HandState | None, secure: bool) -> dict
     given = hand.stacks if hand and hand.stacks is not None else {}
     stacks = {s: c for s, c in betting.stacks.items() if s in given} if betting else {}
     bets = betting.bets if betting else {}
+    # Up cards only: the one reading fit for the public (docs/equity.md "Privacy").
+    showing = public_readings(
+        {seat_no: seat.up for seat_no, seat in hand.seats.items()} if hand else {}, game
+    )
     rows = []
     for seat_no in range(1, seats + 1):
         seat = hand.seats.get(seat_no) if hand else None
-        row: dict[str, Any] = {
+        rows.append({
             "seat": seat_no,
             "status": seat.status.value if seat else "empty",
             "up": [card.code for card in seat.up] if seat else [],
@@ -67,10 +84,8 @@ def _state(table: str, seats: int, hand: HandState | None, secure: bool) -> dict
             # Chips are public: the console's counts when it runs the hand.
             "stack": stacks.get(seat_no, seat.stack if seat else None),
             "bet": bets.get(seat_no),
-        }
-        if secure:
-            row["down"] = [card.code for card in seat.down] if seat else []
-        rows.append(row)
+            "showing": showing.get(seat_no),
+        })
     return {
         **_envelope(table, hand),
         "seats": rows,
@@ -104,14 +119,62 @@ def _chips(betting: BettingHand | None) -> dict[str, Any]:
     }
 
 
-def public_state(table: str, seats: int, hand: HandState | None) -> PublicState:
-    """The retained public snapshot: up cards and the *number* of down cards."""
-    return PublicState.model_validate(_state(table, seats, hand, secure=False))
+def public_state(
+    table: str, seats: int, hand: HandState | None, game: Game = Game.STUD
+) -> PublicState:
+    """The retained public snapshot: up cards, the *number* of down cards, and what
+    the up cards show."""
+    return PublicState.model_validate(_state(table, seats, hand, game))
 
 
-def secure_state(table: str, seats: int, hand: HandState | None) -> SecureState:
-    """The retained secure snapshot: the public one plus every seat's down cards."""
-    return SecureState.model_validate(_state(table, seats, hand, secure=True))
+def secure_state(
+    table: str,
+    seats: int,
+    hand: HandState | None,
+    game: Game = Game.STUD,
+    *,
+    spot: EquitySpot | None = None,
+    equity: LiveEquity | None = None,
+) -> SecureState:
+    """The retained secure snapshot: the public one plus every seat's down cards, and
+    the live seats' hands in words and equities of ``spot`` (the hand's current spot,
+    ``None`` where equity does not apply) once ``equity`` for that very spot is
+    known (both are computed off the engine thread)."""
+    state = _state(table, seats, hand, game)
+    if equity is not None and equity.spot != spot:
+        equity = None  # numbers of another position are never shown (no stale equity)
+    readings = equity.readings if equity is not None else {}
+    shares = equity.seats if equity is not None else {}
+    outs = equity.outs if equity is not None else None
+    for row in state["seats"]:
+        seat_no = row["seat"]
+        seat = hand.seats.get(seat_no) if hand else None
+        share = shares.get(seat_no)
+        row["down"] = [card.code for card in seat.down] if seat else []
+        row["reading"] = readings.get(seat_no)
+        row["equity"] = share.equity if share else None
+        row["win"] = share.win if share else None
+        row["tie"] = share.tie if share else None
+        row["stderr"] = share.stderr if share else None
+        row["outs"] = ([card.code for card in outs[1]]
+                       if outs is not None and outs[0] == seat_no else None)
+    state["equity_info"] = _equity_info(spot, equity)
+    return SecureState.model_validate(state)
+
+
+def _equity_info(spot: EquitySpot | None, equity: LiveEquity | None) -> dict[str, Any] | None:
+    if spot is None:
+        return None
+    if equity is None:
+        return {"ready": False}
+    return {
+        "ready": True,
+        "exact": equity.exact if equity.problem is None else None,
+        "runouts": equity.runouts if equity.problem is None else None,
+        "seed": equity.seed,
+        "community": equity.community if equity.problem is None else None,
+        "problem": equity.problem,
+    }
 
 
 def alert_payload(table: str, hand: HandState | None, alert: Alert) -> AlertPayload:

@@ -7,6 +7,7 @@ the thread that calls :meth:`Daemon.run`.
 
 from __future__ import annotations
 
+import os
 import queue
 import signal
 import sys
@@ -30,9 +31,12 @@ from table_controller.daemon.core import (
     StopRequest,
     TableCore,
 )
+from table_controller.daemon.equity_feed import ChildProcess, Compute, EquityWorker
 from table_controller.deck import load_decks
 from table_controller.engine.alerts import AlertCode
 from table_controller.engine.settings import TableSettings
+from table_controller.equity.live import compute_live, table_game
+from table_controller.equity.live import warm_up as warm_up_equity
 from table_controller.hands import warm_up
 from table_controller.journal import (
     Journal,
@@ -57,6 +61,11 @@ REFUSAL_BROKER_WAIT = 5.0
 
 GIL_SWITCH_INTERVAL = 0.0005
 """Seconds a thread may hold the GIL while another waits (CPython default 0.005)."""
+
+EQUITY_WORKER_ENV = "STUD_TABLE_EQUITY_WORKER"
+"""Where live equity is computed: ``process`` (default: a child process at a lower
+priority), ``thread`` (a thread of the daemon) or ``off`` (readings, no equity).
+For benchmarks and diagnosis (bench/bench_daemon_equity.py compares them)."""
 
 MAX_WAITING_COMMANDS = 64
 """Console commands that may wait in the inbox; more are refused ``busy``. A
@@ -190,6 +199,18 @@ class Daemon:
             )
             for reader in self.layout.readers
         }
+        self.equity_mode = os.environ.get(EQUITY_WORKER_ENV, "process")
+        self.equity_child: ChildProcess | None = None
+        self.equity: EquityWorker | None = None
+        if self.equity_mode != "off":
+            compute: Compute = compute_live
+            if self.equity_mode != "thread":
+                self.equity_child = compute = ChildProcess(table_game(self.settings))
+            # The worker only enqueues its results; the engine thread publishes them.
+            self.equity = EquityWorker(
+                self.inbox.put, compute,
+                prepare=self.equity_child.start if self.equity_child is not None else None,
+            )
         self.core = TableCore(
             table_id=config.table.id,
             settings=self.settings,
@@ -201,6 +222,7 @@ class Daemon:
             registry=registry,
             open_journal=self._open_journal,
             hand_floor=self.hand_floor,
+            equity=self.equity,
         )
         self._stopping = threading.Event()
 
@@ -285,6 +307,7 @@ class Daemon:
         if self._unreadable is not None:
             return self._refuse(self._unreadable)
         warm_up()  # the first showdown must not wait for the evaluator's tables
+        self._start_equity()
         # The engine thread hands every message to paho's network thread; with
         # CPython's default 5 ms switch interval that thread can wait that long
         # for the GIL while the engine thread works on.
@@ -304,6 +327,16 @@ class Daemon:
             # and let it propagate (exit 1), so systemd restarts the daemon.
             self._shutdown(clean)
         return 0
+
+    def _start_equity(self) -> None:
+        """Build the public readings' tables here and start the equity worker (its
+        child process builds its own tables meanwhile: about a second, once)."""
+        # The readings are computed here; equity's tables only where it runs.
+        warm_up_equity(self.core.game, equity=self.equity_mode == "thread")
+        if self.equity is None:
+            return
+        self.equity.start()  # its thread starts the child process
+        log.info("equity_worker_started", mode=self.equity_mode)
 
     def _refuse(self, reason: str) -> int:
         """Cannot run: tell the floor (alert, retained ``failed`` status), then exit
@@ -348,6 +381,8 @@ class Daemon:
             log.error("daemon_crashed", table=self.config.table.id)
         for link in self.links.values():
             link.stop()
+        if self.equity is not None:
+            self.equity.stop()
         journal = self.core.journal
         if journal is not None:
             try:

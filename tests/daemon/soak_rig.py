@@ -299,6 +299,10 @@ class DroppingPublisher:
     def set_health(self, problem: str | None) -> None:
         """Health changes are not counted."""
 
+    def publish_secure_state(self, secure: SecureState) -> None:
+        """Count an equity update."""
+        self.published += 1
+
     def republish_retained(self) -> None:
         """Nothing retained."""
 

@@ -174,6 +174,12 @@ def comparable(state: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in state.items() if k not in ("seq", "ts")}
 
 
+def _equity_settled(secure: dict[str, Any]) -> bool:
+    """No equity due, or its numbers are in (the update follows the card's state)."""
+    info = secure.get("equity_info")
+    return info is None or bool(info["ready"])
+
+
 def test_kill_9_mid_hand_and_restart_publishes_the_same_state(rig: TableRig) -> None:
     sub = subscribe(rig.broker.port)
     rig.start_process()
@@ -186,7 +192,8 @@ def test_kill_9_mid_hand_and_restart_publishes_the_same_state(rig: TableRig) -> 
     before = wait_state(
         sub, lambda s: sum(len(x["up"]) + x["down_count"] for x in s["seats"]) == dealt
     )
-    secure_before = latest(sub, f"{ROOT}/secure/state")
+    # The live equity of that position is out (docs/equity.md "Live equity").
+    secure_before = wait_state(sub, _equity_settled, topic=f"{ROOT}/secure/state")
     rig.kill9()
     # While the daemon is down, a player lifts an up card off the table for good.
     lifted = next(e for e in reversed(events[:cut])
@@ -205,6 +212,11 @@ def test_kill_9_mid_hand_and_restart_publishes_the_same_state(rig: TableRig) -> 
     assert secure_before is not None
     assert comparable(after) == comparable(before)
     assert after["seq"] > before["seq"]
+    # ... and after the restart the same numbers again (seeded from the position).
+    wait_until(lambda: any(m.topic == f"{ROOT}/secure/state"
+                           and _equity_settled(json.loads(m.payload))
+                           for m in sub.snapshot()[mark:]),
+               WAIT * 2, "secure equity after restart\n" + rig.daemon_log())
     secure_after = latest(sub, f"{ROOT}/secure/state")
     assert secure_after is not None
     assert comparable(secure_after) == comparable(secure_before)
