@@ -23,6 +23,7 @@ from table_controller.config import load_config
 from table_controller.daemon.runner import Daemon
 from table_controller.deck import load_decks
 from table_controller.events import CardPlaced, CardRemoved, HandStarted, TableEvent
+from table_controller.journal import read_journal
 from table_controller.layout import load_layout
 from table_controller.simulation.emulated_table import EmulatedTable
 from table_controller.simulation.physical import PhysicalDeal
@@ -34,6 +35,7 @@ DECK = REPO / "hardware" / "decks" / "example-deck.toml"
 SECOND_DECK = REPO / "hardware" / "decks" / "example-deck-blue.toml"
 TABLE = "t1"
 ROOT = f"stud/v1/{TABLE}"
+JOURNAL_WAIT = 10.0
 
 
 class TableRig:
@@ -130,12 +132,43 @@ class TableRig:
     # ---------------------------------------------------------------- dealing
 
     def deal(self, events: Iterable[TableEvent], pace: float = 0.08) -> None:
-        """Put the cards of ``events`` on the emulated antennas, one at a time."""
+        """Put the cards of ``events`` on the emulated antennas, one at a time.
+
+        Like a dealer who sees each card land, the next card waits (up to
+        :data:`JOURNAL_WAIT` s, then goes on regardless: pacing, not a check)
+        until the running daemon has journaled the last one. Readers are
+        independent, so on a loaded machine two cards on different antennas
+        a pace apart could otherwise reach the daemon in the other order
+        (a false ``missing_burn`` seen once in CI-like load).
+        """
         for event in events:
             if isinstance(event, HandStarted):
                 continue  # a card-only table learns the players from the deal
+            seen = self._journaled(event)
             self.table.apply(event)
+            if seen is not None and self.running():
+                deadline = time.monotonic() + JOURNAL_WAIT
+                while (self._journaled(event) or 0) <= seen and time.monotonic() < deadline:
+                    time.sleep(0.01)
             time.sleep(pace)
+
+    def running(self) -> bool:
+        """Whether a daemon (thread or process) is running now."""
+        return (self.daemon is not None
+                or (self.process is not None and self.process.poll() is None))
+
+    def _journaled(self, event: TableEvent) -> int | None:
+        """How many journal records put ``event``'s card in its zone (None:
+        not a registered card being placed, nothing to wait for)."""
+        if not isinstance(event, CardPlaced):
+            return None
+        path = self.tmp / "journal" / f"{TABLE}.journal.jsonl"
+        if not path.exists():
+            return 0
+        card, zone = event.card.code, event.zone.name
+        return sum(1 for record in read_journal(path).records
+                   if record.get("op") == "place" and record.get("card") == card
+                   and record.get("zone") == zone)
 
 
 def clear_table(deal: PhysicalDeal) -> list[CardPlaced | CardRemoved]:
