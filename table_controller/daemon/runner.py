@@ -8,6 +8,7 @@ the thread that calls :meth:`Daemon.run`.
 from __future__ import annotations
 
 import gc
+import math
 import queue
 import signal
 import sys
@@ -63,6 +64,13 @@ MAX_WAITING_COMMANDS = 64
 dealer's console sends one at a time; 64 leave room for several consoles."""
 
 
+HEAP_COLLECT_PERIOD = 60.0
+"""Seconds between the full garbage collections a settled daemon runs itself
+(see :func:`settle_heap`): a steady daemon frees nearly everything by reference
+counting, so the collector's own full collections may come only every few
+hundred hands."""
+
+
 def settle_heap() -> None:
     """Freeze what start-up built, so the garbage collector's full collections run.
 
@@ -76,9 +84,12 @@ def settle_heap() -> None:
     kept for nothing (measured: about 12 tuples a hand). Frozen, the start-up
     objects are never scanned again; the second collection resets the count of
     long-lived objects to those not frozen (none), so full collections run again
-    every few minutes, each over the few objects made since, and the free lists
-    stay short. Objects alive at start-up are freed as before when no longer used;
-    only reference cycles among them would never be collected.
+    when due, each over the few objects made since. A steady daemon frees nearly
+    everything by reference counting, so "when due" can still be hundreds of
+    hands: the engine loop also runs one every :data:`HEAP_COLLECT_PERIOD`
+    seconds (measured: 0.2 ms once frozen, 37 ms over all 43,000 objects unfrozen).
+    Objects alive at start-up are freed as before when no longer used; only
+    reference cycles among them would never be collected.
     """
     gc.collect()
     gc.freeze()
@@ -231,6 +242,8 @@ class Daemon:
             hand_floor=self.hand_floor,
         )
         self._stopping = threading.Event()
+        self._next_collect = math.inf
+        """When the engine loop runs its next full collection (settled daemons only)."""
 
     def _open_journal(self) -> Journal:
         """Open the live journal, recovering a damaged one, headed by the ``table`` op."""
@@ -322,6 +335,7 @@ class Daemon:
         if owns_process:
             # Not in a test's process (a daemon on a thread): it would freeze the tests' objects.
             settle_heap()
+            self._next_collect = time.monotonic() + HEAP_COLLECT_PERIOD
         self.core.publish_snapshot()
         self.publisher.start()
         for link in self.links.values():
@@ -361,7 +375,11 @@ class Daemon:
     def _loop(self) -> None:
         core = self.core
         while True:
-            timeout = max(0.0, core.next_deadline() - time.monotonic())
+            now = time.monotonic()
+            if now >= self._next_collect:
+                gc.collect()  # empties CPython's free lists too (settle_heap)
+                self._next_collect = now + HEAP_COLLECT_PERIOD
+            timeout = max(0.0, min(core.next_deadline(), self._next_collect) - now)
             try:
                 item = self.inbox.get(timeout=timeout)
             except queue.Empty:
