@@ -317,6 +317,9 @@ class Daemon:
         core.last_hand = max(core.last_hand, last_hand_number(records))
         core.restore(current_hand_records(records))
         core.begin_reconcile()
+        # Read once, for this: kept, the whole journal read at start would stay
+        # in memory (and be frozen by settle_heap) for the daemon's life.
+        self._records = []
 
     def run(self, install_signals: bool = True) -> int:
         """Run until stopped; return the process exit code."""
