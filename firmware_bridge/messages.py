@@ -360,7 +360,9 @@ def decode_payload(msg_type: MessageType, payload: bytes) -> Message:
                 antenna, cycle, count = reader.unpack(_INVENTORY_HEAD)
                 if antenna >= MAX_ANTENNAS or count > MAX_INVENTORY_TAGS:
                     raise PayloadError("inventory antenna or count out of range", truncated=False)
-                message = Inventory(antenna, cycle, tuple(reader.uid() for _ in range(count)))
+                # From a list: tuple() of a generator resizes a 10-slot tuple, which
+                # strands one on CPython's tuple free list per call (item 26).
+                message = Inventory(antenna, cycle, tuple([reader.uid() for _ in range(count)]))
             case MessageType.HEARTBEAT:
                 uptime, cycles = reader.unpack(_HEARTBEAT)
                 message = Heartbeat(uptime, cycles)

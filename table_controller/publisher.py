@@ -317,8 +317,7 @@ class MqttPublisher:
         self._events_dropped = 0
         self._alerts_dropped = 0
 
-        self._props = _publish_properties()
-        self._props.ContentType = "application/json"
+        self._props = _json_properties()
         self.client_id = client_id or f"stud-table-{table}-{secrets.token_hex(16)}"
         self._client = mqtt.Client(
             CallbackAPIVersion.VERSION2,
@@ -981,6 +980,36 @@ class MqttPublisher:
 def _publish_properties() -> Properties:
     # paho's Properties constructor is untyped; confine the ignore to here.
     return Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+
+
+class _PackedOnce(Properties):
+    """PUBLISH properties that are packed once and then reused as bytes.
+
+    paho packs a message's properties on every publish, and ``Properties.pack``
+    makes a new attribute-name string for each of the 27 MQTT 5 property names
+    and looks it up with ``hasattr``: CPython's type attribute cache keeps each
+    such string alive until its slot is reused, which grew the daemon's memory
+    with every message (issue 9 item 26). Setting a property drops the cache.
+    """
+
+    def pack(self) -> bytes:
+        """The packed properties (computed at the first call)."""
+        packed: bytes | None = self.__dict__.get("_packed")
+        if packed is None:
+            packed = bytes(super().pack())  # type: ignore[no-untyped-call]
+            object.__setattr__(self, "_packed", packed)
+        return packed
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)  # type: ignore[no-untyped-call]
+        self.__dict__.pop("_packed", None)
+
+
+def _json_properties() -> Properties:
+    """The properties of every message the publisher sends (JSON content), packed once."""
+    props = _PackedOnce(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+    props.ContentType = "application/json"
+    return props
 
 
 def _stamp(payload: _M, seq: int, ts: float) -> _M:

@@ -8,6 +8,9 @@ that looked like a leak. ``hands.warm_up()`` (run by the daemon at start) now
 fills it. Nothing else the core keeps grows with hands (tracemalloc over many
 hands through :class:`TableCore`, below).
 
+What else grew in the daemon (CPython's free lists and type attribute cache,
+fed by hot paths) is fixed and tested in ``test_memory.py``.
+
 In CI: a short run of each. With ``--soak``: 10,000 hands through the core, and
 ``STUD_SOAK_HANDS`` (default 2,000) demo hands through the real daemon.
 """
