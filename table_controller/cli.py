@@ -145,14 +145,21 @@ def _replay(args: argparse.Namespace) -> int:
         json.dump(result.report(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print(text_report(result.report()))
+        print(text_report(result.report(), result.game))
     sys.stdout.flush()  # a closed pipe shows here, inside main's handler
     return EXIT_OK
 
 
-def text_report(report: dict[str, Any]) -> str:
-    """The readable summary of a replay report (``stud-table replay`` without ``--json``)."""
+def text_report(report: dict[str, Any], game: str | None = None) -> str:
+    """The readable summary of a replay report (``stud-table replay`` without ``--json``).
+
+    ``game``: the table's game (RULES.md "Variants"), named on the first line.
+    """
     lines: list[str] = []
+    if game is not None:
+        from table_controller.engine.variants import variant
+
+        lines.append(f"game: {variant(game).name}")
     hands = report["hands"]
     if not hands:
         lines.append("no hands")
@@ -160,6 +167,10 @@ def text_report(report: dict[str, Any]) -> str:
         winners = " ".join(str(seat) for seat in hand["winners"]) or "-"
         bring_in = hand["bring_in"] if hand["bring_in"] is not None else "-"
         lines.append(f"hand {number}: winners {winners}, bring-in seat {bring_in}")
+        if "winners_high" in hand:  # stud8: who won which half
+            high = " ".join(str(seat) for seat in hand["winners_high"]) or "-"
+            low = " ".join(str(seat) for seat in hand["winners_low"]) or "no low"
+            lines.append(f"  high {high}, low {low}")
         if hand["community"] is not None:
             lines.append(f"  community card {hand['community']}")
         for seat, info in hand["players"].items():

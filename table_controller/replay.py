@@ -36,6 +36,7 @@ from typing import Any, BinaryIO, Final
 
 from table_controller.engine.dealing import DealingEngine, HandState, replay_events
 from table_controller.engine.report import hand_report
+from table_controller.engine.variants import Game
 from table_controller.events import TableEvent
 from table_controller.journal import decode_line, strip_envelope
 from table_controller.script import Script, ScriptError, ScriptParser, load_json
@@ -236,6 +237,9 @@ class Replay:
 
     hands: list[dict[str, Any]]
     journal: JournalInfo | None
+    game: Game = Game.STUD
+    """The game of the table line (the readable summary names it; the JSON
+    report does not, its keys are the contract's)."""
 
     def report(self) -> dict[str, Any]:
         """The CONFORMANCE.md report; a journal adds its ``journal`` object."""
@@ -277,7 +281,7 @@ def replay_path(path: Path) -> Replay:
         raise ScriptError(
             number, f"internal error replaying this line ({type(exc).__name__}: {exc});"
             " please report it", str(path)) from None
-    return Replay(hands, source.journal)
+    return Replay(hands, source.journal, source.parser.settings.game)
 
 
 def load_script(path: Path) -> Script:

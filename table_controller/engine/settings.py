@@ -11,6 +11,8 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from table_controller.hands import Game
+
 BringInTiebreak = Literal["suit", "position"]
 
 MAX_CHIPS: Final = 10**15
@@ -112,6 +114,11 @@ class TableSettings(BaseModel):
     big_bet: int = Field(default=10, ge=1, le=MAX_CHIPS,
                          description="Big bet (5th, 6th and 7th street).")
     rules: RuleProfile = Field(default_factory=RuleProfile)
+    game: Game = Field(
+        default=Game.STUD,
+        description="The game dealt (RULES.md \"Variants\"): 'stud' (Seven Card Stud,"
+        " default), 'razz' or 'stud8' (Seven Card Stud Hi-Lo, eight or better).",
+    )
     auto_hands: bool = Field(
         default=False,
         description="No console: a hand starts when the first card lands on a clear table,"
