@@ -167,7 +167,7 @@ def text_report(report: dict[str, Any], game: str | None = None) -> str:
         winners = " ".join(str(seat) for seat in hand["winners"]) or "-"
         bring_in = hand["bring_in"] if hand["bring_in"] is not None else "-"
         lines.append(f"hand {number}: winners {winners}, bring-in seat {bring_in}")
-        if "winners_high" in hand:  # stud8: who won which half
+        if hand.get("winners_high"):  # stud8 showdown: who won which half
             high = " ".join(str(seat) for seat in hand["winners_high"]) or "-"
             low = " ".join(str(seat) for seat in hand["winners_low"]) or "no low"
             lines.append(f"  high {high}, low {low}")
