@@ -82,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--betting", action="store_true",
                           help="fast mode: the players bet through the dealer's console"
                           " (adds the console kinds: " + ", ".join(CONSOLE_KINDS) + ")")
+    simulate.add_argument("--game", choices=("stud", "razz", "stud8"), default="stud",
+                          help="the game dealt (RULES.md \"Variants\"; default stud;"
+                          " --mode fast only)")
     simulate.add_argument("--json", action="store_true", help="print the report as JSON")
     add_phh_parser(commands)
     add_console_parser(commands)
@@ -229,6 +232,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from table_controller.hands import Game
     from table_controller.logging import configure_logging
     from table_controller.simulation.kinds import CONSOLE_KINDS, DEAL_KINDS, READER_KINDS
     from table_controller.simulation.live import LiveError
@@ -243,6 +247,9 @@ def _simulate(args: argparse.Namespace) -> int:
     try:
         if args.betting and args.mode != "fast":
             raise RateError("--betting runs in --mode fast only")
+        if args.game != "stud" and args.mode != "fast":
+            raise RateError("--game runs in --mode fast only (the daemon plays its config's"
+                            " [table] game)")
         rates = parse_rates(args.rate or ["0.05"], kinds, betting=args.betting)
     except RateError as exc:
         print(f"stud-table simulate: {exc}", file=sys.stderr)
@@ -251,7 +258,7 @@ def _simulate(args: argparse.Namespace) -> int:
     bar = ProgressBar(args.hands, sys.stderr)
     try:
         report = simulate(args.hands, args.seed, rates, args.mode, speed=args.speed,
-                          progress=bar.update, betting=args.betting)
+                          progress=bar.update, betting=args.betting, game=Game(args.game))
     except LiveError as exc:
         print(f"stud-table simulate: {exc}", file=sys.stderr)
         return EXIT_FAILURE

@@ -47,6 +47,7 @@ from table_controller.engine.betting import (
 )
 from table_controller.engine.outputs import ConsoleResult, GameEventKind
 from table_controller.engine.pots import odd_chip_order, pot_winners
+from table_controller.engine.variants import Showdown
 from table_controller.events import ConsoleAction, FloorRuling, HandEnded
 from table_controller.hands import HandCategory, HandValue, evaluate, showing_value
 from table_controller.zones import Zone, ZoneKind
@@ -350,7 +351,9 @@ class TableConsole:
         """A call into a hand an opponent's board already beats (told, not refused)."""
         hand = self.hand
         cards = list(dict.fromkeys(hand.seats[seat].all_cards))
-        if len(cards) < 5:
+        if len(cards) < 5 or self.engine.variant.showdown is not Showdown.HIGH:
+            # Razz and stud8: a board cannot "already beat" a low (its next card
+            # may pair), and a hand beaten high may still win the low half.
             return
         mine = evaluate(cards[:7])
         for other in hand.live_seats:
