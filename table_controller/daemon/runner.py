@@ -78,6 +78,7 @@ def table_settings(config: DaemonConfig, layout: TableLayout) -> TableSettings:
             tournament=rules.tournament,
         ),
         auto_hands=True,
+        game=config.table.game,
     )
 
 
