@@ -454,14 +454,28 @@ def highest_showing(values: Mapping[int, ShowingValue], seat_order: Sequence[int
 # package (equity/evaluate.py builds its lookup tables from low_value).
 
 
+_EIGHT: Final = 8
+
+
 @functools.lru_cache(maxsize=65536)
 def low_score(ranks: tuple[int, ...], eight_or_better: bool) -> int:
     """:func:`best_low`'s score of sorted ranks (2..14), cached: the engine's showdown.
 
     Bigger is better; with ``eight_or_better`` 0 means no qualifying low. There are
-    at most 49,205 seven-card rank multisets, so the cache stays bounded.
+    at most 49,205 seven-card rank multisets, so the cache stays bounded. With five
+    different ranks (or, eight or better, five different ranks of eight or lower)
+    the best low is simply the lowest five: no search over the 21 five-card hands.
     """
-    return best_low(ranks, eight_or_better=eight_or_better)[0]
+    low = sorted({_ace_low(rank) for rank in ranks})
+    if eight_or_better:
+        # Only five different ranks of eight or lower qualify: the lowest five.
+        low = [rank for rank in low if rank <= _EIGHT]
+        if len(low) < 5 or len(ranks) < 5:
+            return 0
+        return LOW_BASE - _t.pack(_t.HIGH_CARD, low[4::-1])
+    if len(low) >= 5:  # five different ranks: the lowest five, no pair (most hands)
+        return LOW_BASE - _t.pack(_t.HIGH_CARD, low[4::-1])
+    return best_low(ranks, eight_or_better=False)[0]  # pairs to choose: try them all
 
 
 @functools.lru_cache(maxsize=BOARD_CACHE_SIZE)
