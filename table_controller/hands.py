@@ -464,7 +464,10 @@ def low_score(ranks: tuple[int, ...], eight_or_better: bool) -> int:
     Bigger is better; with ``eight_or_better`` 0 means no qualifying low. There are
     at most 49,205 seven-card rank multisets, so the cache stays bounded. With five
     different ranks (or, eight or better, five different ranks of eight or lower)
-    the best low is simply the lowest five: no search over the 21 five-card hands.
+    the best low is simply the lowest five; with four, every rank plays and the
+    lowest rank that can pairs; with three, the two lowest that can make two pair.
+    Only trips or worse (at most three ranks in five or six cards, two in seven)
+    search the five-card hands.
     """
     low = sorted({_ace_low(rank) for rank in ranks})
     if eight_or_better:
@@ -475,7 +478,22 @@ def low_score(ranks: tuple[int, ...], eight_or_better: bool) -> int:
         return LOW_BASE - _t.pack(_t.HIGH_CARD, low[4::-1])
     if len(low) >= 5:  # five different ranks: the lowest five, no pair (most hands)
         return LOW_BASE - _t.pack(_t.HIGH_CARD, low[4::-1])
-    return best_low(ranks, eight_or_better=False)[0]  # pairs to choose: try them all
+    if len(ranks) >= 5:
+        # Every rank plays once; the extra cards pair the lowest ranks that can.
+        counts: dict[int, int] = {}
+        for rank in ranks:
+            counts[_ace_low(rank)] = counts.get(_ace_low(rank), 0) + 1
+        paired = [rank for rank in low if counts[rank] >= 2]
+        need = 5 - len(low)
+        if need == 1:
+            pair = paired[0]
+            kickers = [rank for rank in reversed(low) if rank != pair]
+            return LOW_BASE - _t.pack(_t.PAIR, [pair, *kickers])
+        if need == 2 and len(paired) >= 2:
+            first, second = paired[0], paired[1]
+            kicker = next(rank for rank in low if rank not in (first, second))
+            return LOW_BASE - _t.pack(_t.TWO_PAIR, [second, first, kicker])
+    return best_low(ranks, eight_or_better=False)[0]  # trips or worse: try them all
 
 
 @functools.lru_cache(maxsize=BOARD_CACHE_SIZE)

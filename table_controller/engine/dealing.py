@@ -1130,7 +1130,8 @@ class DealingEngine:
             GameEventKind.ANNOUNCEMENT,
             seat=first,
             street=street,
-            text=f"Seat {first} is {which} with {describe_showing(v, boards[first])}.",
+            text=f"Seat {first} is {which} with"
+            f" {describe_showing(v, boards[first], values[first])}.",
         )
         for seat_no in order:
             if seat_no == first:
@@ -1140,7 +1141,8 @@ class DealingEngine:
                     GameEventKind.ANNOUNCEMENT,
                     seat=seat_no,
                     street=street,
-                    text=f"Seat {seat_no} shows {describe_showing(v, boards[seat_no])}.",
+                    text=f"Seat {seat_no} shows"
+                    f" {describe_showing(v, boards[seat_no], values[seat_no])}.",
                 )
 
     def _showdown_cards(self, seat_no: int) -> list[Card]:

@@ -27,11 +27,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
+from table_controller._hand_tables import CATEGORY_SHIFT
 from table_controller.cards import Card
 from table_controller.hands import (
+    LOW_BASE,
     Game,
     HandValue,
-    best_low,
+    ShowingValue,
     describe,
     describe_showing_value,
     evaluate,
@@ -172,10 +174,14 @@ def showing_key(v: Variant, up_cards: Sequence[Card]) -> int:
     return showing_value(up_cards).strength
 
 
-def describe_showing(v: Variant, up_cards: Sequence[Card]) -> str:
+def describe_showing(
+    v: Variant, up_cards: Sequence[Card], high: ShowingValue | None = None
+) -> str:
     """What the dealer announces for a board (rule 12): ``pair of nines``,
-    ``ace-king high``; in razz the low showing, ``seven-four low``."""
-    high = showing_value(up_cards)
+    ``ace-king high``; in razz the low showing, ``seven-four low``. ``high``: the
+    board's :func:`showing_value` when the caller has it already."""
+    if high is None:
+        high = showing_value(up_cards)
     if not v.first_to_act_low or len(up_cards) > 4:
         return describe_showing_value(high)
     if high.category > 0:  # a pair or more showing: named as such in razz too
@@ -216,11 +222,16 @@ def describe_hand(v: Variant, cards: Sequence[Card]) -> str:
     if v.showdown is Showdown.HIGH:
         return describe(evaluate(cards))
     eight = v.showdown is Showdown.HIGH_LOW8
-    score, ranks = best_low([card.rank for card in cards], eight_or_better=eight)
+    # From the cached score, not a search: its packed ranks name the low.
+    score = low_value_of(cards, eight_or_better=eight)
     if eight and score <= 0:
         low = "no low"
-    elif len(set(ranks)) == len(ranks):
-        low = "-".join(_LOW_NAMES[rank] for rank in ranks[:2]) + " low"
     else:
-        low = "paired low, " + "-".join(_LOW_NAMES[rank] for rank in ranks)
+        packed = LOW_BASE - score
+        ranks = [packed >> shift & 0xF for shift in (16, 12, 8, 4, 0)]
+        named = "-".join(_LOW_NAMES[rank] for rank in ranks if rank)
+        if packed >> CATEGORY_SHIFT == 0:  # no pair: the top two ranks, as a dealer reads a low
+            low = "-".join(_LOW_NAMES[rank] for rank in ranks[:2]) + " low"
+        else:
+            low = f"paired low, {named}"
     return f"{describe(evaluate(cards))}; {low}" if eight else low
