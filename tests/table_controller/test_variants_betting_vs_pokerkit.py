@@ -310,7 +310,7 @@ def compare(game: Game, seed: int, tally: Tally) -> None:
     if problems:
         tally.mismatches.append(f"{game} seed {seed} seats {ref.seats}: " + "; ".join(problems))
     tally.hands += 1
-    tally.showdowns += ref.showdown
+    tally.showdowns += len(hand.live_seats) > 1  # still two or more seats at the end
     tally.splits += len(hand.winners) > 1
     tally.side_pots += ref.side_pots
 
