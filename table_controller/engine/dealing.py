@@ -50,6 +50,7 @@ from table_controller.engine.variants import (
     bring_in_of,
     describe_hand,
     describe_showing,
+    key_has_pair,
     low_value_of,
     primary_value,
     showing_key,
@@ -1114,11 +1115,15 @@ class DealingEngine:
         order = [s for s in hand.players if s in boards]
         # Rule 1: the best hand showing acts first (the highest; razz: the lowest),
         # ties by position: max() keeps the first of equal keys in position order.
-        values = {seat_no: showing_value(boards[seat_no]) for seat_no in order}
-        if v.first_to_act_low:
+        if v.first_to_act_low:  # razz: one low reading per board (it says pairs too)
             keys = {seat_no: showing_key(v, boards[seat_no]) for seat_no in order}
-        else:  # the high hand showing: the values already computed
+            paired = {seat_no for seat_no in order if key_has_pair(keys[seat_no])}
+            values = {seat_no: showing_value(boards[seat_no]) for seat_no in paired}
+        else:  # the high hand showing
+            values = {seat_no: showing_value(boards[seat_no]) for seat_no in order}
             keys = {seat_no: value.strength for seat_no, value in values.items()}
+            paired = {seat_no for seat_no, value in values.items()
+                      if value.category >= HandCategory.PAIR}
         first = max(order, key=keys.__getitem__)
         hand.first_to_act[street] = first
         if hand.console is not None:
@@ -1131,12 +1136,12 @@ class DealingEngine:
             seat=first,
             street=street,
             text=f"Seat {first} is {which} with"
-            f" {describe_showing(v, boards[first], values[first])}.",
+            f" {describe_showing(v, boards[first], values.get(first), first in paired)}.",
         )
         for seat_no in order:
             if seat_no == first:
                 continue
-            if values[seat_no].category >= HandCategory.PAIR:
+            if seat_no in paired:
                 self._emit(
                     GameEventKind.ANNOUNCEMENT,
                     seat=seat_no,

@@ -52,6 +52,7 @@ __all__ = [
     "describe_hand",
     "describe_low",
     "describe_showing",
+    "key_has_pair",
     "low_value_of",
     "primary_value",
     "showing_key",
@@ -175,18 +176,28 @@ def showing_key(v: Variant, up_cards: Sequence[Card]) -> int:
 
 
 def describe_showing(
-    v: Variant, up_cards: Sequence[Card], high: ShowingValue | None = None
+    v: Variant,
+    up_cards: Sequence[Card],
+    high: ShowingValue | None = None,
+    paired: bool | None = None,
 ) -> str:
     """What the dealer announces for a board (rule 12): ``pair of nines``,
     ``ace-king high``; in razz the low showing, ``seven-four low``. ``high``: the
-    board's :func:`showing_value` when the caller has it already."""
-    if high is None:
-        high = showing_value(up_cards)
-    if not v.first_to_act_low or len(up_cards) > 4:
-        return describe_showing_value(high)
-    if high.category > 0:  # a pair or more showing: named as such in razz too
-        return describe_showing_value(high)
-    return describe_low(up_cards)
+    board's :func:`showing_value` and ``paired`` whether it shows a pair, when the
+    caller knows them already."""
+    if v.first_to_act_low and len(up_cards) <= 4:
+        if paired is None:
+            paired = key_has_pair(low_showing(up_cards))
+        if not paired:
+            return describe_low(up_cards)
+    # A high board, or a pair or more showing: named as such in razz too.
+    return describe_showing_value(high if high is not None else showing_value(up_cards))
+
+
+def key_has_pair(low_key: int) -> bool:
+    """Whether a razz board's :func:`showing_key` (its ace-to-five reading) shows a
+    pair or more: what rule 12 announces in every game."""
+    return (LOW_BASE - low_key) >> CATEGORY_SHIFT > 0
 
 
 _LOW_NAMES = {1: "ace", 2: "deuce", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven",

@@ -394,3 +394,14 @@ def test_replay_door_plays_a_razz_script(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=120, check=True,
     ).stdout
     assert text.splitlines()[0] == "game: Razz"
+
+
+def test_razz_announces_the_low_board_and_every_pair() -> None:
+    """Rule 12 in razz: the lowest board is named as a low, pairs as pairs."""
+    t = _third("razz", {2: "3d", 4: "2c", 5: "Qs"})
+    t.burn("8c").round("up", {2: "4d", 4: "2s", 5: "Js"})
+    engine = DealingEngine(TableSettings(game=Game.RAZZ))
+    texts = [o.text for _, e in parse_script(t.text().splitlines()).events
+             for o in engine.apply(e) if getattr(o, "text", None)]
+    assert "Seat 2 is low with four-three low." in texts
+    assert "Seat 4 shows pair of deuces." in texts
