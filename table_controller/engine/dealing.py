@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from table_controller._hand_tables import CATEGORY_SHIFT
 from table_controller.cards import DECK, Card
 from table_controller.engine.alerts import NOTICE_CODES, RULE_OF, Alert, AlertCode, Notice
 from table_controller.engine.console import TableConsole
@@ -71,6 +72,9 @@ from table_controller.zones import Zone, ZoneKind
 
 CARDS_PER_HAND = 7
 """A stud hand is seven cards (rule 18)."""
+
+_PAIR_FLOOR = int(HandCategory.PAIR) << CATEGORY_SHIFT
+"""The least strength of a board showing a pair or more (rule 12 announces it)."""
 
 DOWN = ZoneKind.DOWN
 UP = ZoneKind.UP
@@ -1119,12 +1123,11 @@ class DealingEngine:
             keys = {seat_no: showing_key(v, boards[seat_no]) for seat_no in order}
             paired = {seat_no for seat_no in order if key_has_pair(keys[seat_no])}
             values = {seat_no: showing_value(boards[seat_no]) for seat_no in paired}
-        else:  # the high hand showing
+            first = max(order, key=keys.__getitem__)
+        else:  # the high hand showing (the hot path of every stud hand)
             values = {seat_no: showing_value(boards[seat_no]) for seat_no in order}
-            keys = {seat_no: value.strength for seat_no, value in values.items()}
-            paired = {seat_no for seat_no, value in values.items()
-                      if value.category >= HandCategory.PAIR}
-        first = max(order, key=keys.__getitem__)
+            first = max(order, key=lambda seat_no: values[seat_no].strength)
+            paired = {seat_no for seat_no in order if values[seat_no].strength >= _PAIR_FLOOR}
         hand.first_to_act[street] = first
         if hand.console is not None:
             hand.console.street_dealt(street)
@@ -1208,7 +1211,7 @@ class DealingEngine:
                 if seat_no in values:
                     cards = self._showdown_cards(seat_no)
                     shown.append(ShownHand(seat_no, tuple(cards),
-                                           describe_hand(self.variant, cards)))
+                                           describe_hand(self.variant, cards, values[seat_no])))
         text = (
             "no winner"
             if not winners

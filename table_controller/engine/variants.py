@@ -226,12 +226,12 @@ def primary_value(v: Variant, cards: Sequence[Card]) -> HandValue:
     return evaluate(cards)
 
 
-def describe_hand(v: Variant, cards: Sequence[Card]) -> str:
+def describe_hand(v: Variant, cards: Sequence[Card], value: HandValue | None = None) -> str:
     """What a dealer says at showdown for 5 to 7 cards: ``kings full of fours``;
     razz ``seven-five low``; stud8 both halves, ``flush, ace high; eight-six low``
-    (or ``...; no low``)."""
+    (or ``...; no low``). ``value``: the cards' :func:`primary_value`, when known."""
     if v.showdown is Showdown.HIGH:
-        return describe(evaluate(cards))
+        return describe(value if value is not None else evaluate(cards))
     eight = v.showdown is Showdown.HIGH_LOW8
     # From the cached score, not a search: its packed ranks name the low.
     score = low_value_of(cards, eight_or_better=eight)
@@ -245,4 +245,6 @@ def describe_hand(v: Variant, cards: Sequence[Card]) -> str:
             low = "-".join(_LOW_NAMES[rank] for rank in ranks[:2]) + " low"
         else:
             low = f"paired low, {named}"
-    return f"{describe(evaluate(cards))}; {low}" if eight else low
+    if not eight:
+        return low
+    return f"{describe(value if value is not None else evaluate(cards))}; {low}"
