@@ -1,16 +1,20 @@
 """Benchmark: hands per second through the rules engine, against PokerKit in the same run.
 
     .venv/bin/python bench/bench_engine.py [--hands 10000] [--seed 1] [--fold-chance 0.05]
+                                           [--game stud|razz|stud8|all]
 
 The hands (random size 2-8 on random seats, random cards, a few folds, the rest to
 7th street and showdown) are generated as zone events *before* timing by
 :func:`table_controller.simulation.deal_random`. The engine replays each hand's
 events (``replay_events``: a fresh engine, every event applied, showdown).
-PokerKit plays the same hands through ``FixedLimitSevenCardStud`` with the same
-cards, burns and folds, everyone else checking or calling
-(tests/table_controller/pokerkit_stud.py). Printed: median and p99 time per hand,
-hands per second, and the ratio. Target (issue 3): the engine at least 10 times
-faster than PokerKit.
+PokerKit plays the same hands through its class for the game
+(``FixedLimitSevenCardStud``, ``FixedLimitRazz``,
+``FixedLimitSevenCardStudHighLowSplitEightOrBetter``) with the same cards, burns
+and folds, everyone else checking or calling (tests/table_controller/pokerkit_stud.py).
+The same hands are timed for every game asked (``--game all``, the default: stud,
+razz and stud8 in turn, RULES.md "Variants"). Printed per game: median and p99 time
+per hand, hands per second, and the ratios. Target (issue 3, issue 10): the engine
+at least 10 times faster than PokerKit in every game.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ sys.path.insert(0, str(ROOT / "tests" / "table_controller"))  # the PokerKit dri
 from pokerkit_stud import play  # noqa: E402 - found through the path above
 
 from table_controller.engine.dealing import replay_events  # noqa: E402
+from table_controller.engine.settings import TableSettings  # noqa: E402
+from table_controller.hands import Game  # noqa: E402
 from table_controller.simulation import PhysicalDeal, deal_random  # noqa: E402
 
 WARM_UP = 50
@@ -64,9 +70,22 @@ def time_interleaved(
     return times
 
 
-def engine_replay(hand: PhysicalDeal) -> object:
+def engine_replay(hand: PhysicalDeal, settings: TableSettings | None = None) -> object:
     """The engine's work for one hand: a fresh engine, every event, showdown."""
-    return replay_events(hand.events)
+    return replay_events(hand.events, settings)
+
+
+def runs_for(game: Game) -> list[Callable[[PhysicalDeal], object]]:
+    """The engine and PokerKit, each playing ``game``."""
+    settings = TableSettings(game=game)
+
+    def engine(hand: PhysicalDeal) -> object:
+        return engine_replay(hand, settings)
+
+    def reference(hand: PhysicalDeal) -> object:
+        return play(hand, game)
+
+    return [engine, reference]
 
 
 def summary(name: str, times: Sequence[int]) -> tuple[float, float]:
@@ -85,7 +104,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--hands", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--fold-chance", type=float, default=0.05)
+    parser.add_argument("--game", choices=("stud", "razz", "stud8", "all"), default="all")
     args = parser.parse_args(argv)
+    games = list(Game) if args.game == "all" else [Game(args.game)]
 
     hands = make_hands(args.hands, args.seed, args.fold_chance)
     events = sum(len(hand.events) for hand in hands)
@@ -97,18 +118,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     # Warm-up, untimed: the evaluator builds its lookup tables on first use and
     # PokerKit its own; steady-state hands are what a running table sees.
     warm = make_hands(WARM_UP, args.seed + 1, args.fold_chance)
-    time_interleaved(warm, [engine_replay, play])
-    for label, clock in (("wall clock", time.perf_counter_ns), ("CPU time", time.process_time_ns)):
-        # CPU time of this process is what the work costs whatever else the machine
-        # runs; wall clock is what a table sees. Both, each in its own interleaved run.
-        print(f"-- {label}")
-        engine, reference = time_interleaved(hands, [engine_replay, play], clock)
-        engine_median, engine_rate = summary("engine", engine)
-        ref_median, ref_rate = summary("PokerKit", reference)
-        print(
-            f"engine / PokerKit: {engine_rate / ref_rate:.1f}x hands/s,"
-            f" {ref_median / engine_median:.1f}x on the median hand (target: 10x)"
-        )
+    for game in games:
+        time_interleaved(warm, runs_for(game))
+    for game in games:
+        for label, clock in (("wall clock", time.perf_counter_ns),
+                             ("CPU time", time.process_time_ns)):
+            # CPU time of this process is what the work costs whatever else the
+            # machine runs; wall clock is what a table sees. Both, each in its own
+            # interleaved run.
+            print(f"-- {game}, {label}")
+            engine, reference = time_interleaved(hands, runs_for(game), clock)
+            engine_median, engine_rate = summary("engine", engine)
+            ref_median, ref_rate = summary("PokerKit", reference)
+            print(
+                f"engine / PokerKit ({game}): {engine_rate / ref_rate:.1f}x hands/s,"
+                f" {ref_median / engine_median:.1f}x on the median hand (target: 10x)"
+            )
 
 
 if __name__ == "__main__":

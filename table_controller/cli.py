@@ -82,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--betting", action="store_true",
                           help="fast mode: the players bet through the dealer's console"
                           " (adds the console kinds: " + ", ".join(CONSOLE_KINDS) + ")")
+    simulate.add_argument("--game", choices=("stud", "razz", "stud8"), default="stud",
+                          help="the game dealt (RULES.md \"Variants\"; default stud;"
+                          " --mode fast only)")
     simulate.add_argument("--json", action="store_true", help="print the report as JSON")
     simulate.add_argument(
         "--hand-log", type=Path, default=None, metavar="FILE",
@@ -157,15 +160,23 @@ def _replay(args: argparse.Namespace) -> int:
         json.dump(result.report(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print(text_report(result.report(), result.notes))
+        print(text_report(result.report(), result.notes, result.game))
     sys.stdout.flush()  # a closed pipe shows here, inside main's handler
     return EXIT_OK
 
 
-def text_report(report: dict[str, Any], notes: Sequence[Sequence[str]] = ()) -> str:
-    """The readable summary of a replay report (``stud-table replay`` without ``--json``);
-    ``notes``: per hand, lines shown after its seats (each street's equities)."""
+def text_report(report: dict[str, Any], notes: Sequence[Sequence[str]] = (),
+                game: str | None = None) -> str:
+    """The readable summary of a replay report (``stud-table replay`` without ``--json``).
+
+    ``notes``: per hand, lines shown after its seats (each street's equities);
+    ``game``: the table's game (RULES.md "Variants"), named on the first line.
+    """
     lines: list[str] = []
+    if game is not None:
+        from table_controller.engine.variants import variant
+
+        lines.append(f"game: {variant(game).name}")
     hands = report["hands"]
     if not hands:
         lines.append("no hands")
@@ -173,6 +184,10 @@ def text_report(report: dict[str, Any], notes: Sequence[Sequence[str]] = ()) -> 
         winners = " ".join(str(seat) for seat in hand["winners"]) or "-"
         bring_in = hand["bring_in"] if hand["bring_in"] is not None else "-"
         lines.append(f"hand {number}: winners {winners}, bring-in seat {bring_in}")
+        if hand.get("winners_high"):  # stud8 showdown: who won which half
+            high = " ".join(str(seat) for seat in hand["winners_high"]) or "-"
+            low = " ".join(str(seat) for seat in hand["winners_low"]) or "no low"
+            lines.append(f"  high {high}, low {low}")
         if hand["community"] is not None:
             lines.append(f"  community card {hand['community']}")
         for seat, info in hand["players"].items():
@@ -233,6 +248,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from table_controller.hands import Game
     from table_controller.logging import configure_logging
     from table_controller.simulation.kinds import CONSOLE_KINDS, DEAL_KINDS, READER_KINDS
     from table_controller.simulation.live import LiveError
@@ -247,6 +263,9 @@ def _simulate(args: argparse.Namespace) -> int:
     try:
         if args.betting and args.mode != "fast":
             raise RateError("--betting runs in --mode fast only")
+        if args.game != "stud" and args.mode != "fast":
+            raise RateError("--game runs in --mode fast only (the daemon plays its config's"
+                            " [table] game)")
         rates = parse_rates(args.rate or ["0.05"], kinds, betting=args.betting)
     except RateError as exc:
         print(f"stud-table simulate: {exc}", file=sys.stderr)
@@ -255,7 +274,7 @@ def _simulate(args: argparse.Namespace) -> int:
     bar = ProgressBar(args.hands, sys.stderr)
     try:
         report = simulate(args.hands, args.seed, rates, args.mode, speed=args.speed,
-                          progress=bar.update, betting=args.betting)
+                          progress=bar.update, betting=args.betting, game=Game(args.game))
     except LiveError as exc:
         print(f"stud-table simulate: {exc}", file=sys.stderr)
         return EXIT_FAILURE

@@ -29,6 +29,7 @@ from pydantic import (
 
 from table_controller.config_file import ConfigError
 from table_controller.engine.settings import RuleProfile, StakesError, check_stakes
+from table_controller.engine.variants import Game
 from table_controller.topics import TopicError, check_level
 
 
@@ -82,6 +83,10 @@ class TableConfig(_Section):
     )
     heartbeat_period: float = Field(
         default=2.0, gt=0, le=300, description="Seconds between reader heartbeats expected."
+    )
+    game: Game = Field(
+        default=Game.STUD,
+        description="The game dealt (RULES.md \"Variants\"): stud, razz or stud8.",
     )
 
 

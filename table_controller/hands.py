@@ -24,26 +24,41 @@ import functools
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import IntEnum
-from typing import Literal, Protocol
+from enum import IntEnum, StrEnum
+from itertools import combinations
+from typing import Final, Literal, Protocol
 
 from table_controller import _hand_tables as _t
 from table_controller.cards import DECK, RANK_NAMES, Card, Suit
 
 __all__ = [
+    "LOW_BASE",
     "BatchEvaluator",
+    "Game",
     "HandCategory",
     "HandValue",
     "ShowingValue",
     "batch_evaluate",
     "best_five",
+    "best_low",
     "bring_in_seat",
     "describe",
     "describe_showing",
     "evaluate",
     "first_to_act",
+    "low_score",
+    "low_showing",
+    "low_value",
     "showing_value",
 ]
+
+
+class Game(StrEnum):
+    """The stud games of RULES.md "Variants": one parameter of every evaluation."""
+
+    STUD = "stud"
+    RAZZ = "razz"
+    STUD8 = "stud8"
 
 
 class HandCategory(IntEnum):
@@ -432,3 +447,123 @@ def highest_showing(values: Mapping[int, ShowingValue], seat_order: Sequence[int
     them for the rule-12 announcements): the highest, ties to the first in order."""
     position = _positions(seat_order, values)
     return min(values, key=lambda seat: (-values[seat].strength, position[seat]))
+
+
+# ---------------------------------------------------------------- low hands
+# Ace-to-five lows (razz, and the low half of stud8), shared with the equity
+# package (equity/evaluate.py builds its lookup tables from low_value).
+
+
+_EIGHT: Final = 8
+
+
+@functools.lru_cache(maxsize=65536)
+def low_score(ranks: tuple[int, ...], eight_or_better: bool) -> int:
+    """:func:`best_low`'s score of sorted ranks (2..14), cached: the engine's showdown.
+
+    Bigger is better; with ``eight_or_better`` 0 means no qualifying low. There are
+    at most 49,205 seven-card rank multisets, so the cache stays bounded. With five
+    different ranks (or, eight or better, five different ranks of eight or lower)
+    the best low is simply the lowest five; with four, every rank plays and the
+    lowest rank that can pairs; with three, the two lowest that can make two pair.
+    Only trips or worse (at most three ranks in five or six cards, two in seven)
+    search the five-card hands.
+    """
+    low = sorted({_ace_low(rank) for rank in ranks})
+    if eight_or_better:
+        # Only five different ranks of eight or lower qualify: the lowest five.
+        low = [rank for rank in low if rank <= _EIGHT]
+        if len(low) < 5 or len(ranks) < 5:
+            return 0
+        return LOW_BASE - _t.pack(_t.HIGH_CARD, low[4::-1])
+    if len(low) >= 5:  # five different ranks: the lowest five, no pair (most hands)
+        return LOW_BASE - _t.pack(_t.HIGH_CARD, low[4::-1])
+    if len(ranks) >= 5:
+        # Every rank plays once; the extra cards pair the lowest ranks that can.
+        counts: dict[int, int] = {}
+        for rank in ranks:
+            counts[_ace_low(rank)] = counts.get(_ace_low(rank), 0) + 1
+        paired = [rank for rank in low if counts[rank] >= 2]
+        need = 5 - len(low)
+        if need == 1:
+            pair = paired[0]
+            kickers = [rank for rank in reversed(low) if rank != pair]
+            return LOW_BASE - _t.pack(_t.PAIR, [pair, *kickers])
+        if need == 2 and len(paired) >= 2:
+            first, second = paired[0], paired[1]
+            kicker = next(rank for rank in low if rank not in (first, second))
+            return LOW_BASE - _t.pack(_t.TWO_PAIR, [second, first, kicker])
+    return best_low(ranks, eight_or_better=False)[0]  # trips or worse: try them all
+
+
+@functools.lru_cache(maxsize=BOARD_CACHE_SIZE)
+def _low_board(ranks: tuple[int, ...]) -> int:
+    return LOW_BASE - _pack_low(sorted((_ace_low(rank) for rank in ranks), reverse=True))
+
+
+def low_showing(up_cards: Sequence[Card]) -> int:
+    """The razz rank of the face-up cards alone (1 to 7 cards): bigger is a better low.
+
+    RULES.md "Variants": in razz the lowest hand showing acts first. Ace-to-five:
+    aces low, straights and flushes never count, pairs count against (any pair
+    showing is worse than any unpaired board), then the highest card decides
+    (7-4-3-2 is worse than 6-5-4-3). Five or more cards showing (rule 15's
+    community card, rule 17) are ranked by their best five-card low.
+    """
+    ranks = tuple(sorted(card.rank for card in up_cards))
+    if len(ranks) <= 4:
+        return _low_board(ranks)
+    return low_score(ranks, False)
+
+
+LOW_BASE: Final = 1 << 24
+"""Low scores are ``LOW_BASE - packed``: a smaller (better) low gives a bigger score."""
+
+_ACE_LOW: Final = 1
+
+
+def _pack_low(ranks: Sequence[int]) -> int:
+    """Pack an ace-low hand (ranks 1..13) like a high hand: category, then group ranks."""
+    counts: dict[int, int] = {}
+    for rank in ranks:
+        counts[rank] = counts.get(rank, 0) + 1
+    groups = sorted(((n, rank) for rank, n in counts.items()), reverse=True)
+    shape = tuple(n for n, _ in groups if n > 1)
+    category = {
+        (): _t.HIGH_CARD,
+        (2,): _t.PAIR,
+        (2, 2): _t.TWO_PAIR,
+        (3,): _t.THREE_OF_A_KIND,
+        (3, 2): _t.FULL_HOUSE,
+        (4,): _t.FOUR_OF_A_KIND,
+    }[shape]
+    return _t.pack(category, [rank for _, rank in groups])
+
+
+def _ace_low(rank: int) -> int:
+    """Rank 2..14 (ace high) to 1..13 (ace low)."""
+    return _ACE_LOW if rank == _t.ACE else rank
+
+
+def low_value(ranks: Sequence[int], *, eight_or_better: bool) -> int:
+    """Low score of up to five ranks (2..14, ace high as in :class:`Card`); bigger is better.
+
+    Razz (``eight_or_better=False``): any five (or fewer) cards make a low; pairs
+    count against it. Eight or better: only five different ranks of eight or lower
+    (ace low) qualify; anything else scores 0, "no low".
+    """
+    low = sorted((_ace_low(rank) for rank in ranks), reverse=True)
+    if eight_or_better and (len(set(low)) != 5 or low[0] > 8):
+        return 0
+    return LOW_BASE - _pack_low(low)
+
+
+def best_low(ranks: Sequence[int], *, eight_or_better: bool) -> tuple[int, tuple[int, ...]]:
+    """Best low score of 1 to 7 ranks and the ranks (ace low, high to low) that make it."""
+    size = min(5, len(ranks))
+    best: tuple[int, tuple[int, ...]] = (-1, ())
+    for five in combinations(ranks, size):
+        value = low_value(five, eight_or_better=eight_or_better)
+        if value > best[0]:
+            best = (value, tuple(sorted((_ace_low(r) for r in five), reverse=True)))
+    return best

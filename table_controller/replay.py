@@ -37,6 +37,7 @@ from typing import Any, BinaryIO, Final
 from table_controller.engine.dealing import DealingEngine, HandState, replay_events
 from table_controller.engine.report import hand_report
 from table_controller.engine.settings import TableSettings
+from table_controller.engine.variants import Game
 from table_controller.events import TableEvent
 from table_controller.journal import decode_line, strip_envelope
 from table_controller.script import Script, ScriptError, ScriptParser, load_json
@@ -240,6 +241,9 @@ class Replay:
     notes: list[list[str]] = field(default_factory=list)
     """Per hand, the readable lines of ``replay_path``'s ``observe`` (the summary's
     equities and readings); not part of the JSON report."""
+    game: Game = Game.STUD
+    """The game of the table line (the readable summary names it; the JSON
+    report does not, its keys are the contract's)."""
 
     def report(self) -> dict[str, Any]:
         """The CONFORMANCE.md report; a journal adds its ``journal`` object."""
@@ -294,7 +298,7 @@ def replay_path(path: Path, observe: Observer | None = None) -> Replay:
         raise ScriptError(
             number, f"internal error replaying this line ({type(exc).__name__}: {exc});"
             " please report it", str(path)) from None
-    return Replay(hands, source.journal, notes)
+    return Replay(hands, source.journal, notes, source.parser.settings.game)
 
 
 def load_script(path: Path) -> Script:

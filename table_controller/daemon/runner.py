@@ -116,6 +116,7 @@ def table_settings(config: DaemonConfig, layout: TableLayout) -> TableSettings:
         big_bet=config.stakes.big_bet,
         rules=config.rules,  # the engine's RuleProfile itself: no field-by-field copy
         auto_hands=True,
+        game=config.table.game,
     )
 
 

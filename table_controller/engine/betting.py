@@ -969,17 +969,20 @@ class BettingHand:
         self,
         values: Mapping[int, Comparable],
         odd_chip_order: Sequence[int] | None = None,
+        low_values: Mapping[int, int] | None = None,
     ) -> tuple[PotAwarded, ...]:
         """Pay every pot to its best hand; ties split, odd chips by ``odd_chip_order``.
 
         ``values``: the hand value (``HandValue`` or any comparable) of every live
         seat. ``odd_chip_order``: seats ranked for the odd chip; pass
         :func:`table_controller.engine.pots.odd_chip_order` of the players' cards
-        (high card by suit). Default: position order.
+        (high card by suit). Default: position order. ``low_values``: stud8's
+        eight-or-better low score of every live seat (0: no low); each pot is
+        then split high/low (:func:`table_controller.engine.pots.award_pots`).
         """
         self.verify_award(values)
         order = tuple(odd_chip_order) if odd_chip_order is not None else self.seats
-        shares = award_pots(self.pots(), values, order)
+        shares = award_pots(self.pots(), values, order, low_values)
         return self._pay(shares, showdown=True)
 
     # ============================================================ internals

@@ -46,7 +46,8 @@ from table_controller.engine.betting import (
     BettingStructure,
 )
 from table_controller.engine.outputs import ConsoleResult, GameEventKind
-from table_controller.engine.pots import odd_chip_order
+from table_controller.engine.pots import odd_chip_order, pot_winners
+from table_controller.engine.variants import Showdown
 from table_controller.events import (
     WAGER_ACTIONS,
     BetAction,
@@ -100,6 +101,8 @@ class TableConsole:
         self.lost_at_showdown: set[int] = set()
         """Seats mucked or killed once the betting was over: they lose every pot."""
         self.awarded = False
+        self.half_winners: tuple[list[int], list[int]] = ([], [])
+        """stud8, after the showdown: the seats winning a high half, a low half."""
         # Rounds whose deal completed before the console came in open now.
         for street in hand.completed_streets:
             self.street_dealt(street)
@@ -123,7 +126,8 @@ class TableConsole:
             optional = False
         if opener is None or opener not in betting.live_seats:
             return
-        open_pair = street == 4 and any(
+        # Rule 4 (not in razz: RULES.md "Variants").
+        open_pair = street == 4 and self.engine.variant.open_pair_rule and any(
             showing_value(hand.seats[s].up).category >= HandCategory.PAIR
             for s in hand.live_seats
             if hand.seats[s].up
@@ -351,7 +355,9 @@ class TableConsole:
         """A call into a hand an opponent's board already beats (told, not refused)."""
         hand = self.hand
         cards = list(dict.fromkeys(hand.seats[seat].all_cards))
-        if len(cards) < 5:
+        if len(cards) < 5 or self.engine.variant.showdown is not Showdown.HIGH:
+            # Razz and stud8: a board cannot "already beat" a low (its next card
+            # may pair), and a hand beaten high may still win the low half.
             return
         mine = evaluate(cards[:7])
         for other in hand.live_seats:
@@ -370,20 +376,38 @@ class TableConsole:
 
     # ------------------------------------------------------------- showdown
 
-    def showdown(self, values: dict[int, HandValue]) -> list[int]:
-        """Pay the pots from the showdown ``values``; return the seats that won chips."""
+    def showdown(
+        self, values: dict[int, HandValue], lows: dict[int, int] | None = None
+    ) -> list[int]:
+        """Pay the pots from the showdown ``values``; return the seats that won chips.
+
+        ``lows`` (stud8): each seat's eight-or-better low score (0: none); every
+        pot is then split high/low, and :attr:`half_winners` says who won which.
+        """
         betting = self.betting
         if not self.awarded and not betting.hand_over:
             # A seat with no hand to show (mucked, dead, short) loses every pot it
             # is in, below any real hand; the pots stay as the betting made them.
             live = betting.live_seats
             shown = {s: values.get(s, _NO_HAND) for s in live}
+            low_shown = {s: lows.get(s, 0) for s in live} if lows is not None else None
             for seat in self.lost_at_showdown:
                 if seat in shown:
                     shown[seat] = _NO_HAND
+                    if low_shown is not None:
+                        low_shown[seat] = 0
             if live and betting.can_award(shown):
                 cards = {s: self.hand.seats[s].all_cards for s in live}
-                betting.award(shown, odd_chip_order(cards))
+                if low_shown is not None:
+                    high: set[int] = set()
+                    low: set[int] = set()
+                    for pot in betting.pots():
+                        pot_high, pot_low = pot_winners(pot, shown, low_shown)
+                        high.update(pot_high)
+                        if pot.amount // 2:  # a one-chip pot has no low half to win
+                            low.update(pot_low)
+                    self.half_winners = (sorted(high), sorted(low))
+                betting.award(shown, odd_chip_order(cards), low_shown)
         self.awarded = True
         return sorted(s for s, chips in betting.winnings.items() if chips > 0)
 

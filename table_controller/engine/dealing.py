@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from table_controller._hand_tables import CATEGORY_SHIFT
 from table_controller.cards import DECK, Card
 from table_controller.engine.alerts import NOTICE_CODES, RULE_OF, Alert, AlertCode, Notice
 from table_controller.engine.console import TableConsole
@@ -43,6 +44,19 @@ from table_controller.engine.outputs import (
     ShownHand,
 )
 from table_controller.engine.settings import TableSettings, stacks_problem
+from table_controller.engine.variants import (
+    Game,
+    Variant,
+    bring_in_card,
+    bring_in_of,
+    describe_hand,
+    describe_showing,
+    key_has_pair,
+    low_value_of,
+    primary_value,
+    showing_key,
+    variant,
+)
 from table_controller.events import (
     BetAction,
     CardPlaced,
@@ -54,21 +68,14 @@ from table_controller.events import (
     TableEvent,
     UnknownTag,
 )
-from table_controller.hands import (
-    HandCategory,
-    HandValue,
-    ShowingValue,
-    bring_in_seat,
-    describe,
-    describe_showing_value,
-    evaluate,
-    highest_showing,
-    showing_value,
-)
+from table_controller.hands import HandCategory, HandValue, showing_value
 from table_controller.zones import Zone, ZoneKind
 
 CARDS_PER_HAND = 7
 """A stud hand is seven cards (rule 18)."""
+
+_PAIR_FLOOR = int(HandCategory.PAIR) << CATEGORY_SHIFT
+"""The least strength of a board showing a pair or more (rule 12 announces it)."""
 
 DOWN = ZoneKind.DOWN
 UP = ZoneKind.UP
@@ -156,6 +163,12 @@ class HandState:
     bring_in: int | None = None
     first_to_act: dict[int, int] = field(default_factory=dict)
     winners: list[int] = field(default_factory=list)
+    game: Game = Game.STUD
+    """The game dealt (RULES.md "Variants"), from the table settings."""
+    winners_high: list[int] = field(default_factory=list)
+    """stud8: the seats winning a high half (CONFORMANCE.md ``winners_high``)."""
+    winners_low: list[int] = field(default_factory=list)
+    """stud8: the seats winning a low half; empty when no low qualifies."""
     finished: bool = False
     auto: bool = False
     """Started without a player list: players learnt from the deal, ends when cleared."""
@@ -263,6 +276,8 @@ class DealingEngine:
 
     def __init__(self, settings: TableSettings | None = None) -> None:
         self.settings = settings or TableSettings()
+        self.variant: Variant = variant(self.settings.game)
+        """The game's choices (bring-in, first to act, open pair, showdown)."""
         self.hand: HandState | None = None
         self.hands_played = 0
         self._out: list[EngineOutput] = []
@@ -474,6 +489,7 @@ class DealingEngine:
             forming=not players,
             auto=not players,
             stacks=dict(stacks) if event.stacks is not None else None,
+            game=self.variant.game,
         )
         self._emit(GameEventKind.HAND_STARTED, text=f"hand {number}")
         if event.console and len(players) >= 2:
@@ -1048,19 +1064,22 @@ class DealingEngine:
     def _settle_bring_in(self) -> None:
         hand = self.hand
         assert hand is not None
+        v = self.variant
         candidates: dict[int, Card] = {}
         for seat_no in hand.live_seats:
             up = hand.seats[seat_no].up
             if up:
-                candidates[seat_no] = min(up)
+                candidates[seat_no] = bring_in_card(v, up)
         if not candidates:
             return
         order = [s for s in hand.players if s in candidates]
-        low = bring_in_seat(candidates, order, self.settings.rules.bring_in_tiebreak)
+        # Rule 1 (razz: RULES.md "Variants"): the lowest upcard, or the highest.
+        low = bring_in_of(v, candidates, order, self.settings.rules.bring_in_tiebreak)
         low_card = candidates[low]
         seat = hand.seats[low]
         held = seat.held(low_card)
-        announce = f"Low card: seat {low}, {low_card.name}"
+        which = "High card" if v.bring_in_highest else "Low card"
+        announce = f"{which}: seat {low}, {low_card.name}"
         bringer = low
         if held is not None and held.exposed_hole:
             bringer = self._left_of(low)
@@ -1086,7 +1105,8 @@ class DealingEngine:
     def _settle_first_to_act(self, street: int) -> None:
         hand = self.hand
         assert hand is not None
-        values: dict[int, ShowingValue] = {}
+        v = self.variant
+        boards: dict[int, list[Card]] = {}
         for seat_no in hand.live_seats:
             up = hand.seats[seat_no].up
             if street == 7 and hand.community is not None:
@@ -1094,30 +1114,44 @@ class DealingEngine:
             if up:
                 if hand.second_copies:  # two copies of one card (duplicate_card) count once
                     up = list(dict.fromkeys(up))
-                values[seat_no] = showing_value(up)
-        if not values:
+                boards[seat_no] = up
+        if not boards:
             return
-        order = [s for s in hand.players if s in values]
-        first = highest_showing(values, order)
+        order = [s for s in hand.players if s in boards]
+        # Rule 1: the best hand showing acts first (the highest; razz: the lowest),
+        # ties by position: max() keeps the first of equal keys in position order.
+        if v.first_to_act_low:  # razz: one low reading per board (it says pairs too)
+            keys = {seat_no: showing_key(v, boards[seat_no]) for seat_no in order}
+            paired = {seat_no for seat_no in order if key_has_pair(keys[seat_no])}
+            values = {seat_no: showing_value(boards[seat_no]) for seat_no in paired}
+            first = max(order, key=keys.__getitem__)
+        else:  # the high hand showing (the hot path of every stud hand)
+            values = {seat_no: showing_value(boards[seat_no]) for seat_no in order}
+            first = max(order, key=lambda seat_no: values[seat_no].strength)
+            paired = {seat_no for seat_no in order if values[seat_no].strength >= _PAIR_FLOOR}
         hand.first_to_act[street] = first
         if hand.console is not None:
             hand.console.street_dealt(street)
         # Rule 12: announce the high hand and every pair showing, never straights
         # or flushes (describe_showing_value does not name possible ones).
+        which = "low" if v.first_to_act_low else "high"
         self._emit(
             GameEventKind.ANNOUNCEMENT,
             seat=first,
             street=street,
-            text=f"Seat {first} is high with {describe_showing_value(values[first])}.",
+            text=f"Seat {first} is {which} with"
+            f" {describe_showing(v, boards[first], values.get(first), first in paired)}.",
         )
         for seat_no in order:
-            value = values[seat_no]
-            if seat_no != first and value.category >= HandCategory.PAIR:
+            if seat_no == first:
+                continue
+            if seat_no in paired:
                 self._emit(
                     GameEventKind.ANNOUNCEMENT,
                     seat=seat_no,
                     street=street,
-                    text=f"Seat {seat_no} shows {describe_showing_value(value)}.",
+                    text=f"Seat {seat_no} shows"
+                    f" {describe_showing(v, boards[seat_no], values[seat_no])}.",
                 )
 
     def _showdown_cards(self, seat_no: int) -> list[Card]:
@@ -1133,20 +1167,34 @@ class DealingEngine:
     def _showdown(self) -> None:
         hand = self.hand
         assert hand is not None
+        v = self.variant
         values: dict[int, HandValue] = {}
+        lows: dict[int, int] | None = {} if v.split_pot else None
         for seat_no in hand.live_seats:
             cards = self._showdown_cards(seat_no)
             if 5 <= len(cards) <= CARDS_PER_HAND:
-                values[seat_no] = evaluate(cards)
+                # The high hand, or razz's ace-to-five low (variants.primary_value).
+                values[seat_no] = primary_value(v, cards)
+                if lows is not None:  # stud8: the eight-or-better low half
+                    lows[seat_no] = low_value_of(cards, eight_or_better=True)
         if hand.console is not None and not hand.console.awarded:
             # The pots decide: side pots can pay several seats, best hand or not.
-            self._award(hand.console.showdown(values), showdown=True, values=values)
+            winners = hand.console.showdown(values, lows)
+            if lows is not None:
+                hand.winners_high, hand.winners_low = hand.console.half_winners
+            self._award(winners, showdown=True, values=values)
             return
         if not values:
             self._award([], showdown=True)
             return
         best = max(values.values())
-        self._award([s for s in values if values[s] == best], showdown=True, values=values)
+        winners = [s for s in values if values[s] == best]
+        if lows is not None:
+            hand.winners_high = list(winners)
+            top = max(lows.values())
+            hand.winners_low = [s for s in lows if lows[s] == top] if top > 0 else []
+            winners = sorted(set(winners) | set(hand.winners_low))
+        self._award(winners, showdown=True, values=values)
 
     def _award(
         self,
@@ -1163,7 +1211,8 @@ class DealingEngine:
             for seat_no in winners:
                 if seat_no in values:
                     cards = self._showdown_cards(seat_no)
-                    shown.append(ShownHand(seat_no, tuple(cards), describe(values[seat_no])))
+                    shown.append(ShownHand(seat_no, tuple(cards),
+                                           describe_hand(self.variant, cards, values[seat_no])))
         text = (
             "no winner"
             if not winners

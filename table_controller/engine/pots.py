@@ -106,38 +106,74 @@ def odd_chip_order(cards_by_seat: Mapping[int, Iterable[Card]]) -> tuple[int, ..
     return tuple(sorted(cards_by_seat, key=key))
 
 
+def pot_winners(
+    pot: Pot,
+    values: Mapping[int, Comparable],
+    low_values: Mapping[int, int] | None = None,
+) -> tuple[list[int], list[int]]:
+    """The seats that win ``pot``: (best high hands, best qualifying lows).
+
+    ``values`` holds every live seat's hand value (the high hand; in razz the
+    low, as a comparable value). ``low_values`` (stud8 only, RULES.md
+    "Variants"): every live seat's eight-or-better low score, bigger is better,
+    0 = no low; the low list is empty when no eligible seat has a low. Each pot
+    is decided among its own eligible seats. A pot whose eligible seats have no
+    value (cannot happen when every live seat is valued) goes to the best valued
+    hand of all.
+    """
+    contenders = [s for s in pot.eligible if s in values] or sorted(values)
+    if not contenders:
+        raise ValueError("no hand values to award the pot with")
+    best = contenders[0]
+    for seat in contenders[1:]:
+        if values[best] < values[seat]:
+            best = seat
+    high = [s for s in contenders if not (values[s] < values[best] or values[best] < values[s])]
+    low: list[int] = []
+    if low_values is not None:
+        lows = {s: low_values.get(s, 0) for s in contenders}
+        top = max(lows.values())
+        if top > 0:
+            low = [s for s in contenders if lows[s] == top]
+    return high, low
+
+
 def award_pots(
     pots: Sequence[Pot],
     values: Mapping[int, Comparable],
     odd_chip_seats: Sequence[int],
+    low_values: Mapping[int, int] | None = None,
 ) -> tuple[PotShare, ...]:
     """Give every pot to the best hand among its eligible seats, splitting ties.
 
     ``values`` holds the hand value of every live seat; ``odd_chip_seats`` ranks
     seats for the odd chip (seats missing from it come after, in seat order).
-    A pot whose eligible seats have no value (cannot happen when every live seat
-    is valued) goes to the best valued hand of all.
+    With ``low_values`` (stud8, see :func:`pot_winners`) each pot is split: the
+    odd chip goes to the high half, the low half to the best qualifying low, and
+    the high hand scoops the pot when no eligible seat has a low. Each half is
+    divided among its tied winners like a whole pot, so a seat winning one half
+    and tying the other is "quartered" by the arithmetic alone.
     """
     rank = {seat: i for i, seat in enumerate(odd_chip_seats)}
+
+    def ranked(seats: list[int]) -> list[int]:
+        return sorted(seats, key=lambda s: (rank.get(s, len(rank)), s))
+
     shares: list[PotShare] = []
     for index, pot in enumerate(pots):
-        contenders = [s for s in pot.eligible if s in values] or sorted(values)
-        if not contenders:
-            raise ValueError("no hand values to award the pot with")
-        best = contenders[0]
-        for seat in contenders[1:]:
-            if values[best] < values[seat]:
-                best = seat
-        winners = [
-            s for s in contenders if not (values[s] < values[best] or values[best] < values[s])
-        ]
-        winners.sort(key=lambda s: (rank.get(s, len(rank)), s))
-        divided = split(pot.amount, winners)
+        high, low = pot_winners(pot, values, low_values)
+        if low:
+            low_half = pot.amount // 2  # the odd chip stays with the high half
+            divided = split(pot.amount - low_half, ranked(high))
+            for seat, chips in split(low_half, ranked(low)).items():
+                divided[seat] = divided.get(seat, 0) + chips
+        else:
+            divided = split(pot.amount, ranked(high))
         shares.append(
             PotShare(
                 pot=index,
                 amount=pot.amount,
-                winners=tuple(sorted(winners)),
+                winners=tuple(sorted(set(high) | set(low))),
                 shares=tuple(sorted(divided.items())),
             )
         )

@@ -6,11 +6,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from table_controller.engine.dealing import HandState
+from table_controller.engine.variants import Game
 
 
 def hand_report(hand: HandState) -> dict[str, Any]:
-    """One hand as the contract's report object."""
-    return {
+    """One hand as the contract's report object.
+
+    A ``stud8`` hand also has ``winners_high`` and ``winners_low`` (CONFORMANCE.md);
+    other games' reports are exactly as before the variants came.
+    """
+    report = {
         "players": {
             str(seat_no): {
                 "down": [card.code for card in seat.down],
@@ -26,6 +31,10 @@ def hand_report(hand: HandState) -> dict[str, Any]:
         "alerts": [alert.as_dict() for alert in hand.alerts],
         "notices": [notice.as_dict() for notice in hand.notices],
     }
+    if hand.game is Game.STUD8:
+        report["winners_high"] = list(hand.winners_high)
+        report["winners_low"] = list(hand.winners_low)
+    return report
 
 
 def replay_report(hands: Sequence[HandState]) -> dict[str, Any]:

@@ -18,6 +18,8 @@ from pydantic import (
     model_validator,
 )
 
+from table_controller.hands import Game
+
 BringInTiebreak = Literal["suit", "position"]
 
 MAX_RAISE_CAP: Final = 100
@@ -147,6 +149,11 @@ class TableSettings(BaseModel):
     big_bet: int = Field(default=10, ge=1, le=MAX_CHIPS,
                          description="Big bet (5th, 6th and 7th street).")
     rules: RuleProfile = Field(default_factory=RuleProfile)
+    game: Game = Field(
+        default=Game.STUD,
+        description="The game dealt (RULES.md \"Variants\"): 'stud' (Seven Card Stud,"
+        " default), 'razz' or 'stud8' (Seven Card Stud Hi-Lo, eight or better).",
+    )
     auto_hands: bool = Field(
         default=False,
         description="No console: a hand starts when the first card lands on a clear table,"

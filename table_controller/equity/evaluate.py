@@ -37,8 +37,7 @@ five-card sub-multisets. Everything is built once per process on first use
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from enum import StrEnum
+from collections.abc import Callable
 from functools import cache
 from itertools import combinations, combinations_with_replacement
 from typing import Final, NamedTuple
@@ -48,6 +47,10 @@ import numpy.typing as npt
 
 from table_controller import _hand_tables as _t
 
+# The low evaluator and the game names live beside the high evaluator, where the
+# rules engine (which must not import numpy) uses them too.
+from table_controller.hands import LOW_BASE, Game, best_low, low_value
+
 __all__ = [
     "CODE",
     "LOW_BASE",
@@ -55,6 +58,7 @@ __all__ = [
     "SUIT_BITS",
     "Game",
     "Scores",
+    "best_low",
     "low_value",
     "scores",
     "scores_of_hands",
@@ -62,14 +66,6 @@ __all__ = [
 ]
 
 IntArray = npt.NDArray[np.int64]
-
-
-class Game(StrEnum):
-    """The stud games of RULES.md "Variants": one parameter of every evaluation."""
-
-    STUD = "stud"
-    RAZZ = "razz"
-    STUD8 = "stud8"
 
 
 RANK_KEYS: Final[tuple[int, ...]] = (
@@ -92,59 +88,6 @@ SUIT_BITS: Final[npt.NDArray[np.uint64]] = np.array(
     [1 << (16 * (i & 3) + (i >> 2)) for i in range(52)], dtype=np.uint64
 )
 """Per card index: its rank bit in a 16-bit lane per suit (summing = OR-ing distinct cards)."""
-
-LOW_BASE: Final = 1 << 24
-"""Low scores are ``LOW_BASE - packed``: a smaller (better) low gives a bigger score."""
-
-_ACE_LOW: Final = 1
-
-
-def _pack_low(ranks: Sequence[int]) -> int:
-    """Pack an ace-low hand (ranks 1..13) like a high hand: category, then group ranks."""
-    counts: dict[int, int] = {}
-    for rank in ranks:
-        counts[rank] = counts.get(rank, 0) + 1
-    groups = sorted(((n, rank) for rank, n in counts.items()), reverse=True)
-    shape = tuple(n for n, _ in groups if n > 1)
-    category = {
-        (): _t.HIGH_CARD,
-        (2,): _t.PAIR,
-        (2, 2): _t.TWO_PAIR,
-        (3,): _t.THREE_OF_A_KIND,
-        (3, 2): _t.FULL_HOUSE,
-        (4,): _t.FOUR_OF_A_KIND,
-    }[shape]
-    return _t.pack(category, [rank for _, rank in groups])
-
-
-def _ace_low(rank: int) -> int:
-    """Rank 2..14 (ace high) to 1..13 (ace low)."""
-    return _ACE_LOW if rank == _t.ACE else rank
-
-
-def low_value(ranks: Sequence[int], *, eight_or_better: bool) -> int:
-    """Low score of up to five ranks (2..14, ace high as in :class:`Card`); bigger is better.
-
-    Razz (``eight_or_better=False``): any five (or fewer) cards make a low; pairs
-    count against it. Eight or better: only five different ranks of eight or lower
-    (ace low) qualify; anything else scores 0, "no low".
-    """
-    low = sorted((_ace_low(rank) for rank in ranks), reverse=True)
-    if eight_or_better and (len(set(low)) != 5 or low[0] > 8):
-        return 0
-    return LOW_BASE - _pack_low(low)
-
-
-def best_low(ranks: Sequence[int], *, eight_or_better: bool) -> tuple[int, tuple[int, ...]]:
-    """Best low score of 1 to 7 ranks and the ranks (ace low, high to low) that make it."""
-    size = min(5, len(ranks))
-    best: tuple[int, tuple[int, ...]] = (-1, ())
-    for five in combinations(ranks, size):
-        value = low_value(five, eight_or_better=eight_or_better)
-        if value > best[0]:
-            best = (value, tuple(sorted((_ace_low(r) for r in five), reverse=True)))
-    return best
-
 
 class Tables(NamedTuple):
     """The lookup arrays, built together on first use."""

@@ -69,13 +69,8 @@ _FULL: Final = 7
 
 
 def table_game(settings: TableSettings) -> Game:
-    """The game dealt at the table: the one place the daemon, replay and simulator ask.
-
-    Until ``TableSettings.game`` exists every table deals Seven Card Stud; then this
-    returns ``Game(settings.game)``.
-    """
-    del settings
-    return Game.STUD
+    """The game dealt at the table: the one place the daemon, replay and simulator ask."""
+    return Game(settings.game)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 """Hand histories: PHH (the phh-std format PokerKit reads) in and out (docs/phh.md).
 
-* :func:`read_phh` parses a PHH file of variant ``F7S`` into a :class:`StudHand`;
+* :func:`read_phh` parses a PHH file (variant ``F7S``, ``FR`` or ``F7S/8``) into a
+  :class:`StudHand`;
 * :func:`import_hand` turns it into a physical deal and a table script;
 * :func:`export_script` turns the hands of a table script or journal back into
   :class:`StudHand` records, and :func:`write_phh` / :func:`write_phhs` write them.

@@ -27,7 +27,8 @@ def add_phh_parser(commands: Any) -> None:
     phh = commands.add_parser(
         "phh",
         help="import PHH hand histories as table scripts, export recorded hands to PHH",
-        description="PHH (the phh-std hand history format, read by PokerKit), variant F7S.",
+        description="PHH (the phh-std hand history format, read by PokerKit), variants F7S"
+        " (Seven Card Stud), FR (Razz) and F7S/8 (Stud Hi-Lo).",
     )
     actions = phh.add_subparsers(dest="phh_command", required=True)
     imp = actions.add_parser(
@@ -36,7 +37,7 @@ def add_phh_parser(commands: Any) -> None:
         description="Deal a PHH hand physically (round by round, burns from unused cards,"
         " folded hands to the muck) and write it as a table script with act lines.",
     )
-    imp.add_argument("file", type=Path, help="PHH file (variant F7S)")
+    imp.add_argument("file", type=Path, help="PHH file (variant F7S, FR or F7S/8)")
     imp.add_argument("-o", "--output", type=Path, default=None,
                      help="write the script here (default: stdout)")
     imp.add_argument("--seed", type=int, default=0,

@@ -155,6 +155,7 @@ def _to_hand(rec: _Recorder, settings: TableSettings, *, open_at_end: bool) -> S
     items: list[HandItem] = []
     betting = _Betting(settings, dict(zip(seats, starting, strict=True)))
     live = list(seats)
+    shown_early = False
     for street in STREETS:
         if street == 7 and hand.community is not None:
             break  # PokerKit's stud deals no board card: the file ends before 7th street
@@ -172,6 +173,14 @@ def _to_hand(rec: _Recorder, settings: TableSettings, *, open_at_end: bool) -> S
         for bet in bets:
             if bet.verb == "f" and bet.seat in live:
                 live.remove(bet.seat)
+        if (rec.acts and street < 7 and not shown_early and len(live) >= 2
+                and sum(1 for s in live if betting.stacks.get(s, 0) > 0) <= 1):
+            # Everybody but one is all-in before 7th street: PHH (PokerKit) shows
+            # the hands now, before the rest is dealt (razz-hand-85), and again
+            # with every card at the end.
+            shown_early = True
+            items += [Bet(seat, street, "sm", None, cards[seat][:_dealt_by(street)])
+                      for seat in _aggressor_first(live, bets, hand, street)]
     if len(live) >= 2 and all(len(cards[s]) == 7 for s in live):
         items += [Bet(seat, 7, "sm", None, cards[seat]) for seat in _rotate(live, hand, 7)]
     # Cut short: two or more seats still in and cards still to come (a rule-15
@@ -195,6 +204,7 @@ def _to_hand(rec: _Recorder, settings: TableSettings, *, open_at_end: bool) -> S
         stacks_known=stacks_known,
         community=hand.community,
         unfinished=unfinished,
+        game=settings.game,
     )
 
 
@@ -206,6 +216,23 @@ def _deals(cards: dict[int, tuple[Card, ...]], seats: Sequence[int], street: int
         if got:
             out.append(Deal(seat, street, got))
     return out
+
+
+def _dealt_by(street: int) -> int:
+    """How many cards a seat holds once ``street`` is dealt."""
+    return 3 if street == 3 else street
+
+
+def _aggressor_first(
+    live: Sequence[int], bets: Sequence[Bet], hand: HandState, street: int
+) -> list[int]:
+    """``live`` in showdown order: the street's last bettor or raiser first, then
+    clockwise; with no wager, from the street's opener."""
+    last = next((bet.seat for bet in reversed(bets) if bet.verb == "cbr"), None)
+    if last is None or last not in live:
+        return _rotate(live, hand, street)
+    at = list(live).index(last)
+    return [*live[at:], *live[:at]]
 
 
 def _rotate(live: Sequence[int], hand: HandState, street: int) -> list[int]:
@@ -254,6 +281,9 @@ class _Betting:
     stacks: dict[int, int]
     """Chips each seat has left (after the ante as play goes on)."""
 
+    folded: set[int] = field(default_factory=set)
+    """Seats that folded: they match nothing more."""
+
     def __post_init__(self) -> None:
         self.stacks = {s: max(c - self.settings.ante, 0) for s, c in self.stacks.items()}
 
@@ -279,6 +309,11 @@ class _Betting:
                 else:
                     step = big if street >= 5 or (street == 4 and highest >= big) else small
                     total = highest + step
+                # PHH (PokerKit) caps a wager at what the others can still match;
+                # the chips beyond it would only come back uncalled.
+                reach = max((put.get(x, 0) + chips for x, chips in self.stacks.items()
+                             if x != seat and x not in self.folded), default=total)
+                total = max(min(total, reach), highest + 1) if reach > highest else total
                 out.append(Bet(seat, street, "cbr", total))
             elif action in ("call", "check"):
                 total = highest
@@ -291,6 +326,7 @@ class _Betting:
                     out.append(Bet(seat, street, "cbr", total))
             else:  # fold
                 out.append(Bet(seat, street, "f"))
+                self.folded.add(seat)
                 continue
             paid = min(max(total - mine, 0), self.stacks.get(seat, 0))
             self.stacks[seat] = self.stacks.get(seat, 0) - paid

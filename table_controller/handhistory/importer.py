@@ -34,6 +34,7 @@ from pydantic import ValidationError
 
 from table_controller.cards import Card
 from table_controller.engine.settings import RuleProfile, TableSettings, settings_problem
+from table_controller.engine.variants import Game
 from table_controller.events import CardPlaced, CardRemoved, HandStarted, TableEvent
 from table_controller.handhistory.model import STREETS, Bet, PhhError, StudHand
 from table_controller.script import event_to_op
@@ -77,13 +78,15 @@ def table_settings(hand: StudHand, rules: RuleProfile | None = None) -> TableSet
             small_bet=max(hand.small_bet, 1),
             big_bet=max(hand.big_bet, 1),
             rules=rules or RuleProfile(),
+            game=hand.game,
         )
     except ValidationError as exc:  # one line, not pydantic's several (issue 9)
         raise PhhError(f"the stakes do not make a table: {settings_problem(exc)}") from None
 
 
 def table_op(settings: TableSettings) -> dict[str, Any]:
-    """The CONFORMANCE.md ``table`` op of ``settings`` (rules only where not default)."""
+    """The CONFORMANCE.md ``table`` op of ``settings`` (rules only where not default;
+    ``game`` only for razz and stud8, so a stud script reads as before)."""
     op: dict[str, Any] = {
         "op": "table",
         "seats": settings.seats,
@@ -95,6 +98,8 @@ def table_op(settings: TableSettings) -> dict[str, Any]:
     rules = settings.rules.model_dump(exclude_defaults=True)
     if rules:
         op["rules"] = rules
+    if settings.game is not Game.STUD:
+        op["game"] = settings.game.value
     return op
 
 
@@ -141,6 +146,7 @@ def _table_ops(hand: StudHand, events: Sequence[TableEvent]) -> list[dict[str, A
     for bet in hand.bets:
         bets.setdefault(bet.street, []).append(bet)
     held: dict[int, list[tuple[Zone, Card]]] = {seat: [] for seat in hand.seats}
+    chips = _Chips(hand)
     out: list[dict[str, Any]] = []
     due = [s for s in STREETS if s in streets or s in bets]
     community_dealt = False
@@ -153,10 +159,37 @@ def _table_ops(hand: StudHand, events: Sequence[TableEvent]) -> list[dict[str, A
         if isinstance(event, CardPlaced) and event.zone.kind is ZoneKind.BOARD:
             community_dealt = True
         while due and _street_dealt(due[0], streets, held, community_dealt):
-            out += _betting_ops(hand, due.pop(0), bets, held)
+            out += _betting_ops(hand, due.pop(0), bets, held, chips)
     for street in due:  # betting recorded after the last card dealt
-        out += _betting_ops(hand, street, bets, held)
+        out += _betting_ops(hand, street, bets, held, chips)
     return out
+
+
+@dataclass(slots=True)
+class _Chips:
+    """Chips behind each seat as the recorded betting goes, and who folded."""
+
+    behind: dict[int, int]
+    folded: set[int]
+
+    def __init__(self, hand: StudHand) -> None:
+        self.behind = {
+            seat: max(chips - ante, 0)
+            for seat, chips, ante in zip(hand.seats, hand.starting_stacks, hand.antes,
+                                         strict=True)
+        }
+        self.folded = set()
+
+    def reach(self, seat: int, put: Mapping[int, int]) -> int:
+        """The most any other seat still in can have in this round."""
+        return max((put.get(other, 0) + chips for other, chips in self.behind.items()
+                    if other != seat and other not in self.folded), default=0)
+
+    def pay(self, seat: int, put: dict[int, int], total: int) -> None:
+        """``seat`` brings its round total up to ``total`` (all-in if short)."""
+        paid = min(max(total - put.get(seat, 0), 0), self.behind[seat])
+        self.behind[seat] -= paid
+        put[seat] = put.get(seat, 0) + paid
 
 
 def _is_muck_move(event: TableEvent) -> bool:
@@ -186,6 +219,7 @@ def _betting_ops(
     street: int,
     bets: Mapping[int, Iterable[Bet]],
     held: Mapping[int, Sequence[tuple[Zone, Card]]],
+    chips: _Chips,
 ) -> list[dict[str, Any]]:
     """The ``act`` lines of one street's betting, each fold followed by its muck moves."""
     out: list[dict[str, Any]] = []
@@ -196,7 +230,8 @@ def _betting_ops(
         act: dict[str, Any] = {"op": "act", "seat": bet.seat}
         if bet.verb == "pb":
             act["action"] = "bring_in"
-            put[bet.seat] = highest = hand.bring_in
+            chips.pay(bet.seat, put, hand.bring_in)
+            highest = max(highest, hand.bring_in)
         elif bet.verb == "cbr":
             assert bet.amount is not None
             if street == 3 and not completed:
@@ -206,13 +241,24 @@ def _betting_ops(
                 act["action"] = "bet"
             else:
                 act["action"] = "raise"
-            act["amount"] = bet.amount
-            put[bet.seat] = highest = max(highest, bet.amount)
+            reach = chips.reach(bet.seat, put)
+            if bet.amount == reach and chips.behind[bet.seat] + put.get(bet.seat, 0) > reach:
+                # A wager of exactly what the others can still match (PHH, like
+                # PokerKit, writes the raise capped at their stacks): the fixed-limit
+                # size moves the same chips once the uncalled part comes back, and
+                # it is the size the console takes (razz-hand-85: a raise to 750000
+                # where the raise is to 1200000 and the caller has 750000).
+                pass
+            else:
+                act["amount"] = bet.amount
+            chips.pay(bet.seat, put, bet.amount)
+            highest = max(highest, bet.amount)
         elif bet.verb == "cc":
             act["action"] = "check" if put.get(bet.seat, 0) >= highest else "call"
-            put[bet.seat] = highest
+            chips.pay(bet.seat, put, highest)
         elif bet.verb == "f":
             act["action"] = "fold"
+            chips.folded.add(bet.seat)
         else:
             continue  # "sm": showing down is no console action
         out.append(act)

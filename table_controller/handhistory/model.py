@@ -1,6 +1,7 @@
 """A Seven Card Stud hand history as typed data: the common ground of PHH import and export.
 
-A :class:`StudHand` is what a PHH file of variant ``F7S`` says, in our terms:
+A :class:`StudHand` is what a PHH file of a stud variant (``F7S`` Seven Card Stud,
+``FR`` Razz, ``F7S/8`` Stud Hi-Lo) says, in our terms:
 players are *seats* (PHH ``p1`` is the first entry of :attr:`StudHand.seats`,
 the seat nearest the dealer's left), and the PHH ``actions`` list becomes an
 ordered tuple of :class:`Deal` (cards to one seat on one street) and
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from table_controller.cards import Card
+from table_controller.hands import Game
 
 STREETS = (3, 4, 5, 6, 7)
 """The five streets of a stud hand."""
@@ -93,6 +95,8 @@ class StudHand:
     """The recording ended in the middle of this hand (two or more seats still in,
     cards still to come): the actions stop where the recording did."""
     extra: Mapping[str, object] = field(default_factory=dict)
+    game: Game = Game.STUD
+    """The game (PHH ``variant``: ``F7S`` stud, ``FR`` razz, ``F7S/8`` stud8)."""
 
     def player(self, seat: int) -> int:
         """The PHH player number (1-based) of ``seat``."""

@@ -1,4 +1,4 @@
-"""Read a PHH file (TOML, variant ``F7S``) into a :class:`StudHand`.
+"""Read a PHH file (TOML, variant ``F7S``, ``FR`` or ``F7S/8``) into a :class:`StudHand`.
 
 PHH (the phh-std project; PokerKit reads and writes it) numbers players
 ``p1..pN`` in position order, ``p1`` nearest the dealer's left. They become
@@ -22,11 +22,16 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from table_controller.cards import DECK, Card, CardParseError
+from table_controller.engine.variants import VARIANTS, Game, bring_in_of
 from table_controller.handhistory.model import Bet, BetVerb, Deal, HandItem, PhhError, StudHand
 from table_controller.zones import MAX_SEATS
 
 VARIANT: Final = "F7S"
 """The PHH variant code of fixed-limit Seven Card Stud."""
+
+GAMES: Final[dict[str, Game]] = {v.phh: game for game, v in VARIANTS.items()}
+"""PHH variant code -> game: ``F7S`` stud, ``FR`` razz, ``F7S/8`` stud8 (RULES.md
+"Variants"; the same deal and actions, so one reader serves them all)."""
 
 UNKNOWN: Final = "??"
 """How PHH writes a card nobody saw."""
@@ -37,6 +42,9 @@ _KNOWN_FIELDS: Final = frozenset({
     "variant", "antes", "bring_in", "small_bet", "big_bet", "starting_stacks", "actions",
     "finishing_stacks", "ante_trimming_status", "seats", "seat_count", "hand",
 })
+
+_FILL_TRIES: Final = 200
+"""Draws of unknown cards tried until one keeps the recorded bring-in."""
 
 Token = Card | None
 """A card as read: ``None`` stands for ``??``."""
@@ -62,8 +70,10 @@ def hand_from_fields(
 ) -> StudHand:
     """Build a :class:`StudHand` from the fields of one parsed PHH hand."""
     variant = raw.get("variant")
-    if variant != VARIANT:
-        raise PhhError(f"variant {variant!r} is not supported: only {VARIANT!r} (Seven Card Stud)")
+    game = GAMES.get(variant) if isinstance(variant, str) else None
+    if game is None:
+        known = ", ".join(f"{code!r} ({VARIANTS[g].name})" for code, g in GAMES.items())
+        raise PhhError(f"variant {variant!r} is not supported: only {known}")
     stacks = _int_list(raw, "starting_stacks")
     count = len(stacks)
     if not 2 <= count <= MAX_SEATS:
@@ -80,7 +90,14 @@ def hand_from_fields(
     actions = raw.get("actions")
     if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
         raise PhhError("\"actions\" must be a list of strings")
-    items, filled = _resolve_unknown(_parse_actions(actions, seats), fill_unknown)
+    pending = _parse_actions(actions, seats)
+    items, filled = _resolve_unknown(pending, fill_unknown)
+    for _ in range(_FILL_TRIES):
+        if fill_unknown is None or not filled or _keeps_bring_in(items, seats, game):
+            break
+        # An invented 3rd-street up card must not take the bring-in from the
+        # recorded ``pb`` seat (stud-hi-lo-hand-53: p5's three cards are ``??``).
+        items, filled = _resolve_unknown(pending, fill_unknown)
     finishing = _int_list(raw, "finishing_stacks") if "finishing_stacks" in raw else None
     if finishing is not None and len(finishing) != count:
         raise PhhError(f"\"finishing_stacks\" has {len(finishing)} entries for {count} players")
@@ -102,6 +119,7 @@ def hand_from_fields(
         filled=filled,
         community=community,
         extra={k: v for k, v in raw.items() if k not in _KNOWN_FIELDS},
+        game=game,
     )
 
 
@@ -211,6 +229,17 @@ def _parse_actions(actions: Sequence[str], seats: Sequence[int]) -> list[_Pendin
             case _:
                 raise PhhError(f"{where}: not a Seven Card Stud action")
     return out
+
+
+def _keeps_bring_in(items: Sequence[HandItem], seats: Sequence[int], game: Game) -> bool:
+    """Whether the 3rd-street up cards make the recorded ``pb`` seat the bring-in
+    (rule 1; razz: the highest card), as the deal's order and the actions need."""
+    posted = next((i.seat for i in items if isinstance(i, Bet) and i.verb == "pb"), None)
+    ups = {i.seat: i.cards[2] for i in items
+           if isinstance(i, Deal) and i.street == 3 and len(i.cards) == 3}
+    if posted is None or posted not in ups:
+        return True
+    return bring_in_of(VARIANTS[game], ups, list(seats), "suit") == posted
 
 
 def _verb(text: str) -> BetVerb:

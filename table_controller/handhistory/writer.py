@@ -1,4 +1,4 @@
-"""Write :class:`StudHand` records as PHH text (TOML, variant ``F7S``).
+"""Write :class:`StudHand` records as PHH text (TOML, variant ``F7S``, ``FR`` or ``F7S/8``).
 
 The required fields come first, in the order PokerKit writes them, then the
 optional ones this project knows (``seats``, ``seat_count``, ``hand``,
@@ -16,8 +16,8 @@ import json
 from collections.abc import Iterable, Sequence
 
 from table_controller.cards import Card
+from table_controller.engine.variants import variant
 from table_controller.handhistory.model import Bet, Deal, HandItem, StudHand
-from table_controller.handhistory.reader import VARIANT
 
 
 def action_text(hand: StudHand, item: HandItem) -> str:
@@ -55,7 +55,7 @@ def write_phhs(hands: Iterable[StudHand]) -> str:
 
 def _lines(hand: StudHand) -> list[str]:
     fields: list[tuple[str, object]] = [
-        ("variant", VARIANT),
+        ("variant", variant(hand.game).phh),
         ("ante_trimming_status", hand.ante_trimming_status),
         ("antes", list(hand.antes)),
         ("bring_in", hand.bring_in),

@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 
 from table_controller.cards import Card
 from table_controller.engine.settings import TableSettings
+from table_controller.engine.variants import Game
 from table_controller.events import (
     CardPlaced,
     CardRemoved,
@@ -161,10 +162,17 @@ def choose_kind(rng: random.Random, rates: Mapping[str, float]) -> str | None:
 
 
 def plan_hand(
-    number: int, seed: int, rates: Mapping[str, float], *, betting: bool = False
+    number: int,
+    seed: int,
+    rates: Mapping[str, float],
+    *,
+    betting: bool = False,
+    game: Game = Game.STUD,
 ) -> SimHand:
     """Hand ``number`` (1-based) of the run with ``seed`` (module docstring);
-    ``betting``: the players bet through the console."""
+    ``betting``: the players bet through the console; ``game``: what they play
+    (RULES.md "Variants": the deal is the same, the bring-in, first to act, bet
+    sizes and showdown differ)."""
     rng = random.Random(f"{seed}:{number}")
     kind = choose_kind(rng, rates)
     spec = KINDS[kind] if kind is not None else None
@@ -173,8 +181,8 @@ def plan_hand(
         players = rng.randint(2, MAX_SEATS)
         seats = sorted(rng.sample(range(1, MAX_SEATS + 1), players))
         if betting:
-            deal = deal_betting(tuple(seats), rng, BETTING_SETTINGS, folding=not seventh,
-                                hand_id=number)
+            deal = deal_betting(tuple(seats), rng, betting_settings(game),
+                                folding=not seventh, hand_id=number)
         else:
             folds: dict[int, int] | None = {} if seventh else None
             deal = deal_random(seats, rng, folds=folds, fold_chance=FOLD_CHANCE)
@@ -211,12 +219,24 @@ def _no_start(events: Sequence[TableEvent]) -> tuple[TableEvent, ...]:
 
 
 def plan_hands(
-    count: int, seed: int, rates: Mapping[str, float], *, betting: bool = False
+    count: int,
+    seed: int,
+    rates: Mapping[str, float],
+    *,
+    betting: bool = False,
+    game: Game = Game.STUD,
 ) -> Iterator[SimHand]:
     """Hands 1..``count`` of the run with ``seed``."""
     check_rates(rates, betting=betting)
     for number in range(1, count + 1):
-        yield plan_hand(number, seed, rates, betting=betting)
+        yield plan_hand(number, seed, rates, betting=betting, game=game)
+
+
+def betting_settings(game: Game) -> TableSettings:
+    """:data:`BETTING_SETTINGS` for ``game``."""
+    if game is Game.STUD:
+        return BETTING_SETTINGS
+    return BETTING_SETTINGS.model_copy(update={"game": game})
 
 
 def clear_events(events: Sequence[TableEvent]) -> list[ClearEvent]:
@@ -254,6 +274,7 @@ __all__ = [
     "ClearEvent",
     "RateError",
     "SimHand",
+    "betting_settings",
     "check_rates",
     "choose_kind",
     "clear_events",

@@ -47,15 +47,18 @@ from table_controller.cards import Card
 from table_controller.engine.betting import BettingHand, BettingStructure, LegalAction
 from table_controller.engine.pots import odd_chip_order
 from table_controller.engine.settings import TableSettings
-from table_controller.events import BetAction, ConsoleAction, HandEnded
-from table_controller.hands import (
-    HandCategory,
-    HandValue,
-    bring_in_seat,
-    evaluate,
-    highest_showing,
-    showing_value,
+from table_controller.engine.variants import (
+    Showdown,
+    Variant,
+    bring_in_card,
+    bring_in_of,
+    low_value_of,
+    primary_value,
+    showing_key,
+    variant,
 )
+from table_controller.events import BetAction, ConsoleAction, HandEnded
+from table_controller.hands import HandCategory, HandValue, evaluate, showing_value
 from table_controller.simulation.physical import DealerTable, PhysicalDeal, deal_random
 
 SHORT_STACK_CHANCE: Final = 0.2
@@ -137,7 +140,11 @@ class BettingPlayers:
     betting: BettingHand = field(init=False)
     decisions: list[Decision] = field(default_factory=list)
 
+    variant: Variant = field(init=False)
+    """The game's choices (RULES.md "Variants"), from ``settings.game``."""
+
     def __post_init__(self) -> None:
+        self.variant = variant(self.settings.game)
         if not self.chips:
             self.chips = random_stacks(self.seats, self.rng, self.settings.big_bet)
         self.betting = BettingHand(
@@ -163,7 +170,7 @@ class BettingPlayers:
         opener, optional = self._opener(street, live, dealer)
         if opener is None:
             return
-        open_pair = street == 4 and any(
+        open_pair = street == 4 and self.variant.open_pair_rule and any(
             showing_value(list(dealer.up_cards(s))).category >= HandCategory.PAIR
             for s in live if dealer.up_cards(s)
         )
@@ -204,16 +211,19 @@ class BettingPlayers:
         betting = self.betting
         if not betting.hand_over:
             values: dict[int, HandValue] = {}
+            lows: dict[int, int] | None = {} if self.variant.split_pot else None
             for seat in betting.live_seats:
                 cards = list(dealer.cards_of(seat))
                 if dealer.community is not None:
                     cards.append(dealer.community)
                 if 5 <= len(cards) <= 7:
-                    values[seat] = evaluate(cards)
+                    values[seat] = primary_value(self.variant, cards)
+                    if lows is not None:
+                        lows[seat] = low_value_of(cards, eight_or_better=True)
             if betting.can_award(values):
                 order = betting.showdown_order()
                 cards_by_seat = {s: dealer.cards_of(s) for s in betting.live_seats}
-                betting.award(values, odd_chip_order(cards_by_seat))
+                betting.award(values, odd_chip_order(cards_by_seat), lows)
                 won = betting.winnings
                 for seat in order:
                     if won[seat] == 0:
@@ -229,32 +239,34 @@ class BettingPlayers:
         """Who opens ``street``'s round, and whether the bring-in is optional."""
         if street == 3:
             candidates: dict[int, Card] = {
-                s: min(dealer.up_cards(s)) for s in live if dealer.up_cards(s)
+                s: bring_in_card(self.variant, dealer.up_cards(s))
+                for s in live if dealer.up_cards(s)
             }
             if not candidates:
                 return None, False
-            low = bring_in_seat(candidates, live, self.settings.rules.bring_in_tiebreak)
+            low = bring_in_of(self.variant, candidates, live,
+                              self.settings.rules.bring_in_tiebreak)
             if self.chips[low] == 0:
                 # Rule 8: all-in for the ante; the next player to the left acts first.
                 later = [s for s in live if s > low]
                 return (later[0] if later else live[0]), True
             return low, False
-        values = {}
+        keys = {}
         for seat in live:
             up = list(dealer.up_cards(seat))
             if street == 7 and dealer.community is not None:
                 up.append(dealer.community)
             if up:
-                values[seat] = showing_value(up)
-        if not values:
+                keys[seat] = showing_key(self.variant, up)
+        if not keys:
             return None, False
-        return highest_showing(values, live), False
+        return max((s for s in live if s in keys), key=keys.__getitem__), False
 
     def _beaten_on_board(self, seat: int, live: list[int], dealer: DealerTable) -> bool:
         """Whether an opponent's up cards already beat ``seat``'s whole hand (rule 19)."""
         cards = list(dict.fromkeys(dealer.cards_of(seat)))
-        if len(cards) < 5:
-            return False
+        if len(cards) < 5 or self.variant.showdown is not Showdown.HIGH:
+            return False  # the engine's rule-19 notice is for high-only games
         mine = evaluate(cards[:7]).strength
         return any(
             showing_value(list(dealer.up_cards(other))).strength > mine

@@ -80,6 +80,8 @@ class DetectionReport:
     rates: dict[str, float]
     betting: bool = False
     """The players bet through the console (``--betting``)."""
+    game: str = "stud"
+    """The game dealt (``--game``: stud, razz, stud8)."""
     hands: int = 0
     seconds: float = 0.0
     kinds: dict[str, KindTally] = field(default_factory=dict)
@@ -217,6 +219,7 @@ class DetectionReport:
             }
         return {
             "mode": self.mode,
+            "game": self.game,
             "seed": self.seed,
             "hands": self.hands,
             "seconds": round(self.seconds, 3),
@@ -248,7 +251,8 @@ def render(report: DetectionReport) -> str:
     data = report.as_json()
     lines = [
         f"stud-table simulate: {data['hands']} hands, mode {data['mode']}"
-        f"{', players betting' if report.betting else ''}, seed {data['seed']},"
+        f"{', players betting' if report.betting else ''}"
+        f"{'' if report.game == 'stud' else ', game ' + report.game}, seed {data['seed']},"
         f" {data['seconds']:.1f} s ({data['hands_per_second']:g} hands/s)",
         "",
         f"{'kind':<24}{'rate':>7}{'injected':>10}{'flagged':>9}{'recall':>9}"

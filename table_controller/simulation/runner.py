@@ -23,12 +23,13 @@ from table_controller.engine.alerts import Alert, Notice
 from table_controller.engine.dealing import DealingEngine, HandState
 from table_controller.engine.outputs import EngineOutput, GameEvent, GameEventKind
 from table_controller.engine.settings import TableSettings
+from table_controller.engine.variants import Game
 from table_controller.simulation.kinds import KINDS, Level
 from table_controller.simulation.live import run_daemon
 from table_controller.simulation.plan import (
-    BETTING_SETTINGS,
     RateError,
     SimHand,
+    betting_settings,
     check_rates,
     plan_hands,
 )
@@ -52,12 +53,15 @@ def simulate(
     speed: float = 1.0,
     progress: Progress | None = None,
     betting: bool = False,
+    game: Game = Game.STUD,
 ) -> DetectionReport:
     """Deal ``hands`` hands from ``seed`` with errors drawn at ``rates`` (kind -> chance
     per hand, summing to at most 1) and return the detection report.
 
     ``speed`` (daemon mode) makes the virtual dealer N times faster than a real
     one. ``betting``: the players bet through the console (fast mode only).
+    ``game``: stud, razz or stud8 (RULES.md "Variants"; fast mode only: the
+    daemon's game is its config's ``[table] game``).
     Raises :class:`RateError` for unusable rates (reader kinds in fast mode,
     console kinds without betting among them) and, in daemon mode, ``LiveError``
     when the table cannot run.
@@ -67,14 +71,17 @@ def simulate(
     check_rates(rates, betting=betting)
     if betting and mode != "fast":
         raise RateError("--betting runs in --mode fast only (the daemon's console is not driven)")
+    if game is not Game.STUD and mode != "fast":
+        raise RateError("--game runs in --mode fast only (the daemon plays its config's game)")
     if mode == "fast":
         readers = [k for k in rates if KINDS[k].level is Level.READER and rates[k] > 0]
         if readers:
             raise RateError(f"{', '.join(readers)} needs --mode daemon (it acts on the readers)")
-    report = DetectionReport(mode=mode, seed=seed, rates=dict(rates), betting=betting)
+    report = DetectionReport(mode=mode, seed=seed, rates=dict(rates), betting=betting,
+                             game=game.value)
     started = time.perf_counter()
     if mode == "fast":
-        planned, alerts = run_fast(hands, seed, rates, progress, betting=betting)
+        planned, alerts = run_fast(hands, seed, rates, progress, betting=betting, game=game)
     else:
         planned, alerts, wire = run_daemon(hands, seed, rates, speed=speed, progress=progress)
         report.wire = wire
@@ -90,13 +97,17 @@ def run_fast(
     progress: Progress | None = None,
     *,
     betting: bool = False,
+    game: Game = Game.STUD,
 ) -> tuple[list[SimHand], list[ObservedAlert]]:
     """Deal every hand into one engine; return the hands and every alert and notice
     raised (notices flagged ``notice``)."""
-    engine = DealingEngine(BETTING_SETTINGS if betting else FAST_SETTINGS)
+    settings = betting_settings(game) if betting else FAST_SETTINGS
+    if settings.game is not game:
+        settings = settings.model_copy(update={"game": game})
+    engine = DealingEngine(settings)
     planned: list[SimHand] = []
     alerts: list[ObservedAlert] = []
-    for hand in plan_hands(hands, seed, rates, betting=betting):
+    for hand in plan_hands(hands, seed, rates, betting=betting, game=game):
         # Only what the report needs is kept: 100,000 hands' events would not fit.
         planned.append(_summary(hand))
         for event in (*hand.events, *hand.clear):

@@ -30,6 +30,7 @@ from typing import Any
 import pokerkit
 
 from table_controller.cards import DECK, Card
+from table_controller.hands import Game
 from table_controller.simulation import PhysicalDeal
 
 ANTE, BRING_IN, SMALL_BET, BIG_BET = 1, 2, 4, 8
@@ -46,6 +47,13 @@ _AUTOMATIONS = (
 )
 """Everything but dealing, burning and betting, which the replay does itself."""
 
+GAME_CLASSES: dict[Game, Any] = {
+    Game.STUD: pokerkit.FixedLimitSevenCardStud,
+    Game.RAZZ: pokerkit.FixedLimitRazz,
+    Game.STUD8: pokerkit.FixedLimitSevenCardStudHighLowSplitEightOrBetter,
+}
+"""PokerKit's class of each game (RULES.md "Variants")."""
+
 _FULL_DECK = tuple(pokerkit.Card.parse("".join(card.code for card in DECK)))
 _TO_PK: dict[Card, Any] = dict(zip(DECK, _FULL_DECK, strict=True))
 
@@ -57,6 +65,11 @@ class PokerKitResult:
     bring_in: int | None = None
     openers: dict[int, int] = field(default_factory=dict)
     winners: list[int] = field(default_factory=list)
+    winners_high: list[int] = field(default_factory=list)
+    """Players paid by a high hand (``hand_type_index`` 0); empty when PokerKit
+    mucked all but one hand and pushed the pot without a hand type."""
+    winners_low: list[int] = field(default_factory=list)
+    """stud8: players paid by the eight-or-better low (``hand_type_index`` 1)."""
     community: bool = False
     diverged: bool = False
 
@@ -75,21 +88,22 @@ def _queue(deal: PhysicalDeal, street: int) -> deque[tuple[int, Any]]:
     return out
 
 
-def play(deal: PhysicalDeal) -> PokerKitResult:
-    """Replay ``deal`` through PokerKit's ``FixedLimitSevenCardStud``."""
+def play(deal: PhysicalDeal, game: Game = Game.STUD) -> PokerKitResult:
+    """Replay ``deal`` through PokerKit's class for ``game`` (``FixedLimitSevenCardStud``,
+    ``FixedLimitRazz`` or ``FixedLimitSevenCardStudHighLowSplitEightOrBetter``)."""
     with warnings.catch_warnings():
         # PokerKit warns when a card is not the one it would "recommend" (we inject
         # reused burn cards) and when a player folds facing no bet: both are wanted.
         warnings.simplefilter("ignore")
-        return _play(deal)
+        return _play(deal, game)
 
 
-def _play(deal: PhysicalDeal) -> PokerKitResult:
+def _play(deal: PhysicalDeal, game: Game) -> PokerKitResult:
     players = len(deal.seats)
     seat_of = dict(enumerate(deal.seats))
     index = {seat: i for i, seat in seat_of.items()}
     fold_street = {index[seat]: street for seat, street in deal.folds.items()}
-    state = pokerkit.FixedLimitSevenCardStud.create_state(
+    state = GAME_CLASSES[game].create_state(
         _AUTOMATIONS,
         True,
         ANTE,
@@ -158,10 +172,16 @@ def _play(deal: PhysicalDeal) -> PokerKitResult:
         else:  # pragma: no cover - would mean the driver above is wrong
             raise AssertionError(f"stuck PokerKit state on street {street}")
     won: set[int] = set()
+    halves: tuple[set[int], set[int]] = (set(), set())
     for operation in state.operations:
         if isinstance(operation, pokerkit.ChipsPushing):
-            won.update(i for i, amount in enumerate(operation.amounts) if amount > 0)
+            paid = {i for i, amount in enumerate(operation.amounts) if amount > 0}
+            won.update(paid)
+            if operation.hand_type_index is not None:
+                halves[operation.hand_type_index].update(paid)
     result.winners = sorted(seat_of[i] for i in won)
+    result.winners_high = sorted(seat_of[i] for i in halves[0])
+    result.winners_low = sorted(seat_of[i] for i in halves[1])
     return result
 
 

@@ -46,8 +46,10 @@ def positions(deal: PhysicalDeal) -> Iterator[HandState]:
         yield engine.hand
 
 
-def test_the_game_comes_from_one_place() -> None:
-    # Until TableSettings.game lands (issue 10), every table deals stud.
+@pytest.mark.parametrize("game", list(Game))
+def test_the_game_comes_from_the_table_settings(game: Game) -> None:
+    # The daemon, replay and the simulator ask table_game (issue 10's game setting).
+    assert table_game(TableSettings(seats=8, game=game)) is game
     assert table_game(TableSettings(seats=8)) is Game.STUD
 
 

@@ -355,7 +355,7 @@ def test_unknown_cards_nobody_showed_are_filled_with_unused_cards_and_listed() -
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("variant = 'F7S/8'\n", "only 'F7S'"),
+        ("variant = 'NT'\n", "'NT' is not supported: only 'F7S'"),
         ("not toml [", "bad TOML"),
         (UNKNOWN_HAND.replace("'p2 f'", "'p9 f'"), "unknown player 'p9'"),
         (UNKNOWN_HAND.replace("'p2 f'", "'p2 xyz'"), "not a Seven Card Stud action"),
@@ -370,9 +370,11 @@ def test_malformed_phh_is_one_readable_error(text: str, message: str) -> None:
         read_phh(text, fill_unknown=random.Random(0))
 
 
-def test_hi_lo_file_is_refused_by_name() -> None:
-    with pytest.raises(PhhError, match="F7S/8"):
-        read_phh(data_file("stud-hi-lo-hand-48.phh").read_text())
+def test_other_variant_is_refused_by_name() -> None:
+    # Razz (FR) and Stud Hi-Lo (F7S/8) import (test_variants_wsop.py); hold'em does not.
+    text = data_file("stud-hi-lo-hand-48.phh").read_text().replace("'F7S/8'", "'FT'")
+    with pytest.raises(PhhError, match="'FT' is not supported"):
+        read_phh(text)
 
 
 def test_stud_hand_model_player_numbers_follow_seats() -> None:
@@ -399,12 +401,14 @@ def test_cli_import_then_export(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_cli_import_refuses_other_variants_in_one_line(
-    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["phh", "import", str(data_file("razz-hand-20.phh"))]) == 2
+    path = tmp_path / "nt.phh"
+    path.write_text(data_file("razz-hand-20.phh").read_text().replace("'FR'", "'NT'"))
+    assert main(["phh", "import", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert "only 'F7S'" in err
+    assert "'NT' is not supported: only 'F7S'" in err
 
 
 def test_cli_import_stdout_and_fill_unknown(

@@ -234,10 +234,11 @@ def test_cli_json_report(capsys: pytest.CaptureFixture[str]) -> None:
     captured = capsys.readouterr()
     data = json.loads(captured.out)
     assert set(data) == {
-        "mode", "seed", "hands", "seconds", "hands_per_second", "clean_hands", "kinds",
+        "mode", "game", "seed", "hands", "seconds", "hands_per_second", "clean_hands", "kinds",
         "totals", "false_alerts", "notices", "missed", "false_alert_list", "wire",
     }
     assert (data["mode"], data["seed"], data["hands"], data["wire"]) == ("fast", 4, 120, None)
+    assert data["game"] == "stud"
     assert set(data["kinds"]) == set(DEAL_KINDS)
     assert data["kinds"]["missing_burn"]["rate"] == 0.2
     assert set(data["kinds"]["extra_burn"]) == {

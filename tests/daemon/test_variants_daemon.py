@@ -1,0 +1,79 @@
+"""The daemon's ``[table] game`` (RULES.md "Variants") reaches the engine, end to end.
+
+Emulated readers on ptys -> the daemon -> real Mosquitto: a razz table's published
+state names the razz bring-in (the highest upcard) and the razz first to act (the
+lowest hand showing), where a stud table would name other seats; the journal's
+``table`` line records the game, so ``stud-table replay`` of the journal plays razz
+too. A bad game is refused at start with ``file: table.game: problem``.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+
+from daemon_rig import TableRig, subscribe, wait_state
+
+from table_controller.config import load_config
+from table_controller.daemon.runner import table_settings
+from table_controller.engine.dealing import replay_events
+from table_controller.engine.settings import TableSettings
+from table_controller.engine.variants import Game
+from table_controller.replay import replay_file
+from table_controller.simulation import deal_random
+
+SEATS = [2, 3, 5, 7]
+SEED = 0
+"""A deal whose razz bring-in and 4th-street opener differ from stud's."""
+
+
+def _razz(rig: TableRig) -> None:
+    text = rig.config_path.read_text()
+    rig.config_path.write_text(text.replace("[stakes]", 'game = "razz"\n[stakes]', 1))
+
+
+def test_razz_table_publishes_razz_bring_in_and_first_to_act(rig: TableRig) -> None:
+    deal = deal_random(SEATS, random.Random(SEED), fold_chance=0.0)
+    [stud] = replay_events(deal.events, TableSettings(auto_hands=True))
+    [razz] = replay_events(deal.events, TableSettings(auto_hands=True, game="razz"))
+    assert razz.bring_in != stud.bring_in
+    assert razz.first_to_act[4] != stud.first_to_act[4]
+    _razz(rig)
+    sub = subscribe(rig.broker.port)
+    rig.start_thread()
+    wait_state(sub, lambda s: s["hand"] is None)
+    # A dealer's pace well above the readers' scan cycle even on a loaded CI box:
+    # this test is about the game, not about cards racing each other.
+    rig.deal(deal.events, pace=0.2)
+    state = wait_state(sub, lambda s: s["street"] == 7 and s["bring_in"] is not None)
+    assert state["bring_in"] == razz.bring_in, state
+    rig.stop()
+    journal = next((rig.tmp / "journal").glob("*.journal.jsonl"))
+    assert '"game":"razz"' in journal.read_text().splitlines()[0]
+    report = replay_file(journal)
+    [hand] = report["hands"]
+    assert hand["bring_in"] == razz.bring_in, hand
+    assert hand["first_to_act"] == {str(k): v for k, v in razz.first_to_act.items()}, hand
+
+
+def test_bad_game_is_refused_at_start_in_one_line(rig: TableRig) -> None:
+    text = rig.config_path.read_text()
+    rig.config_path.write_text(text.replace("[stakes]", 'game = "omaha"\n[stakes]', 1))
+    result = subprocess.run(
+        [sys.executable, "-m", "table_controller", "run", "--config", str(rig.config_path)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert result.returncode == 2
+    message = result.stderr.strip()
+    assert "\n" not in message
+    assert f"{rig.config_path}: table.game: Input should be 'stud', 'razz' or 'stud8'" in message
+
+
+def test_game_key_defaults_to_stud_and_reaches_the_engine_settings(rig: TableRig) -> None:
+    assert table_settings(load_config(rig.config_path), rig.layout).game is Game.STUD
+    text = rig.config_path.read_text()
+    rig.config_path.write_text(text.replace("[stakes]", 'game = "stud8"\n[stakes]', 1))
+    config = load_config(rig.config_path)
+    assert config.table.game is Game.STUD8
+    assert table_settings(config, rig.layout).game is Game.STUD8
