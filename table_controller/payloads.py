@@ -189,6 +189,12 @@ class _SeatBase(_Model):
         default=None,
         description="Chips in front of the seat this betting round (null without a console).",
     )
+    name: str | None = Field(
+        default=None, description="The player's name from the console's cmd/seat, or null."
+    )
+    country: str | None = Field(
+        default=None, description="The player's ISO 3166 country code (cmd/seat), or null."
+    )
 
 
 class PublicSeat(_SeatBase):

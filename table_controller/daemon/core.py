@@ -931,7 +931,8 @@ class TableCore:
         seats = self.layout.seats
         self._publish(
             self.publisher.publish_state,
-            public_state(self.table_id, seats, hand), secure_state(self.table_id, seats, hand)
+            public_state(self.table_id, seats, hand, self.engine.names),
+            secure_state(self.table_id, seats, hand, self.engine.names),
         )
 
     # ---------------------------------------------------------------- readers

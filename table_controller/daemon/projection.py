@@ -3,12 +3,14 @@
 The public projections are the only place a down card could leak, so they are
 built by code paths that never read a down card's identity: public seats get
 ``down_count``, public events get no card for a down deal or a burn, and a hand
-result shows only the hands that won (a winner must show them). The payload
+result shows the hands shown down at showdown, winners first (issue 12); a folded
+hand never reaches it. The payload
 models forbid extra keys, so a secure field in a public payload fails loudly.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from table_controller.engine.alerts import Alert, Notice
@@ -48,7 +50,12 @@ def betting_of(hand: HandState | None) -> BettingHand | None:
     return hand.console.betting
 
 
-def _state(table: str, seats: int, hand: HandState | None, secure: bool) -> dict[str, Any]:
+Names = Mapping[int, tuple[str, str | None]]
+"""seat -> (player name, country) from the console's ``cmd/seat`` (public)."""
+
+
+def _state(table: str, seats: int, hand: HandState | None, secure: bool,
+           names: Names | None = None) -> dict[str, Any]:
     betting = betting_of(hand)
     # Without stacks from the hand command the engine bets from notional chips:
     # the pot and bets are real, the stacks are not, so they stay null (also for
@@ -67,6 +74,8 @@ def _state(table: str, seats: int, hand: HandState | None, secure: bool) -> dict
             # Chips are public: the console's counts when it runs the hand.
             "stack": stacks.get(seat_no, seat.stack if seat else None),
             "bet": bets.get(seat_no),
+            "name": names[seat_no][0] if names and seat_no in names else None,
+            "country": names[seat_no][1] if names and seat_no in names else None,
         }
         if secure:
             row["down"] = [card.code for card in seat.down] if seat else []
@@ -104,14 +113,16 @@ def _chips(betting: BettingHand | None) -> dict[str, Any]:
     }
 
 
-def public_state(table: str, seats: int, hand: HandState | None) -> PublicState:
+def public_state(table: str, seats: int, hand: HandState | None,
+                 names: Names | None = None) -> PublicState:
     """The retained public snapshot: up cards and the *number* of down cards."""
-    return PublicState.model_validate(_state(table, seats, hand, secure=False))
+    return PublicState.model_validate(_state(table, seats, hand, secure=False, names=names))
 
 
-def secure_state(table: str, seats: int, hand: HandState | None) -> SecureState:
+def secure_state(table: str, seats: int, hand: HandState | None,
+                 names: Names | None = None) -> SecureState:
     """The retained secure snapshot: the public one plus every seat's down cards."""
-    return SecureState.model_validate(_state(table, seats, hand, secure=True))
+    return SecureState.model_validate(_state(table, seats, hand, secure=True, names=names))
 
 
 def alert_payload(table: str, hand: HandState | None, alert: Alert) -> AlertPayload:
@@ -167,8 +178,9 @@ def _event_fields(
             "shown": [
                 {"seat": shown.seat, "cards": [c.code for c in shown.cards],
                  "description": shown.description}
+                # Every hand shown down, winners first (issue 12): at the table
+                # they were turned up. Folded hands never reach event.shown.
                 for shown in event.shown
-                if shown.seat in event.winners  # only a winner must show
             ],
         }
     else:
