@@ -40,6 +40,8 @@ import paho.mqtt.client as mqtt
 import structlog
 import uvicorn
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -74,6 +76,8 @@ MAX_PAYLOAD: Final = 256 * 1024
 KEEPALIVE_S: Final = 15.0
 """An SSE comment this often keeps proxies from closing an idle stream."""
 COOKIE: Final = "stud_broadcast"
+SESSION_EXPIRY_S: Final = 24 * 3600
+"""How long the broker keeps our session (and queues messages) while we are down."""
 
 # (topic suffix after stud/v1/<table>/) -> (feed, kind)
 _ROUTES: Final = {
@@ -307,9 +311,13 @@ class Broadcast:
 
     def _mqtt_client(self) -> mqtt.Client:
         broker = self.cfg.broker
+        # A persistent session under an id drawn once and kept in the store: the
+        # broker queues the QoS 1 messages of a restart's downtime for us (nothing
+        # lost), and the id stays unguessable (nobody can knock the service off).
+        client_id = broker.client_id or self.store.meta(
+            "client_id", f"stud-broadcast-{secrets.token_hex(16)}")
         client = mqtt.Client(
-            CallbackAPIVersion.VERSION2,
-            client_id=broker.client_id or f"stud-broadcast-{secrets.token_hex(16)}",
+            CallbackAPIVersion.VERSION2, client_id=client_id,
             protocol=MQTTProtocolVersion.MQTTv5,
         )
         client.suppress_exceptions = True
@@ -494,7 +502,10 @@ class Broadcast:
         """Connect to the broker, serve HTTP until cancelled."""
         self._loop = asyncio.get_running_loop()
         broker = self.cfg.broker
-        self.client.connect_async(broker.host, broker.port, keepalive=broker.keepalive)
+        props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+        props.SessionExpiryInterval = SESSION_EXPIRY_S
+        self.client.connect_async(broker.host, broker.port, keepalive=broker.keepalive,
+                                  clean_start=False, properties=props)
         self.client.loop_start()
         config = uvicorn.Config(self.app(), host=self.cfg.http.host, port=self.cfg.http.port,
                                 log_level="warning", access_log=False, lifespan="off",

@@ -42,6 +42,10 @@ CREATE TABLE IF NOT EXISTS messages (
     UNIQUE (feed, tbl, kind, src_seq, ts)
 );
 CREATE INDEX IF NOT EXISTS messages_result ON messages (tbl, hand, ekind);
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS outputs (
     name TEXT PRIMARY KEY,
     delay_s REAL NOT NULL,
@@ -165,6 +169,12 @@ class Store:
             "DELETE FROM messages WHERE ts < ? AND seq < ?", (before_ts, below_seq)
         )
         return cur.rowcount
+
+    def meta(self, key: str, make: str) -> str:
+        """A persisted setting: ``key``'s value, set to ``make`` the first time."""
+        self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, make))
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return str(row[0])
 
     # ------------------------------------------------------------------ outputs
 

@@ -59,7 +59,9 @@
     const markers = [];
     if (state.bring_in === row.seat && state.street === 3) markers.push('<span class="marker bring">BRING-IN</span>');
     if (state.to_act === row.seat && !won) markers.push('<span class="marker act">TO ACT</span>');
-    if (lastAction && lastAction.seat === row.seat && lastAction.hand === state.hand) {
+    if (row.status === "folded") markers.push('<span class="marker">FOLDED</span>');
+    else if (row.status === "dead") markers.push('<span class="marker">DEAD HAND</span>');
+    else if (lastAction && lastAction.seat === row.seat && lastAction.hand === state.hand) {
       const amount = lastAction.amount != null && !["fold", "check"].includes(lastAction.action) ? ` ${lastAction.amount}` : "";
       markers.push(`<span class="marker last">${esc((ACTION[lastAction.action] || lastAction.action) + amount)}</span>`);
     }
@@ -75,7 +77,7 @@
       `<div class="who"><div class="name">${esc(name)}${cc}</div>` +
       `<div class="chips">${stack ? "Stack " + stack : "&nbsp;"}${bet}</div><div>${markers.join("")}</div></div>` +
       `<div class="cards">${downs.join("")}<span class="gap"></span>${ups.join("")}</div>` +
-      `<div class="line2"><span class="reading">${esc(reading)}</span>${row.status === "folded" ? "<span>folded</span>" : ""}${equity}</div>` +
+      `<div class="line2"><span class="reading">${esc(reading)}</span>${equity}</div>` +
       `</div>`;
   }
 
@@ -119,7 +121,7 @@
     document.getElementById("alerts").innerHTML = open.length
       ? open.map((a) => `<li class="alert-${esc(a.severity)}">${esc(a.code)}: ${esc(a.message)}</li>`).join("")
       : "<li>none</li>";
-    document.getElementById("readers").innerHTML = Object.keys(readers).sort().map((id) => {
+    document.getElementById("readers").innerHTML = Object.keys(readers).sort((a, b) => a.localeCompare(b, "en", { numeric: true })).map((id) => {
       const r = readers[id];
       return `<li data-reader="${esc(id)}">${esc(id)}: ${esc(r.status || r.state || JSON.stringify(r).slice(0, 60))}</li>`;
     }).join("") || "<li>no report yet</li>";
@@ -173,7 +175,10 @@
     source = new EventSource(url);
     source.addEventListener("msg", (e) => {
       const id = Number(e.lastEventId);
-      if (id && id <= lastId) return; // already drawn (never applied twice)
+      if (id && id <= lastId) { // already drawn: never applied twice (counted for tests)
+        body.dataset.dupes = String(Number(body.dataset.dupes || "0") + 1);
+        return;
+      }
       if (id) lastId = id;
       handle(JSON.parse(e.data));
       render();
