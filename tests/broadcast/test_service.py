@@ -226,3 +226,19 @@ def _hash() -> str:
     from bc_rig import PASSWORD_HASH
 
     return PASSWORD_HASH
+
+
+def test_deploy_example_parses_once_its_hash_is_filled_in(tmp_path: Path) -> None:
+    """deploy/broadcast.example.toml is a valid config apart from the placeholder hash,
+    which is refused (nobody runs with it by mistake)."""
+    from table_controller.broadcast.config import ConfigError, parse_broadcast_config
+    from table_controller.config_file import read_toml
+
+    example = Path(__file__).resolve().parents[2] / "deploy" / "broadcast.example.toml"
+    data = read_toml(example)
+    with pytest.raises(ConfigError, match="producer.password_hash"):
+        parse_broadcast_config(data, example)
+    data["producer"]["password_hash"] = _hash()
+    cfg = parse_broadcast_config(data, example)
+    assert cfg.http.host == "127.0.0.1"
+    assert cfg.outputs[0].delay_s == 1800
