@@ -24,6 +24,9 @@ a MutationObserver stamps each card's arrival with the page's epoch clock.
     .venv/bin/python bench/bench_broadcast.py latency [--cards 120]
 """
 
+# ruff: noqa: PLC0415 - each benchmark imports what it needs (the test helpers are on a
+# path set at run time; the buffer benchmark must not pay for a browser or a broker).
+
 from __future__ import annotations
 
 import argparse
@@ -32,7 +35,6 @@ import os
 import random
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -220,7 +222,8 @@ OBSERVER_JS = """(() => { window.__seen = {};
   new MutationObserver(() => {
     for (const el of document.querySelectorAll('.card[data-card]')) {
       const c = el.dataset.card;
-      if (c !== 'back' && !(c in window.__seen)) window.__seen[c] = performance.timeOrigin + performance.now();
+      if (c !== 'back' && !(c in window.__seen))
+        window.__seen[c] = performance.timeOrigin + performance.now();
     }
   }).observe(document.body, {subtree: true, childList: true});
   return true; })()"""

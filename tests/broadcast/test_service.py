@@ -236,7 +236,7 @@ def test_deploy_example_parses_once_its_hash_is_filled_in(tmp_path: Path) -> Non
 
     example = Path(__file__).resolve().parents[2] / "deploy" / "broadcast.example.toml"
     data = read_toml(example)
-    with pytest.raises(ConfigError, match="producer.password_hash"):
+    with pytest.raises(ConfigError, match=r"producer\.password_hash"):
         parse_broadcast_config(data, example)
     data["producer"]["password_hash"] = _hash()
     cfg = parse_broadcast_config(data, example)
