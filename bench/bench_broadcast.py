@@ -238,20 +238,20 @@ def bench_latency(cards: int) -> dict[str, Any]:
     from table_controller.demo.session import DemoTable
     from table_controller.events import CardPlaced, CardRemoved
     from table_controller.simulation import deal_random
-    from table_controller.zones import MUCK, ZoneKind
+    from table_controller.zones import MUCK, Zone, ZoneKind
 
     samples: list[float] = []
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         demo = DemoTable(tmp / "demo", scan_period=0.02).start()
         cfg = write_config(tmp, demo.port, delay_s=0, reveal="all",
-                           extra_outputs="locked = true\n")
+                           extra_outputs="locked = true\n", tables='["demo"]')
         service = Service(cfg).start()
         browser = Browser(tmp / "profile")
         try:
             browser.headers({"Authorization": "Basic " + base64.b64encode(
                 f"producer:{PASSWORD}".encode()).decode()})
-            browser.open(f"http://127.0.0.1:{service.port}/overlay/t1")
+            browser.open(f"http://127.0.0.1:{service.port}/overlay/demo")
             rng = random.Random(7)
             assert demo.table is not None
             while len(samples) < cards:
@@ -268,19 +268,18 @@ def bench_latency(cards: int) -> dict[str, Any]:
                 time.sleep(1.0)
                 seen = browser.js("window.__seen")
                 samples += [seen[c] / 1000 - t for c, t in placed.items() if c in seen]
-                for seat in deal.seats:  # clear the table into the muck
-                    for zone_kind, cs in ((ZoneKind.DOWN, deal.down(seat)),
-                                          (ZoneKind.UP, deal.up(seat))):
-                        from table_controller.zones import Zone
-                        zone = Zone.down(seat) if zone_kind is ZoneKind.DOWN else Zone.up(seat)
-                        for card in cs:
+                gathered = []
+                for seat in deal.seats:  # the dealer gathers the cards into the muck
+                    for zone, held in ((Zone.down(seat), deal.down(seat)),
+                                       (Zone.up(seat), deal.up(seat))):
+                        for card in held:
                             demo.table.apply(CardRemoved(zone, card))
                             demo.table.apply(CardPlaced(MUCK, card))
+                            gathered.append(card)
                 time.sleep(2.5)
-                for burns in deal.burns.values():
-                    for card in burns:
-                        demo.table.apply(CardRemoved(MUCK, card))
-                demo.table.apply  # noqa: B018 - the muck is emptied by the next deal's start
+                for card in gathered + [c for b in deal.burns.values() for c in b]:
+                    demo.table.apply(CardRemoved(MUCK, card))  # ...and shuffles
+                time.sleep(2.5)
         finally:
             browser.close()
             service.stop()
