@@ -29,6 +29,7 @@ import contextlib
 import json
 import math
 import secrets
+import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -342,6 +343,10 @@ class Broadcast:
         if reason.is_failure:
             log.error("broadcast_mqtt_refused", reason=str(reason))
             return
+        sock = client.socket()
+        if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):
+            # As the daemon does: small messages must not wait for Nagle + delayed ACK.
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         for table in self.cfg.tables:
             topics = TableTopics(table)
             for topic in (topics.secure_state, topics.secure_events, topics.secure_notices,

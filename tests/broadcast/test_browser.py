@@ -177,6 +177,16 @@ def test_pages_in_a_real_browser(tmp_path: Path, mosquitto: MosquittoBroker, tab
             browser.screenshot(DOCS / "broadcast-overlay.png", transparent=True)
             venue.screenshot(DOCS / "broadcast-venue.png")
             producer.screenshot(DOCS / "broadcast-producer.png")
+        # The producer's delay control, used as a person would: 4 s -> 7 s.
+        producer.wait_js("document.querySelector('.out[data-out=overlay] input') !== null",
+                         what="the delay control")
+        producer.js("const d = document.querySelector('.out[data-out=overlay] input');"
+                    " d.value = '7'; document.querySelector('.out[data-out=overlay] button')"
+                    ".click(); true")
+        producer.wait_js("document.querySelector('.out[data-out=overlay] .now')"
+                         ".textContent === '7 s'", what="the new delay on the producer page")
+        browser.wait_js("document.getElementById('title').textContent.includes('delay 7 s')",
+                        what="the overlay told of its new delay")
         table.deal(clear_table(deal), pace=0.02)
     finally:
         venue.close()
@@ -250,4 +260,54 @@ def test_page_resumes_after_the_service_is_killed(
         assert browser.js("document.body.dataset.connected") == "1"
         assert int(browser.js("document.body.dataset.dupes || '0'")) == 0
     finally:
+        service.stop()
+
+
+def test_overlay_draws_pot_stacks_bets_equity_and_hides_it_per_mode(
+        tmp_path: Path, mosquitto: MosquittoBroker, browser: Browser) -> None:
+    """With the console's chips and the equity feed (issue 11's optional fields):
+    pot, stacks, bets, equity and readings drawn in mode all; in mode showdown with
+    the result unknown, no hole card and no equity (computed from hidden cards)."""
+    from test_service import Table
+
+    extra = ('[[outputs]]\nname = "hidden"\ndelay_s = 1\nreveal = "showdown"\n')
+    config = write_config(tmp_path, mosquitto.port, delay_s=1, reveal="all",
+                          extra_outputs=extra)
+    service = Service(config).start()
+    fake = Table(mosquitto.port)
+    try:
+        body = fake.state({1: ["Ah", "Kd"], 2: ["2c", "3c"]}, pot=240, to_act=2)
+        body_seats = body["seats"]
+        assert body_seats[0]["down"] == ["Ah", "Kd"]
+        seats_json: list[dict[str, Any]] = []
+        for published in body_seats:
+            row = dict(published)
+            if row["status"] == "active":
+                row.update(bet=20, equity=0.7 if row["seat"] == 1 else 0.3, win=0.6, tie=0.1,
+                           reading="ace high", showing="king high showing",
+                           name=f"Player {row['seat']}")
+            seats_json.append(row)
+        fake.publish("secure/state", {"seats": seats_json, "street": 3, "bring_in": 2,
+                                      "to_act": 2, "community": None, "alerts": [],
+                                      "pot": 240}, retain=True)
+        browser.open(f"http://127.0.0.1:{service.port}/overlay/t1")
+        browser.wait_js("document.querySelector('.equity') !== null", what="equity drawn")
+        view = {row["seat"]: row for row in seats(browser)}
+        assert view[1]["equity"] == 0.7
+        assert view[1]["down"] == ["Ah", "Kd"]
+        assert browser.js("document.getElementById('pot').textContent") == "Pot 240"
+        assert "bet 20" in browser.js("document.querySelector('.seat[data-seat=\"1\"]')"
+                                      ".textContent")
+        assert browser.js("document.querySelector('.seat[data-seat=\"2\"]')"
+                          ".classList.contains('to-act')")
+        browser.open(f"http://127.0.0.1:{service.port}/overlay/t1/hidden")
+        browser.wait_js("document.querySelectorAll('.seat').length >= 2", what="hidden seats")
+        html = browser.js("document.body.innerHTML")
+        assert 'data-face="down"' not in html
+        assert "equity" not in browser.js(
+            "Array.from(document.querySelectorAll('.equity')).length ? 'equity' : ''")
+        assert "ace high" not in html  # the reading is computed from the down cards
+        assert "king high showing" in html  # what the up cards show is public
+    finally:
+        fake.close()
         service.stop()
