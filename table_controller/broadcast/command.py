@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,8 @@ from table_controller.broadcast.config import hash_password, load_broadcast_conf
 from table_controller.config_file import ConfigError
 
 EXIT_BAD_CONFIG = 2
+EXIT_NEEDS_PERSON = 3
+"""The backlog file is damaged or not a SQLite file: not restarted blindly."""
 
 
 def add_broadcast_parser(commands: Any) -> None:
@@ -62,6 +65,10 @@ def run_broadcast(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"{args.config}: state_file: cannot open: {exc}", file=sys.stderr)
         return EXIT_BAD_CONFIG
+    except sqlite3.Error as exc:  # damaged or not ours: a person must look at it
+        print(f"{args.config}: state_file: {cfg.state_file} cannot be used: {exc}",
+              file=sys.stderr)
+        return EXIT_NEEDS_PERSON
 
     def ready(port: int) -> None:
         print(f"stud-table broadcast: serving on http://{cfg.http.host}:{port}/", flush=True)

@@ -30,6 +30,7 @@ import json
 import math
 import secrets
 import socket
+import sqlite3
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -77,6 +78,8 @@ MAX_PAYLOAD: Final = 256 * 1024
 KEEPALIVE_S: Final = 15.0
 """An SSE comment this often keeps proxies from closing an idle stream."""
 COOKIE: Final = "stud_broadcast"
+MAX_SESSIONS: Final = 1000
+"""Producer logins remembered (cookies); past this the oldest is forgotten."""
 SESSION_EXPIRY_S: Final = 24 * 3600
 """How long the broker keeps our session (and queues messages) while we are down."""
 
@@ -159,11 +162,13 @@ class Broadcast:
         self.clock = clock
         self.store = Store(cfg.state_file)
         self.outputs: dict[str, Output] = {}
-        self._sessions: set[str] = set()
+        self._sessions: dict[str, None] = {}  # insertion-ordered: the oldest goes first
         self._auth_lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tick = asyncio.Event()
         self.refused = 0
+        self.store_errors = 0
+        """Messages that could not be stored (shown on the producer page, logged)."""
         self.connected = threading.Event()
         self._add("venue", "public", None, locked=False, delay=0.0, delayed=False)
         self._add("producer", "secure", None, locked=True, delay=0.0, delayed=False)
@@ -370,6 +375,10 @@ class Broadcast:
     def _take_logged(self, topic: str, raw: bytes) -> None:
         try:
             self.take(topic, raw)
+        except sqlite3.Error as exc:  # disk full, file damaged: a person must act
+            self.store_errors += 1
+            log.error("broadcast_store_failed", topic=topic[:120], error=str(exc),
+                      failures=self.store_errors)
         except Exception:  # a bad message never takes the service down
             log.exception("broadcast_take_failed", topic=topic[:120])
 
@@ -399,7 +408,9 @@ class Broadcast:
     def _session(self, response: Response, request: Request) -> Response:
         if request.cookies.get(COOKIE) not in self._sessions:
             token = secrets.token_urlsafe(32)
-            self._sessions.add(token)
+            if len(self._sessions) >= MAX_SESSIONS:  # a client without cookies logging in
+                self._sessions.pop(next(iter(self._sessions)))  # again and again: bounded
+            self._sessions[token] = None
             response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
         return response
 
@@ -471,7 +482,8 @@ class Broadcast:
         """``/api/outputs``: every output's settings (producer only)."""
         if not await self._authorised(request):
             return self._challenge()
-        return JSONResponse([out.info() for out in self.outputs.values()])
+        return JSONResponse([{**out.info(), "store_errors": self.store_errors,
+                              "refused": self.refused} for out in self.outputs.values()])
 
     async def static(self, request: Request) -> Response:
         """The pages' own CSS and script (nothing is loaded from outside the machine)."""

@@ -253,3 +253,19 @@ def test_deploy_example_parses_once_its_hash_is_filled_in(tmp_path: Path) -> Non
     cfg = parse_broadcast_config(data, example)
     assert cfg.http.host == "127.0.0.1"
     assert cfg.outputs[0].delay_s == 1800
+
+
+def test_damaged_backlog_file_exits_3_naming_it(tmp_path: Path) -> None:
+    """A state_file that is not SQLite (damaged, or another file) stops the service
+    with exit 3 and one line naming it: it is not overwritten or restarted blindly."""
+    from table_controller.broadcast.command import run_broadcast
+
+    path = write_config(tmp_path, 1883)
+    (tmp_path / "bc").mkdir()
+    (tmp_path / "bc" / "state.sqlite").write_bytes(b"not a database" * 100)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = run_broadcast(argparse.Namespace(hash_password=False, config=path))
+    assert code == 3
+    assert f"{path}: state_file:" in err.getvalue()
+    assert (tmp_path / "bc" / "state.sqlite").read_bytes() == b"not a database" * 100

@@ -131,13 +131,17 @@
     const box = document.getElementById("outputs");
     const res = await fetch("/api/outputs", { credentials: "same-origin" });
     if (!res.ok) { box.textContent = `cannot read the outputs (${res.status})`; return; }
-    const outs = (await res.json()).filter((o) => o.delayed);
+    const all = await res.json();
+    const errors = all.length ? all[0].store_errors : 0;
+    const outs = all.filter((o) => o.delayed);
     box.innerHTML = outs.map((o) =>
       `<div class="out" data-out="${esc(o.output)}"><b>${esc(o.output)}</b> · reveal ${esc(o.reveal)} · now <span class="now">${fmtDelay(o.delay_s)}</span>` +
       ` + ${o.offset_ms} ms · backlog ${o.backlog}<br>` +
       `<input type="number" min="${o.min_delay_s}" step="1" value="${o.delay_s}" aria-label="delay in seconds"> s ` +
       `<input type="number" min="0" step="10" value="${o.offset_ms}" aria-label="board-sync offset in ms"> ms ` +
-      `<button>Set</button> <span class="err"></span></div>`).join("") || "no delayed output";
+      `<button>Set</button> <span class="err"></span></div>`).join("") + (errors
+        ? `<div class="out err">${errors} message(s) could not be stored: check the service's disk and log</div>` : "")
+      || "no delayed output";
     box.querySelectorAll(".out").forEach((div) => {
       div.querySelector("button").addEventListener("click", async () => {
         const [d, o] = div.querySelectorAll("input");
