@@ -290,6 +290,11 @@ class Broadcast:
     async def stream(self, out: Output, table: str, last_id: int | None) -> AsyncIterator[str]:
         """The SSE stream of ``out`` for ``table``, resuming after ``last_id``."""
         yield "retry: 1000\n\n"
+        if last_id is not None and last_id > self.store.last_seq():
+            # An id this store never gave (its file was replaced): start afresh, and
+            # tell the page to forget its ids, or it would ignore every new one.
+            last_id = None
+            yield "event: reset\ndata: {}\n\n"
         cursor = last_id if last_id is not None else self.store.snapshot_start(
             out.feed, table, out.line.released)
         sent_info: dict[str, Any] | None = None

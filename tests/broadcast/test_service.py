@@ -269,3 +269,14 @@ def test_damaged_backlog_file_exits_3_naming_it(tmp_path: Path) -> None:
     assert code == 3
     assert f"{path}: state_file:" in err.getvalue()
     assert (tmp_path / "bc" / "state.sqlite").read_bytes() == b"not a database" * 100
+
+
+def test_an_id_the_store_never_gave_starts_the_page_afresh(service: Service,
+                                                           table: Table) -> None:
+    """A page whose last id is from a replaced store is told to reset and gets the
+    current table, instead of waiting for ids to catch up with its old one."""
+    table.state({1: ["Ah", "2c"]}, ts=time.time() - 100)
+    reader = SseReader(service.port, "/sse/overlay/t1", last_id=10**9).start()
+    wait_until(lambda: bool(reader.msgs()), WAIT, "the current state")
+    assert any(e.event == "reset" for e in reader.events)
+    reader.close()

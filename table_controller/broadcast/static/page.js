@@ -188,6 +188,7 @@
       render();
     });
     source.addEventListener("info", (e) => { info = JSON.parse(e.data); render(); });
+    source.addEventListener("reset", () => { lastId = 0; }); // the service's store was replaced
     source.onopen = () => { document.getElementById("conn").textContent = ""; body.dataset.connected = "1"; };
     source.onerror = () => {
       body.dataset.connected = "0";
