@@ -549,6 +549,6 @@ class Broadcast:
             await serving
         finally:
             ticker.cancel()
+            self.client.disconnect()  # first: the network thread then ends at once
             self.client.loop_stop()
-            self.client.disconnect()
             self.store.close()
