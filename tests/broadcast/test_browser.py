@@ -40,6 +40,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def free_port() -> int:
+    """A free loopback port (a restarted service must come back on the same one)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
@@ -48,6 +49,7 @@ def free_port() -> int:
 
 @pytest.fixture
 def table(tmp_path: Path, mosquitto: MosquittoBroker) -> Iterator[TableRig]:
+    """Emulated readers and the real daemon (in a thread) on the test's broker."""
     rig = TableRig(tmp_path, mosquitto)
     rig.start_thread()
     try:
@@ -58,6 +60,7 @@ def table(tmp_path: Path, mosquitto: MosquittoBroker) -> Iterator[TableRig]:
 
 @pytest.fixture
 def browser(tmp_path: Path) -> Iterator[Browser]:
+    """A headless Chromium, closed afterwards."""
     chrome = Browser(tmp_path / "profile")
     try:
         yield chrome
@@ -66,6 +69,8 @@ def browser(tmp_path: Path) -> Iterator[Browser]:
 
 
 def start_service(tmp: Path, broker: int, port: int) -> Service:
+    """The service on ``port``: overlay delayed DELAY (reveal all) and a locked live
+    ``program`` output."""
     program = ('[[outputs]]\nname = "program"\ndelay_s = 0\nreveal = "all"\nlocked = true\n')
     config = write_config(tmp, broker, delay_s=DELAY, reveal="all", extra_outputs=program)
     text = config.read_text().replace("[http]\nport = 0", f"[http]\nport = {port}")
@@ -74,6 +79,7 @@ def start_service(tmp: Path, broker: int, port: int) -> Service:
 
 
 def name_players(broker: int) -> None:
+    """cmd/seat for every player of NAMES, through the real console path."""
     for seat, (name, country) in NAMES.items():
         reply = send_request("127.0.0.1", broker, "t1", "seat",
                              json.dumps({"seat": seat, "name": name,

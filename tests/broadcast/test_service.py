@@ -38,6 +38,7 @@ class Table:
 
     def publish(self, topic: str, payload: dict[str, Any], *, retain: bool = False,
                 ts: float | None = None) -> dict[str, Any]:
+        """Publish one message with the envelope (next seq, ts now unless given)."""
         self.seq += 1
         body = {"table": "t1", "hand": payload.pop("hand", 1), "seq": self.seq,
                 "ts": time.time() if ts is None else ts, **payload}
@@ -47,6 +48,7 @@ class Table:
 
     def state(self, down: dict[int, list[str]], secure: bool = True, **extra: Any
               ) -> dict[str, Any]:
+        """Publish a (secure or public) state; ``down``: seat -> its down cards."""
         seats = []
         for no in range(1, 9):
             row: dict[str, Any] = {"seat": no, "status": "active" if no in down else "empty",
@@ -62,12 +64,14 @@ class Table:
                             retain=True)
 
     def close(self) -> None:
+        """Disconnect."""
         self.client.loop_stop()
         self.client.disconnect()
 
 
 @pytest.fixture
 def table(mosquitto: MosquittoBroker) -> Iterator[Table]:
+    """A fake daemon on the test's broker."""
     fake = Table(mosquitto.port)
     yield fake
     fake.close()
@@ -75,6 +79,7 @@ def table(mosquitto: MosquittoBroker) -> Iterator[Table]:
 
 @pytest.fixture
 def service(tmp_path: Path, mosquitto: MosquittoBroker) -> Iterator[Service]:
+    """The broadcast service (overlay delayed 2 s, reveal showdown) as a process."""
     svc = Service(write_config(tmp_path, mosquitto.port, delay_s=2.0)).start()
     yield svc
     svc.stop()
