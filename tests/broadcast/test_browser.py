@@ -177,8 +177,15 @@ def test_pages_in_a_real_browser(tmp_path: Path, mosquitto: MosquittoBroker, tab
                            ".map(e => Number(e.dataset.shownSeat))")
         assert sorted(shown) == sorted(deal.live_seats)  # every hand shown down
         assert 4 not in shown  # the folded hand stays private
-        # The venue never drew a down card, also at showdown (result cards are shown hands).
+        # The venue never drew a down card identity as such; at showdown the hands shown
+        # down are public and it turns them up (face "shown"), the folded one stays out.
         assert all(row["down"] == [] for row in seats(venue))
+        venue.wait_js("document.querySelectorAll('.card[data-face=shown]').length > 0",
+                      what="shown hands turned up on the venue")
+        turned = venue.js("Array.from(document.querySelectorAll('.seat'))"
+                          ".filter(e => e.querySelector('.card[data-face=shown]'))"
+                          ".map(e => Number(e.dataset.seat))")
+        assert sorted(turned) == sorted(deal.live_seats)
         if os.environ.get("STUD_SCREENSHOTS", "1") == "1":
             browser.screenshot(DOCS / "broadcast-overlay.png", transparent=True)
             venue.screenshot(DOCS / "broadcast-venue.png")

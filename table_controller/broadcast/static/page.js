@@ -52,9 +52,16 @@
     const cls = ["seat", row.status];
     if (state.to_act === row.seat && !won) cls.push("to-act");
     if (won) cls.push("winner");
+    // A hand shown down is public: a page without its down cards (venue, mode never)
+    // turns them up from the result's shown cards, the rest stay backs.
+    const shownHand = result && result.hand === state.hand && !Array.isArray(row.down)
+      ? (result.shown || []).find((h) => h.seat === row.seat) : null;
+    const turned = shownHand ? shownHand.cards.filter((c) => !row.up.includes(c)) : [];
     const downs = Array.isArray(row.down)
       ? row.down.map((c) => cardSvg(c, "down"))
-      : Array.from({ length: row.down_count }, () => cardSvg(null, "back"));
+      : turned.length === row.down_count
+        ? turned.map((c) => cardSvg(c, "shown"))
+        : Array.from({ length: row.down_count }, () => cardSvg(null, "back"));
     const ups = row.up.map((c) => cardSvg(c, "up"));
     const markers = [];
     if (state.bring_in === row.seat && state.street === 3) markers.push('<span class="marker bring">BRING-IN</span>');
