@@ -29,6 +29,7 @@ EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``stud-table`` with all subcommands."""
+    from table_controller.broadcast.command import add_broadcast_parser
     from table_controller.console_client import add_console_parser
     from table_controller.equity.command import add_equity_parser
     from table_controller.handhistory.commands import add_phh_parser
@@ -94,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_phh_parser(commands)
     add_console_parser(commands)
     add_equity_parser(commands)
+    add_broadcast_parser(commands)
     return parser
 
 
@@ -334,6 +336,10 @@ def _command(args: argparse.Namespace) -> int:
         from table_controller.console_client import run_console
 
         return run_console(args)
+    if args.command == "broadcast":
+        from table_controller.broadcast.command import run_broadcast
+
+        return run_broadcast(args)
     if args.command == "equity":
         from table_controller.equity.command import run_equity
 

@@ -92,6 +92,10 @@ def add_console_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         parser.add_argument("--reason", default="", help="why (shown to the floor)")
 
     sub.add_parser("end", help="close the hand")
+    seat = sub.add_parser("seat", help="name the player at a seat (shown on state and pages)")
+    seat.add_argument("seat", type=_seat)
+    seat.add_argument("name", help='the player\'s name; "" clears the seat')
+    seat.add_argument("--country", default=None, help="ISO 3166 code, e.g. FR or USA")
 
     raw = sub.add_parser("raw", help="send NAME with a raw PAYLOAD (testing bad input)")
     raw.add_argument("name", type=_command_name)
@@ -114,6 +118,10 @@ def command_payload(args: argparse.Namespace) -> tuple[str, bytes]:
         body = {"seat": args.seat, "action": args.action, "amount": args.amount}
     elif name in ("kill", "live"):
         body = {"seat": args.seat, "reason": args.reason}
+    elif name == "seat":
+        body = {"seat": args.seat, "name": args.name}
+        if args.country is not None:
+            body["country"] = args.country
     else:
         body = {}
     return name, json.dumps(body).encode("utf-8")

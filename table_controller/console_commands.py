@@ -4,7 +4,8 @@ The daemon's MQTT edge hands the raw request (command name and payload bytes)
 to :func:`parse_command` on the engine thread. A well-formed command becomes
 the :mod:`table_controller.events` event the engine applies and the journal
 stores (``hand`` -> :class:`HandStarted`, ``act`` -> :class:`ConsoleAction`,
-``kill``/``live`` -> :class:`FloorRuling`, ``end`` -> :class:`HandEnded`).
+``kill``/``live`` -> :class:`FloorRuling`, ``end`` -> :class:`HandEnded`,
+``seat`` -> :class:`SeatName`).
 Anything else raises :class:`CommandError` with a stable ``code`` and a reason
 a dealer can read; such a command never reaches the engine or the journal.
 
@@ -28,6 +29,7 @@ from table_controller.events import (
     FloorRuling,
     HandEnded,
     HandStarted,
+    SeatName,
 )
 from table_controller.ops import (
     INVALID,
@@ -36,11 +38,12 @@ from table_controller.ops import (
     parse_act,
     parse_hand,
     parse_ruling,
+    parse_seat,
 )
 from table_controller.script import load_json
 from table_controller.topics import shown_name
 
-COMMANDS: Final = ("hand", "act", "kill", "live", "end")
+COMMANDS: Final = ("hand", "act", "kill", "live", "end", "seat")
 """Console commands answered with a reply (``rebirth`` is handled by the publisher)."""
 
 BAD_JSON: Final = "bad_json"
@@ -61,7 +64,7 @@ __all__ = [
     "parse_command",
 ]
 
-CommandEvent = HandStarted | ConsoleAction | FloorRuling | HandEnded
+CommandEvent = HandStarted | ConsoleAction | FloorRuling | HandEnded | SeatName
 """What a valid console command turns into."""
 
 
@@ -85,6 +88,7 @@ _FIELDS: Final[dict[str, frozenset[str]]] = {
     "kill": frozenset({"seat", "reason"}),
     "live": frozenset({"seat", "reason"}),
     "end": frozenset(),
+    "seat": frozenset({"seat", "name", "country"}),
 }
 """The fields each command may carry: a console command is a whole message, so
 any other key is refused (a script line may carry more; see ops.py)."""
@@ -117,6 +121,8 @@ def parse_command(name: str, payload: bytes, seats: int, at: float = 0.0) -> Com
             return parse_act(obj, seats, at)
         if name in FLOOR_RULINGS:
             return parse_ruling(name, obj, seats, at)
+        if name == "seat":
+            return parse_seat(obj, seats, at)
     except OpError as exc:
         raise CommandError(exc.code, str(exc), exc.seat) from None
     return HandEnded(at)

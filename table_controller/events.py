@@ -138,6 +138,17 @@ class FloorRuling:
 
 
 @dataclass(frozen=True, slots=True)
+class SeatName:
+    """The console names the player at ``seat`` (issue 12): shown on every page and on
+    public ``state``. An empty ``name`` clears the seat's name. Names are public."""
+
+    seat: int
+    name: str
+    country: str | None = None
+    at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class HandEnded:
     """The console closes the hand (showdown over, pot pushed)."""
 
@@ -150,5 +161,5 @@ ZoneEvent = CardPlaced | CardRemoved | UnknownTag | UnknownTagRemoved
 ConsoleEvent = ConsoleAction | FloorRuling | HandEnded
 """What a dealer's console enters besides starting a hand."""
 
-TableEvent = ZoneEvent | HandStarted | ConsoleEvent
+TableEvent = ZoneEvent | HandStarted | ConsoleEvent | SeatName
 """Everything the engine consumes."""

@@ -262,7 +262,8 @@ def current_hand_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[s
     """The records from the last ``{"op":"hand"}`` on (all of them if there is none).
 
     This is what the daemon replays at start: a ``table`` line before the
-    first hand is kept too, so the replayed engine gets the table settings.
+    first hand is kept too, so the replayed engine gets the table settings, and
+    so are the ``seat`` lines (players' names, issue 12), which outlive a hand.
     """
     start = None
     for index in range(len(records) - 1, -1, -1):
@@ -272,7 +273,8 @@ def current_hand_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[s
     if start is None:
         return list(records)
     table = [r for r in records[:start] if r.get("op") == "table"][-1:]
-    return [*table, *records[start:]]
+    names = [r for r in records[:start] if r.get("op") == "seat"]
+    return [*table, *names, *records[start:]]
 
 
 def strip_envelope(record: Mapping[str, Any]) -> dict[str, Any]:

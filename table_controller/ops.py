@@ -45,7 +45,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from table_controller.engine.settings import MAX_CHIPS
-from table_controller.events import BetAction, ConsoleAction, FloorRuling, HandStarted
+from table_controller.events import BetAction, ConsoleAction, FloorRuling, HandStarted, SeatName
 
 INVALID: Final = "invalid_command"
 """Console reply code of a malformed field (docs/console.md)."""
@@ -54,6 +54,9 @@ UNKNOWN_SEAT: Final = "unknown_seat"
 
 MAX_REASON_CHARS: Final = 500
 """Longest floor-ruling reason: a sentence for the floor, not a document."""
+
+MAX_NAME_CHARS: Final = 40
+"""Longest player name: what fits a seat box on the broadcast overlay."""
 
 MIN_PLAYERS: Final = 2
 """RULES.md "Structure of a hand": 2-8 players."""
@@ -174,3 +177,25 @@ def parse_ruling(op: str, obj: Mapping[str, Any], seats: int, at: float = 0.0) -
     if len(reason) > MAX_REASON_CHARS:
         raise OpError(op, "reason", f"is longer than {MAX_REASON_CHARS} characters", seat=seat)
     return FloorRuling(seat, op, reason, at)
+
+
+def parse_seat(obj: Mapping[str, Any], seats: int, at: float = 0.0) -> SeatName:
+    """The :class:`SeatName` of a ``seat`` op: ``seat``, ``name`` (empty: clear) and an
+    optional ``country`` (ISO 3166 code, 2 or 3 capital letters) (issue 12)."""
+    op = "seat"
+    seat = seat_of(obj, seats, op)
+    name = obj.get("name")
+    if not isinstance(name, str):
+        raise OpError(op, "name", "must be a string (empty to clear the seat)", seat=seat)
+    name = " ".join(name.split())  # one line: no tabs or newlines on an overlay
+    if len(name) > MAX_NAME_CHARS:
+        raise OpError(op, "name", f"is longer than {MAX_NAME_CHARS} characters", seat=seat)
+    if any(not ch.isprintable() for ch in name):
+        raise OpError(op, "name", "has a character that cannot be shown", seat=seat)
+    country = obj.get("country")
+    if country is not None and not (isinstance(country, str) and country.isascii()
+                                    and country.isalpha() and country.isupper()
+                                    and len(country) in (2, 3)):
+        raise OpError(op, "country", f"must be an ISO 3166 code like \"FR\" or \"USA\","
+                      f" got {_shown(country)}", seat=seat)
+    return SeatName(seat, name, country if name else None, at)

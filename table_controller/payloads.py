@@ -194,6 +194,12 @@ class _SeatBase(_Model):
         description="What the up cards show, in words ('Pair of nines showing'); null"
         " without an up card. Computed from the up cards only.",
     )
+    name: str | None = Field(
+        default=None, description="The player's name from the console's cmd/seat, or null."
+    )
+    country: str | None = Field(
+        default=None, description="The player's ISO 3166 country code (cmd/seat), or null."
+    )
 
 
 class PublicSeat(_SeatBase):

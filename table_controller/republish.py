@@ -47,6 +47,7 @@ from table_controller.engine.outputs import EngineOutput, GameEvent
 from table_controller.engine.settings import TableSettings
 from table_controller.events import TableEvent
 from table_controller.logging import configure_logging
+from table_controller.payloads import PublicState, SecureState
 from table_controller.publisher import MqttPublisher, Publisher
 from table_controller.replay import load_script, replay_file
 from table_controller.script import ScriptError
@@ -112,7 +113,15 @@ def republish(
     settings = recording.settings
     engine = DealingEngine(settings)
     seats = settings.seats
-    publisher.publish_state(public_state(table, seats, None), secure_state(table, seats, None))
+    game = settings.game
+
+    def states() -> tuple[PublicState, SecureState]:
+        # The table's game for the public readings, and the names set by cmd/seat.
+        hand, names = engine.hand, engine.names
+        return (public_state(table, seats, hand, game, names),
+                secure_state(table, seats, hand, game, names=names))
+
+    publisher.publish_state(*states())
     due = schedule([event.at for event in recording.events], speed)
     start = clock()
     alerts = game_events = 0
@@ -122,15 +131,11 @@ def republish(
             sleep(wait)
         a, g = _publish(publisher, table, engine, engine.apply(event))
         alerts, game_events = alerts + a, game_events + g
-        publisher.publish_state(
-            public_state(table, seats, engine.hand), secure_state(table, seats, engine.hand)
-        )
+        publisher.publish_state(*states())
     if not recording.journal and engine.hand is not None and not engine.hand.finished:
         a, g = _publish(publisher, table, engine, engine.finish_hand())
         alerts, game_events = alerts + a, game_events + g
-        publisher.publish_state(
-            public_state(table, seats, engine.hand), secure_state(table, seats, engine.hand)
-        )
+        publisher.publish_state(*states())
     return RepublishStats(len(recording.events), engine.hands_played, alerts, game_events)
 
 

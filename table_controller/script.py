@@ -38,14 +38,15 @@ from table_controller.events import (
     FloorRuling,
     HandEnded,
     HandStarted,
+    SeatName,
     TableEvent,
     UnknownTag,
     UnknownTagRemoved,
 )
-from table_controller.ops import parse_act, parse_hand, parse_ruling
+from table_controller.ops import parse_act, parse_hand, parse_ruling, parse_seat
 from table_controller.zones import MAX_SEATS, Zone, ZoneParseError
 
-OPS = ("table", "hand", "place", "remove", "act", "kill", "live", "end")
+OPS = ("table", "hand", "place", "remove", "act", "kill", "live", "end", "seat")
 """The ops a script line may carry: CONFORMANCE.md's five, plus the console's floor
 rulings (``kill``, ``live``) and ``end`` of a hand, which journals also record."""
 
@@ -271,6 +272,8 @@ def op_to_event(obj: Mapping[str, Any], seats: int = MAX_SEATS) -> TableEvent:
         return parse_ruling(str(op), obj, seats, at)
     if op == "end":
         return HandEnded(at)
+    if op == "seat":  # a player's name (issue 12): journaled like every console input
+        return parse_seat(obj, seats, at)
     if op is None:
         raise ValueError("missing \"op\"")
     raise ValueError(f"unknown op {op!r}: expected one of {', '.join(OPS)}")
@@ -306,6 +309,11 @@ def event_to_op(event: TableEvent) -> dict[str, Any]:
         return op
     if isinstance(event, HandEnded):
         return {"op": "end"}
+    if isinstance(event, SeatName):
+        op = {"op": "seat", "seat": event.seat, "name": event.name}
+        if event.country is not None:
+            op["country"] = event.country
+        return op
     op = {"op": "act", "seat": event.seat, "action": event.action}
     if event.amount is not None:
         op["amount"] = event.amount

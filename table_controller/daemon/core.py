@@ -970,8 +970,9 @@ class TableCore:
             self._spot, self._equity = spot, None
         self._publish(
             self.publisher.publish_state,
-            public_state(self.table_id, seats, hand, self.game),
-            secure_state(self.table_id, seats, hand, self.game, spot=spot, equity=self._equity),
+            public_state(self.table_id, seats, hand, self.game, self.engine.names),
+            secure_state(self.table_id, seats, hand, self.game, spot=spot, equity=self._equity,
+                         names=self.engine.names),
         )
         if moved and self._equity_sink is not None:
             # After the card's event and state are out: equity never delays a card.
@@ -987,7 +988,7 @@ class TableCore:
         self._publish(
             self.publisher.publish_secure_state,
             secure_state(self.table_id, self.layout.seats, self.engine.hand, self.game,
-                         spot=self._spot, equity=result),
+                         spot=self._spot, equity=result, names=self.engine.names),
         )
 
     # ---------------------------------------------------------------- readers

@@ -3,7 +3,8 @@
 The public projections are the only place a down card could leak, so they are
 built by code paths that never read a down card's identity: public seats get
 ``down_count``, public events get no card for a down deal or a burn, and a hand
-result shows only the hands that won (a winner must show them). The payload
+result shows the hands shown down at showdown, winners first (issue 12); a folded
+hand never reaches it. The payload
 models forbid extra keys, so a secure field in a public payload fails loudly.
 
 Readings and equity (docs/equity.md "Live equity"): a public seat gets only
@@ -15,6 +16,7 @@ from its up cards alone; a secure seat also gets its ``reading`` and, given a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from table_controller.engine.alerts import Alert, Notice
@@ -60,7 +62,12 @@ def betting_of(hand: HandState | None) -> BettingHand | None:
     return hand.console.betting
 
 
-def _state(table: str, seats: int, hand: HandState | None, game: Game) -> dict[str, Any]:
+Names = Mapping[int, tuple[str, str | None]]
+"""seat -> (player name, country) from the console's ``cmd/seat`` (public)."""
+
+
+def _state(table: str, seats: int, hand: HandState | None, game: Game,
+           names: Names | None = None) -> dict[str, Any]:
     """The fields common to both snapshots (nothing computed from a down card)."""
     betting = betting_of(hand)
     # Without stacks from the hand command the engine bets from notional chips:
@@ -85,6 +92,8 @@ def _state(table: str, seats: int, hand: HandState | None, game: Game) -> dict[s
             "stack": stacks.get(seat_no, seat.stack if seat else None),
             "bet": bets.get(seat_no),
             "showing": showing.get(seat_no),
+            "name": names[seat_no][0] if names and seat_no in names else None,
+            "country": names[seat_no][1] if names and seat_no in names else None,
         })
     return {
         **_envelope(table, hand),
@@ -120,11 +129,12 @@ def _chips(betting: BettingHand | None) -> dict[str, Any]:
 
 
 def public_state(
-    table: str, seats: int, hand: HandState | None, game: Game = Game.STUD
+    table: str, seats: int, hand: HandState | None, game: Game = Game.STUD,
+    names: Names | None = None,
 ) -> PublicState:
-    """The retained public snapshot: up cards, the *number* of down cards, and what
-    the up cards show."""
-    return PublicState.model_validate(_state(table, seats, hand, game))
+    """The retained public snapshot: up cards, the *number* of down cards, what
+    the up cards show, and the players' names."""
+    return PublicState.model_validate(_state(table, seats, hand, game, names))
 
 
 def secure_state(
@@ -135,12 +145,13 @@ def secure_state(
     *,
     spot: EquitySpot | None = None,
     equity: LiveEquity | None = None,
+    names: Names | None = None,
 ) -> SecureState:
     """The retained secure snapshot: the public one plus every seat's down cards, and
     the live seats' hands in words and equities of ``spot`` (the hand's current spot,
     ``None`` where equity does not apply) once ``equity`` for that very spot is
     known (both are computed off the engine thread)."""
-    state = _state(table, seats, hand, game)
+    state = _state(table, seats, hand, game, names)
     if equity is not None and equity.spot != spot:
         equity = None  # numbers of another position are never shown (no stale equity)
     readings = equity.readings if equity is not None else {}
@@ -230,8 +241,9 @@ def _event_fields(
             "shown": [
                 {"seat": shown.seat, "cards": [c.code for c in shown.cards],
                  "description": shown.description}
+                # Every hand shown down, winners first (issue 12): at the table
+                # they were turned up. Folded hands never reach event.shown.
                 for shown in event.shown
-                if shown.seat in event.winners  # only a winner must show
             ],
         }
     else:

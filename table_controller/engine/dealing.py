@@ -65,6 +65,7 @@ from table_controller.events import (
     FloorRuling,
     HandEnded,
     HandStarted,
+    SeatName,
     TableEvent,
     UnknownTag,
 )
@@ -282,6 +283,9 @@ class DealingEngine:
         self.hands_played = 0
         self._out: list[EngineOutput] = []
         self._at = 0.0
+        self.names: dict[int, tuple[str, str | None]] = {}
+        """seat -> (player name, country code) from the console (issue 12); kept across
+        hands until changed or cleared. Public: shown on ``state`` and every page."""
 
     # ----------------------------------------------------------------- public
 
@@ -289,6 +293,14 @@ class DealingEngine:
         """Apply one event; return the alerts and game events it caused."""
         self._out = []
         self._at = event.at
+        if isinstance(event, SeatName):  # the roster: no hand needed, no rule involved
+            if event.name:
+                self.names[event.seat] = (event.name, event.country)
+            else:
+                self.names.pop(event.seat, None)
+            self._out.append(ConsoleResult(True, message=f"seat {event.seat}: "
+                                           + (event.name or "name cleared")))
+            return self._out
         if isinstance(event, HandStarted):
             refusal = self.refuse_hand(event)
             if refusal is not None:
@@ -1208,7 +1220,10 @@ class DealingEngine:
         hand.finished = True
         shown: list[ShownHand] = []
         if showdown and values is not None:
-            for seat_no in winners:
+            # Every hand that reached the showdown is shown (issue 12), winners first;
+            # a folded hand never gets here (it has no value).
+            losers = sorted(s for s in values if s not in winners)
+            for seat_no in [*winners, *losers]:
                 if seat_no in values:
                     cards = self._showdown_cards(seat_no)
                     shown.append(ShownHand(seat_no, tuple(cards),
@@ -1220,7 +1235,7 @@ class DealingEngine:
             + ", ".join(str(s) for s in winners)
             + (" wins" if len(winners) == 1 else "")
         )
-        if shown and len(shown) == 1:
+        if len(winners) == 1 and shown and shown[0].seat == winners[0]:
             text += f" with {shown[0].description}"
         hand.result = text
         self._emit(

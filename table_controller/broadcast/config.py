@@ -1,0 +1,192 @@
+"""``broadcast.toml``: the broadcast service's configuration (pydantic, like the daemon's).
+
+Every problem is one :class:`~table_controller.config_file.ConfigError` line,
+``file: key: problem``; ``stud-table broadcast`` exits 2 with it. A commented example
+is ``deploy/broadcast.example.toml``; docs/broadcast.md explains every key.
+
+The producer password is stored only as a salted scrypt hash (:func:`hash_password`,
+``stud-table broadcast --hash-password``); the service never sees, logs or stores
+the password itself except to check a login against the hash.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import os
+from pathlib import Path
+from typing import Annotated, Any, Final
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+
+from table_controller.broadcast.delay import MAX_DELAY_S, MAX_OFFSET_MS, Reveal
+from table_controller.config import BrokerConfig
+from table_controller.config_file import ConfigError, error_from_validation, read_toml
+from table_controller.topics import TopicError, check_level
+
+RESERVED: Final = frozenset({"venue", "producer", "static", "api", "login"})
+"""Output names taken by the service's own pages."""
+
+_SCRYPT: Final = {"n": 2**14, "r": 8, "p": 1}
+# scrypt's interactive-login parameters (RFC 7914 section 2): ~50 ms and 16 MiB per
+# check, so a stolen config cannot be brute-forced cheaply.
+
+
+def hash_password(password: str, salt: bytes | None = None) -> str:
+    """The config form of ``password``: ``scrypt$N$r$p$<salt>$<hash>`` (base64)."""
+    salt = salt if salt is not None else os.urandom(16)
+    digest = hashlib.scrypt(password.encode(), salt=salt, **_SCRYPT, dklen=32)
+    b64 = base64.b64encode
+    return (f"scrypt${_SCRYPT['n']}${_SCRYPT['r']}${_SCRYPT['p']}$"
+            f"{b64(salt).decode()}${b64(digest).decode()}")
+
+
+def _parse_hash(value: str) -> tuple[int, int, int, bytes, bytes]:
+    parts = value.split("$")
+    if len(parts) != 6 or parts[0] != "scrypt":
+        raise ValueError("must be a hash from `stud-table broadcast --hash-password`"
+                         " (scrypt$N$r$p$salt$hash), never the password itself")
+    try:
+        n, r, p = (int(x) for x in parts[1:4])
+        salt, digest = base64.b64decode(parts[4], validate=True), base64.b64decode(
+            parts[5], validate=True)
+    except ValueError:
+        raise ValueError("is not a valid scrypt$N$r$p$salt$hash string") from None
+    if n < 2**10 or n & (n - 1) or not 1 <= r <= 64 or not 1 <= p <= 16 or len(digest) < 16:
+        raise ValueError("scrypt parameters out of range (N a power of two >= 1024)")
+    return n, r, p, salt, digest
+
+
+def _checked_hash(value: str) -> str:
+    _parse_hash(value)
+    return value
+
+
+def check_password(password: str, stored: str) -> bool:
+    """True if ``password`` matches the ``stored`` hash (constant-time compare)."""
+    n, r, p, salt, digest = _parse_hash(stored)
+    got = hashlib.scrypt(password.encode(), salt=salt, n=n, r=r, p=p, dklen=len(digest),
+                         maxmem=256 * 1024 * 1024)
+    return hmac.compare_digest(got, digest)
+
+
+def _level(what: str) -> AfterValidator:
+    def check(value: str) -> str:
+        try:
+            return check_level(value, what)
+        except TopicError as exc:
+            raise ValueError(str(exc)) from None
+    return AfterValidator(check)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class HttpConfig(_Section):
+    """``[http]``: where the pages are served. Localhost unless said otherwise."""
+
+    host: str = Field(default="127.0.0.1", description="Bind address; put TLS in front.")
+    port: int = Field(default=8480, ge=0, le=65535, description="0: any free port.")
+
+
+class ProducerConfig(_Section):
+    """``[producer]``: the lock of the producer page, the delay control and locked outputs."""
+
+    password_hash: Annotated[str, AfterValidator(_checked_hash)] = Field(
+        description="scrypt hash (stud-table broadcast --hash-password).")
+
+
+class OutputConfig(_Section):
+    """``[[outputs]]``: one delayed output, served at ``/overlay/<table>[/<name>]``."""
+
+    name: Annotated[str, _level("output name")] = "overlay"
+    delay_s: float = Field(default=1800.0, ge=0.0, le=MAX_DELAY_S)
+    offset_ms: int = Field(default=0, ge=0, le=MAX_OFFSET_MS,
+                           description="Board-sync: extra milliseconds on top of the delay.")
+    reveal: Reveal = Reveal.SHOWDOWN
+    locked: bool = Field(default=False,
+                         description="Needs the producer password (a live program overlay).")
+
+
+class BroadcastConfig(_Section):
+    """The whole ``broadcast.toml``."""
+
+    tables: list[Annotated[str, _level("table id")]] = Field(min_length=1)
+    state_file: Path = Field(description="SQLite backlog (relative: to the config file).")
+    retention_hours: float = Field(default=12.0, gt=0, le=24 * 30)
+    min_public_delay_s: float = Field(
+        default=30.0, ge=0.0, le=MAX_DELAY_S,
+        description="Shortest delay of an unlocked output that shows hole cards.")
+    broker: BrokerConfig = BrokerConfig()
+    http: HttpConfig = HttpConfig()
+    producer: ProducerConfig
+    outputs: list[OutputConfig] = Field(default_factory=lambda: [OutputConfig()])
+
+    @model_validator(mode="after")
+    def _outputs(self) -> BroadcastConfig:
+        names = [out.name for out in self.outputs]
+        for i, out in enumerate(self.outputs):
+            if out.name in RESERVED:
+                raise ValueError(f"outputs[{i}].name: {out.name!r} is reserved")
+            if names.count(out.name) > 1:
+                raise ValueError(f"outputs[{i}].name: {out.name!r} is used twice")
+            if self.public_floor(out) > out.delay_s:
+                raise ValueError(
+                    f"outputs[{i}].delay_s: an unlocked output that shows hole cards needs"
+                    f" a delay of at least min_public_delay_s ({self.min_public_delay_s:g} s)")
+        if len(set(self.tables)) != len(self.tables):
+            raise ValueError("tables: a table is listed twice")
+        return self
+
+    def public_floor(self, out: OutputConfig) -> float:
+        """The shortest delay ``out`` may run at (also for the producer's control)."""
+        if out.locked or out.reveal is Reveal.NEVER:
+            return 0.0
+        return self.min_public_delay_s
+
+
+def parse_broadcast_config(data: dict[str, Any], file: Path | str) -> BroadcastConfig:
+    """Validate parsed TOML ``data``; a problem is a :class:`ConfigError` naming ``file``."""
+    base = Path(file).resolve().parent
+    try:
+        cfg = BroadcastConfig.model_validate(data, context={"base_dir": base})
+    except ValidationError as exc:
+        err = error_from_validation(file, exc)
+        text = err.problem
+        # Cross-field checks name their key first ("outputs[1].delay_s: ...").
+        head, sep, rest = text.partition(": ")
+        if sep and not err.key and (head.startswith(("outputs", "tables"))):
+            raise ConfigError(file, head, rest) from None
+        raise err from None
+    return cfg.model_copy(update={"state_file": _resolve_path(cfg.state_file, base)})
+
+
+def _resolve_path(value: Path, base: Path) -> Path:
+    return value if value.is_absolute() else Path(os.path.normpath(base / value))
+
+
+def load_broadcast_config(path: Path | str) -> BroadcastConfig:
+    """Read and validate ``broadcast.toml``; raise :class:`ConfigError` (one line)."""
+    return parse_broadcast_config(read_toml(path), path)
+
+
+__all__ = [
+    "BroadcastConfig",
+    "ConfigError",
+    "HttpConfig",
+    "OutputConfig",
+    "ProducerConfig",
+    "check_password",
+    "hash_password",
+    "load_broadcast_config",
+    "parse_broadcast_config",
+]

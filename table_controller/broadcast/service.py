@@ -1,0 +1,554 @@
+"""``stud-table broadcast``: follow tables' feeds over MQTT, serve delayed / venue / producer pages.
+
+Thin edges around the pure core (:mod:`.delay`):
+
+* **in**: a paho-mqtt client (as the production user) subscribes to every listed
+  table's secure topics and its public ``state``/``events``; each message is
+  checked (a JSON object with the envelope's ``seq`` and ``ts``), stored on disk
+  (:mod:`.store`, committed) and only then handed to the delay lines;
+* **out**: Starlette over uvicorn serves the pages and one server-sent-event stream
+  per page. Every SSE event carries the store's sequence number as its ``id``: a
+  browser's ``EventSource`` reconnects by itself after a blip and sends
+  ``Last-Event-ID``; the stream resumes right after it (no gap, no duplicate).
+
+Outputs (docs/broadcast.md): ``venue`` (public feed, live), ``producer`` (secure
+feed, live, locked) and the configured delayed ones (secure feed, delay ``D``,
+reveal mode, optionally locked).
+
+Why Starlette + uvicorn: small, typed, maintained ASGI pieces (Encode), pure-Python
+wheels (offline stream machines install them from a wheel cache), SSE is a plain
+streaming response, and a test can run the real server on a free port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import json
+import math
+import secrets
+import socket
+import sqlite3
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import paho.mqtt.client as mqtt
+import structlog
+import uvicorn
+from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import (
+    FileResponse,
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import Route
+
+from table_controller.broadcast.config import BroadcastConfig, OutputConfig, check_password
+from table_controller.broadcast.delay import (
+    DelayError,
+    DelayLine,
+    Reveal,
+    check_delay,
+    check_offset,
+    filter_message,
+    shown_seats,
+)
+from table_controller.broadcast.store import Store, Stored
+from table_controller.topics import ROOT, TableTopics
+
+log = structlog.get_logger(__name__)
+
+STATIC: Final = Path(__file__).parent / "static"
+MAX_PAYLOAD: Final = 256 * 1024
+"""Largest message taken from the broker; a state of 8 seats is a few KiB."""
+KEEPALIVE_S: Final = 15.0
+"""An SSE comment this often keeps proxies from closing an idle stream."""
+COOKIE: Final = "stud_broadcast"
+MAX_SESSIONS: Final = 1000
+"""Producer logins remembered (cookies); past this the oldest is forgotten."""
+SESSION_EXPIRY_S: Final = 24 * 3600
+"""How long the broker keeps our session (and queues messages) while we are down."""
+
+# (topic suffix after stud/v1/<table>/) -> (feed, kind)
+_ROUTES: Final = {
+    "secure/state": ("secure", "state"),
+    "secure/events": ("secure", "event"),
+    "secure/notices": ("secure", "notice"),
+    "alerts": ("secure", "alert"),
+    "status": ("secure", "status"),
+    "state": ("public", "state"),
+    "events": ("public", "event"),
+}
+
+
+def route(topic: str) -> tuple[str, str, str] | None:
+    """``(table, feed, kind)`` of a topic the service follows, else ``None``."""
+    parts = topic.split("/")
+    root = ROOT.split("/")
+    if parts[: len(root)] != root or len(parts) < len(root) + 2:
+        return None
+    table = parts[len(root)]
+    rest = "/".join(parts[len(root) + 1:])
+    if rest.startswith("readers/") and rest.count("/") == 1:
+        return table, "secure", "reader"
+    hit = _ROUTES.get(rest)
+    return (table, *hit) if hit else None
+
+
+def parse_payload(raw: bytes) -> dict[str, Any]:
+    """A message's JSON object, or ``ValueError`` saying why it is refused."""
+    if len(raw) > MAX_PAYLOAD:
+        raise ValueError(f"{len(raw)} bytes, more than {MAX_PAYLOAD}")
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"not JSON ({str(exc)[:60]})") from None
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    seq, ts = data.get("seq"), data.get("ts")
+    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
+        raise ValueError("no envelope seq")
+    if isinstance(ts, bool) or not isinstance(ts, int | float) or not math.isfinite(ts):
+        raise ValueError("no envelope ts")
+    return data
+
+
+@dataclass
+class Output:
+    """One output: its feed, delay line, reveal mode, lock, and who waits on it."""
+
+    name: str
+    feed: str
+    line: DelayLine
+    reveal: Reveal | None  # None: pass through (venue: public feed; producer: everything)
+    locked: bool
+    floor_s: float = 0.0
+    delayed: bool = True
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def info(self) -> dict[str, Any]:
+        """What a page shows about its output (no secret)."""
+        return {"output": self.name, "delay_s": self.line.delay_s,
+                "offset_ms": self.line.offset_ms,
+                "reveal": self.reveal.value if self.reveal else None,
+                "delayed": self.delayed, "backlog": self.line.backlog,
+                "min_delay_s": self.floor_s}
+
+    def wake(self) -> None:
+        """Wake every stream waiting on this output (they re-read the store)."""
+        self.changed.set()
+        self.changed = asyncio.Event()
+
+
+class Broadcast:
+    """The service: store, outputs, MQTT follower and the web app."""
+
+    def __init__(self, cfg: BroadcastConfig, clock: Callable[[], float] = time.time) -> None:
+        self.cfg = cfg
+        self.clock = clock
+        self.store = Store(cfg.state_file)
+        self.outputs: dict[str, Output] = {}
+        self._sessions: dict[str, None] = {}  # insertion-ordered: the oldest goes first
+        self._auth_lock = asyncio.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._tick = asyncio.Event()
+        self.refused = 0
+        self.store_errors = 0
+        """Messages that could not be stored (shown on the producer page, logged)."""
+        self.connected = threading.Event()
+        self._add("venue", "public", None, locked=False, delay=0.0, delayed=False)
+        self._add("producer", "secure", None, locked=True, delay=0.0, delayed=False)
+        for out in cfg.outputs:
+            self._add_configured(out)
+        self.client = self._mqtt_client()
+
+    # ------------------------------------------------------------------ outputs
+
+    def _add_configured(self, out: OutputConfig) -> None:
+        self._add(out.name, "secure", out.reveal, locked=out.locked, delay=out.delay_s,
+                  offset=out.offset_ms, floor=self.cfg.public_floor(out))
+
+    def _add(self, name: str, feed: str, reveal: Reveal | None, *, locked: bool, delay: float,
+             offset: int = 0, floor: float = 0.0, delayed: bool = True) -> None:
+        row = self.store.output(name)
+        if row is not None and delayed and (row.delay_s, row.offset_ms) != (delay, offset):
+            # The delay set from the producer page survives a restart: the show goes on.
+            log.info("broadcast_delay_kept", output=name, delay_s=row.delay_s,
+                     offset_ms=row.offset_ms, config_delay_s=delay)
+            delay, offset = max(row.delay_s, floor), row.offset_ms
+        line = DelayLine(delay_s=delay, offset_ms=offset, released=row.released if row else 0)
+        for seq, ts in self.store.pending(feed, line.released):
+            line.push(seq, ts)
+        self.outputs[name] = Output(name, feed, line, reveal, locked, floor, delayed)
+        self._save(self.outputs[name])
+
+    def _save(self, out: Output) -> None:
+        self.store.save_output(out.name, out.line.delay_s, out.line.offset_ms,
+                               out.line.released)
+
+    def set_delay(self, name: str, delay_s: float | None, offset_ms: int | None) -> Output:
+        """Change an output's delay and/or offset (persisted before it takes effect)."""
+        out = self.outputs[name]
+        if not out.delayed:
+            raise DelayError(f"output {name} is live and has no delay")
+        if delay_s is not None:
+            check_delay(delay_s)
+            if delay_s < out.floor_s:
+                raise DelayError(f"delay {delay_s:g} s is below this output's minimum of"
+                                 f" {out.floor_s:g} s (min_public_delay_s)")
+        new_delay = out.line.delay_s if delay_s is None else float(delay_s)
+        new_offset = out.line.offset_ms if offset_ms is None else check_offset(offset_ms)
+        self.store.save_output(name, new_delay, new_offset, out.line.released)
+        out.line.set_delay(new_delay)
+        out.line.set_offset(new_offset)
+        log.info("broadcast_delay_set", output=name, delay_s=new_delay, offset_ms=new_offset)
+        self._tick.set()
+        out.wake()
+        return out
+
+    def take(self, topic: str, raw: bytes) -> Stored | None:
+        """One message from the broker: checked, stored, pushed to the delay lines."""
+        where = route(topic)
+        if where is None:
+            return None
+        table, feed, kind = where
+        if table not in self.cfg.tables:
+            return None
+        try:
+            payload = parse_payload(raw)
+        except ValueError as exc:
+            self.refused += 1
+            log.warning("broadcast_message_refused", topic=topic[:120], problem=str(exc))
+            return None
+        stored = self.store.add(feed, table, kind, payload)
+        if stored is None:
+            return None  # a redelivery or the retained message seen again
+        for out in self.outputs.values():
+            if out.feed == feed:
+                out.line.push(stored.seq, stored.ts)
+        self._tick.set()
+        return stored
+
+    def release(self, now: float) -> float | None:
+        """Release what is due on every output; return when the next message is due."""
+        nxt: float | None = None
+        for out in self.outputs.values():
+            if out.line.release(now):
+                self._save(out)
+                out.wake()
+            due = out.line.next_due()
+            if due is not None:
+                nxt = due if nxt is None else min(nxt, due)
+        return nxt
+
+    def prune(self, now: float) -> int:
+        """Drop what every output has released and is older than the retention."""
+        below = min(out.line.released for out in self.outputs.values()) + 1
+        return self.store.prune(now - self.cfg.retention_hours * 3600, below)
+
+    async def ticker(self) -> None:
+        """Release messages as they fall due; prune the store now and then."""
+        last_prune = 0.0
+        while True:
+            now = self.clock()
+            nxt = self.release(now)
+            if now - last_prune > 60:
+                self.prune(now)
+                last_prune = now
+            wait = 1.0 if nxt is None else min(max(nxt - self.clock(), 0.0), 1.0)
+            self._tick.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._tick.wait(), timeout=wait)
+
+    # ------------------------------------------------------------------ what a page gets
+
+    def view(self, out: Output, msg: Stored) -> dict[str, Any] | None:
+        """What ``out`` shows of ``msg`` (``None``: nothing)."""
+        if out.reveal is None:
+            if out.feed == "public" and msg.kind not in ("state", "event"):
+                return None
+            return {"kind": msg.kind, "p": msg.payload}
+        result = self.store.result(msg.table, msg.hand)
+        shown = shown_seats(result)
+        body = filter_message(msg.kind, msg.payload, out.reveal, shown)
+        return None if body is None else {"kind": msg.kind, "p": body}
+
+    async def stream(self, out: Output, table: str, last_id: int | None) -> AsyncIterator[str]:
+        """The SSE stream of ``out`` for ``table``, resuming after ``last_id``."""
+        yield "retry: 1000\n\n"
+        if last_id is not None and last_id > self.store.last_seq():
+            # An id this store never gave (its file was replaced): start afresh, and
+            # tell the page to forget its ids, or it would ignore every new one.
+            last_id = None
+            yield "event: reset\ndata: {}\n\n"
+        cursor = last_id if last_id is not None else self.store.snapshot_start(
+            out.feed, table, out.line.released)
+        sent_info: dict[str, Any] | None = None
+        while True:
+            waiter = out.changed
+            info = out.info()
+            info.pop("backlog")
+            if info != sent_info:
+                sent_info = info
+                yield f"event: info\ndata: {json.dumps(info)}\n\n"
+            batch = self.store.read(out.feed, table, cursor, out.line.released)
+            for msg in batch:
+                cursor = msg.seq
+                body = self.view(out, msg)
+                if body is not None:
+                    yield f"id: {msg.seq}\nevent: msg\ndata: {json.dumps(body)}\n\n"
+            if batch:
+                continue
+            try:
+                await asyncio.wait_for(waiter.wait(), timeout=KEEPALIVE_S)
+            except TimeoutError:
+                yield ": keepalive\n\n"
+
+    # ------------------------------------------------------------------ MQTT
+
+    def _mqtt_client(self) -> mqtt.Client:
+        broker = self.cfg.broker
+        # A persistent session under an id drawn once and kept in the store: the
+        # broker queues the QoS 1 messages of a restart's downtime for us (nothing
+        # lost), and the id stays unguessable (nobody can knock the service off).
+        client_id = broker.client_id or self.store.meta(
+            "client_id", f"stud-broadcast-{secrets.token_hex(16)}")
+        client = mqtt.Client(
+            CallbackAPIVersion.VERSION2, client_id=client_id,
+            protocol=MQTTProtocolVersion.MQTTv5,
+        )
+        client.suppress_exceptions = True
+        client.reconnect_delay_set(broker.reconnect_min_delay, broker.reconnect_max_delay)
+        if broker.username is not None:
+            client.username_pw_set(broker.username, broker.password)
+        if broker.tls is not None:
+            tls = broker.tls
+            client.tls_set(
+                ca_certs=str(tls.ca_file) if tls.ca_file else None,
+                certfile=str(tls.cert_file) if tls.cert_file else None,
+                keyfile=str(tls.key_file) if tls.key_file else None,
+            )
+            client.tls_insecure_set(tls.insecure)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_message = self._on_message
+        return client
+
+    def _on_connect(self, client: mqtt.Client, _u: object, _f: object, reason: ReasonCode,
+                    _p: object) -> None:
+        if reason.is_failure:
+            log.error("broadcast_mqtt_refused", reason=str(reason))
+            return
+        sock = client.socket()
+        if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):
+            # As the daemon does: small messages must not wait for Nagle + delayed ACK.
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for table in self.cfg.tables:
+            topics = TableTopics(table)
+            for topic in (topics.secure_state, topics.secure_events, topics.secure_notices,
+                          topics.alerts, topics.status, topics.readers_filter, topics.state,
+                          topics.events):
+                client.subscribe(topic, qos=1)
+        self.connected.set()
+        log.info("broadcast_mqtt_connected", tables=self.cfg.tables)
+
+    def _on_disconnect(self, _c: mqtt.Client, _u: object, _f: object, reason: ReasonCode,
+                       _p: object) -> None:
+        self.connected.clear()
+        log.warning("broadcast_mqtt_disconnected", reason=str(reason))
+
+    def _on_message(self, _c: mqtt.Client, _u: object, message: mqtt.MQTTMessage) -> None:
+        loop = self._loop
+        if loop is not None:
+            # Stored on the event loop's thread: one writer to the SQLite file.
+            loop.call_soon_threadsafe(self._take_logged, message.topic, bytes(message.payload))
+
+    def _take_logged(self, topic: str, raw: bytes) -> None:
+        try:
+            self.take(topic, raw)
+        except sqlite3.Error as exc:  # disk full, file damaged: a person must act
+            self.store_errors += 1
+            log.error("broadcast_store_failed", topic=topic[:120], error=str(exc),
+                      failures=self.store_errors)
+        except Exception:  # a bad message never takes the service down
+            log.exception("broadcast_take_failed", topic=topic[:120])
+
+    # ------------------------------------------------------------------ web
+
+    async def _authorised(self, request: Request) -> bool:
+        if request.cookies.get(COOKIE) in self._sessions:
+            return True
+        header = request.headers.get("authorization", "")
+        if not header.lower().startswith("basic "):
+            return False
+        try:
+            _user, _, password = base64.b64decode(header[6:]).decode().partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            return False
+        async with self._auth_lock:  # one scrypt at a time: no CPU flood from guesses
+            ok = await asyncio.to_thread(check_password, password,
+                                         self.cfg.producer.password_hash)
+            if not ok:
+                await asyncio.sleep(0.5)
+        return ok
+
+    def _challenge(self) -> Response:
+        return PlainTextResponse("producer password needed", status_code=401,
+                                 headers={"WWW-Authenticate": 'Basic realm="stud-table"'})
+
+    def _session(self, response: Response, request: Request) -> Response:
+        if request.cookies.get(COOKIE) not in self._sessions:
+            token = secrets.token_urlsafe(32)
+            if len(self._sessions) >= MAX_SESSIONS:  # a client without cookies logging in
+                self._sessions.pop(next(iter(self._sessions)))  # again and again: bounded
+            self._sessions[token] = None
+            response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
+        return response
+
+    def _output_for(self, page: str, name: str | None) -> Output | None:
+        if page == "venue":
+            return self.outputs["venue"]
+        if page == "producer":
+            return self.outputs["producer"]
+        if name is None:
+            name = self.cfg.outputs[0].name if self.cfg.outputs else ""
+        out = self.outputs.get(name)
+        return out if out is not None and out.delayed else None
+
+    async def page(self, request: Request) -> Response:
+        """``/overlay/<table>[/<output>]``, ``/venue/<table>``, ``/producer/<table>``."""
+        page = request.url.path.split("/")[1]
+        table = request.path_params["table"]
+        out = self._output_for(page, request.path_params.get("output"))
+        if table not in self.cfg.tables or out is None:
+            return PlainTextResponse("no such table or output", status_code=404)
+        if out.locked and not await self._authorised(request):
+            return self._challenge()
+        html = (STATIC / "page.html").read_text()
+        html = (html.replace("{{PAGE}}", page).replace("{{TABLE}}", table)
+                .replace("{{OUTPUT}}", out.name))
+        response = HTMLResponse(html, headers={"Cache-Control": "no-store"})
+        return self._session(response, request) if out.locked else response
+
+    async def events(self, request: Request) -> Response:
+        """``/sse/<output>/<table>``: the page's event stream."""
+        table = request.path_params["table"]
+        out = self.outputs.get(request.path_params["output"])
+        if table not in self.cfg.tables or out is None:
+            return PlainTextResponse("no such table or output", status_code=404)
+        if out.locked and not await self._authorised(request):
+            return self._challenge()
+        last = request.headers.get("last-event-id") or request.query_params.get("last")
+        last_id = int(last) if last and last.isdigit() else None
+        return StreamingResponse(
+            self.stream(out, table, last_id), media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    async def delay(self, request: Request) -> Response:
+        """``POST /api/delay/<output>`` ``{"delay_s": .., "offset_ms": ..}`` (producer only)."""
+        if not await self._authorised(request):
+            return self._challenge()
+        if request.headers.get("x-stud-table") != "1":  # no cross-site form can set it
+            return PlainTextResponse("missing X-Stud-Table header", status_code=400)
+        name = request.path_params["output"]
+        if name not in self.outputs:
+            return PlainTextResponse("no such output", status_code=404)
+        try:
+            body = json.loads(await request.body())
+            if not isinstance(body, dict):
+                raise ValueError("body must be a JSON object")
+            delay_s, offset_ms = body.get("delay_s"), body.get("offset_ms")
+            for value, what in ((delay_s, "delay_s"), (offset_ms, "offset_ms")):
+                if value is not None and (isinstance(value, bool)
+                                          or not isinstance(value, int | float)):
+                    raise ValueError(f"{what} must be a number")
+            if offset_ms is not None and not isinstance(offset_ms, int):
+                raise ValueError("offset_ms must be a whole number")
+            out = self.set_delay(name, delay_s, offset_ms)
+        except (ValueError, DelayError) as exc:
+            return PlainTextResponse(str(exc), status_code=400)
+        return JSONResponse(out.info())
+
+    async def outputs_info(self, request: Request) -> Response:
+        """``/api/outputs``: every output's settings (producer only)."""
+        if not await self._authorised(request):
+            return self._challenge()
+        return JSONResponse([{**out.info(), "store_errors": self.store_errors,
+                              "refused": self.refused} for out in self.outputs.values()])
+
+    async def static(self, request: Request) -> Response:
+        """The pages' own CSS and script (nothing is loaded from outside the machine)."""
+        name = request.path_params["name"]
+        if name not in ("page.css", "page.js"):
+            return PlainTextResponse("not found", status_code=404)
+        return FileResponse(STATIC / name, headers={"Cache-Control": "no-cache"})
+
+    async def index(self, _request: Request) -> Response:
+        """A list of the pages."""
+        links = "".join(
+            f'<li><a href="/overlay/{t}">overlay {t}</a> · <a href="/venue/{t}">venue {t}</a>'
+            f' · <a href="/producer/{t}">producer {t}</a></li>' for t in self.cfg.tables)
+        return HTMLResponse(f"<!doctype html><title>stud-table broadcast</title><ul>{links}</ul>")
+
+    def app(self) -> Starlette:
+        """The ASGI app."""
+        return Starlette(routes=[
+            Route("/", self.index),
+            Route("/overlay/{table}", self.page),
+            Route("/overlay/{table}/{output}", self.page),
+            Route("/venue/{table}", self.page),
+            Route("/producer/{table}", self.page),
+            Route("/sse/{output}/{table}", self.events),
+            Route("/api/delay/{output}", self.delay, methods=["POST"]),
+            Route("/api/outputs", self.outputs_info),
+            Route("/static/{name}", self.static),
+        ])
+
+    # ------------------------------------------------------------------ run
+
+    async def serve(self, ready: Callable[[int], None] | None = None) -> None:
+        """Connect to the broker, serve HTTP until cancelled."""
+        self._loop = asyncio.get_running_loop()
+        broker = self.cfg.broker
+        props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+        props.SessionExpiryInterval = SESSION_EXPIRY_S
+        self.client.connect_async(broker.host, broker.port, keepalive=broker.keepalive,
+                                  clean_start=False, properties=props)
+        self.client.loop_start()
+        config = uvicorn.Config(self.app(), host=self.cfg.http.host, port=self.cfg.http.port,
+                                log_level="warning", access_log=False, lifespan="off",
+                                # open SSE streams never end by themselves
+                                timeout_graceful_shutdown=1)
+        server = uvicorn.Server(config)
+        ticker = asyncio.create_task(self.ticker())
+        serving = asyncio.create_task(server.serve())
+        try:
+            while not server.started:
+                if serving.done():
+                    await serving
+                    raise OSError(f"cannot serve on {self.cfg.http.host}:{self.cfg.http.port}")
+                await asyncio.sleep(0.05)
+            port = server.servers[0].sockets[0].getsockname()[1]
+            log.info("broadcast_serving", host=self.cfg.http.host, port=port)
+            if ready is not None:
+                ready(port)
+            await serving
+        finally:
+            ticker.cancel()
+            self.client.disconnect()  # first: the network thread then ends at once
+            self.client.loop_stop()
+            self.store.close()
