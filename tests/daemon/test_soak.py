@@ -93,8 +93,11 @@ def _check_daemon(tmp_path: Path, count: int, *, rss_bound: int, warm: int) -> N
     assert result.hands == count
     assert [a for a in result.alerts if a["code"] not in LEGAL_NOTICES] == [], result.alerts
     samples = result.samples
-    # File handles: exactly as many at the end as after start-up.
-    assert result.fds_seen() == {samples[0].fds}, samples
+    # File handles: as many at the end as after start-up. A sample may catch the
+    # daemon rewriting its hand-number floor or sequence mark (a file open for an
+    # instant), so one or two more in passing are not a leak; a leak keeps growing.
+    assert samples[-1].fds == samples[0].fds, samples
+    assert max(result.fds_seen()) <= samples[0].fds + 2, samples
     # Memory: after the first hands (allocator and caches settling), bounded growth
     # of the daemon's own (anonymous) memory; VmRSS also counts file-backed pages,
     # which the kernel drops and reloads with the machine's memory pressure.
