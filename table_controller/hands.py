@@ -365,14 +365,20 @@ def showing_value(up_cards: Sequence[Card]) -> ShowingValue:
     return ShowingValue(_strength(_checked_indices(up_cards, 1, 7, "showing_value")))
 
 
-@functools.lru_cache(maxsize=BOARD_CACHE_SIZE)
-def _small_board(ranks: tuple[int, ...]) -> int:
-    """Strength of a board of one to four cards given its ranks (suits never count)."""
+def _rank_groups(ranks: Sequence[int]) -> tuple[list[tuple[int, int]], tuple[int, ...]]:
+    """(count, rank) groups, largest first, and the shape of the made groups:
+    ``(2, 2)`` for two pair. Shared by boards and low hands (suits never count)."""
     counts: dict[int, int] = {}
     for rank in ranks:
         counts[rank] = counts.get(rank, 0) + 1
     groups = sorted(((n, rank) for rank, n in counts.items()), reverse=True)
-    shape = tuple(n for n, _ in groups if n > 1)
+    return groups, tuple(n for n, _ in groups if n > 1)
+
+
+@functools.lru_cache(maxsize=BOARD_CACHE_SIZE)
+def _small_board(ranks: tuple[int, ...]) -> int:
+    """Strength of a board of one to four cards given its ranks (suits never count)."""
+    groups, shape = _rank_groups(ranks)
     category = {
         (): HandCategory.HIGH_CARD,
         (2,): HandCategory.PAIR,
@@ -524,11 +530,7 @@ _ACE_LOW: Final = 1
 
 def _pack_low(ranks: Sequence[int]) -> int:
     """Pack an ace-low hand (ranks 1..13) like a high hand: category, then group ranks."""
-    counts: dict[int, int] = {}
-    for rank in ranks:
-        counts[rank] = counts.get(rank, 0) + 1
-    groups = sorted(((n, rank) for rank, n in counts.items()), reverse=True)
-    shape = tuple(n for n, _ in groups if n > 1)
+    groups, shape = _rank_groups(ranks)
     category = {
         (): _t.HIGH_CARD,
         (2,): _t.PAIR,
