@@ -396,6 +396,11 @@ class Journal:
         """What the file held when it was opened (torn tail, damage, records)."""
         self.recovery = recovery
         """Set when the file was damaged and :meth:`open` recovered it."""
+        self.header: Callable[[], Sequence[Mapping[str, object]]] | None = None
+        """The ops that head every new file begun by rotation (the ``table`` line
+        and the players' names), so each file replays on its own with the
+        table's settings: a razz journal must not replay as stud."""
+        self._new_file_due = False
 
     @classmethod
     def open(
@@ -495,8 +500,21 @@ class Journal:
         if self._fd is None:
             raise JournalError(f"{self._path}: journal is closed")
         is_hand = op.get("op") == "hand"
-        if is_hand and self._size >= self._max_bytes:
+        if is_hand and self._size > 0 and (self._size >= self._max_bytes or self._new_file_due):
             self._rotate()
+            self._new_file_due = False
+            for head in self.header() if self.header is not None else ():
+                self._write(head, at)
+        return self._write(op, at)
+
+    def begin_new_file_at_next_hand(self) -> None:
+        """Rotate at the next ``hand`` op whatever the size, so the new file is headed
+        by :attr:`header` (the daemon's settings changed since this file began)."""
+        self._new_file_due = True
+
+    def _write(self, op: Mapping[str, object], at: float) -> int:
+        """Append one record (no rotation); return its ``jseq``."""
+        is_hand = op.get("op") == "hand"
         jseq = self._next_jseq
         line = encode_record(op, jseq, at)
         fd = self._fd

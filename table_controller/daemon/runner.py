@@ -39,6 +39,7 @@ from table_controller.engine.alerts import AlertCode
 from table_controller.engine.settings import TableSettings
 from table_controller.equity.live import compute_live, table_game
 from table_controller.equity.live import warm_up as warm_up_equity
+from table_controller.events import SeatName
 from table_controller.hands import warm_up
 from table_controller.journal import (
     Journal,
@@ -53,7 +54,7 @@ from table_controller.journal import (
 from table_controller.layout import TableLayout, load_layout
 from table_controller.presence import PresenceTracker
 from table_controller.publisher import CommandRequest, MqttPublisher
-from table_controller.script import parse_settings
+from table_controller.script import event_to_op, parse_settings
 from table_controller.sequence import SequenceCounter, SequenceFileError
 
 log = structlog.get_logger(__name__)
@@ -276,7 +277,16 @@ class Daemon:
         except JournalError:
             journal.close()
             raise
+        journal.header = self._journal_header
         return journal
+
+    def _journal_header(self) -> list[dict[str, Any]]:
+        """What heads a journal file begun by rotation: the table's settings and the
+        players' names (each file replays alone as this table's game)."""
+        names = self.core.engine.names
+        return [settings_record(self.settings),
+                *(event_to_op(SeatName(seat, name, country))
+                  for seat, (name, country) in sorted(names.items()))]
 
     # Link threads and the MQTT thread only ever put on the queue.
     def _on_message(self, reader_id: int, message: ReaderMessage, at: float) -> None:
@@ -331,6 +341,10 @@ class Daemon:
                 journaled = None
             if journaled != self.settings:
                 log.warning("journal_settings_differ", note="using the configuration")
+                if self.journal is not None:
+                    # The next hand begins a file headed by the new settings, so a
+                    # replay of it deals the configured game (and stakes).
+                    self.journal.begin_new_file_at_next_hand()
         # Issue 9 item 9: the hand numbers go on from the highest ever used.
         core.last_hand = max(core.last_hand, last_hand_number(records))
         core.restore(current_hand_records(records))

@@ -9,18 +9,21 @@ too. A bad game is refused at start with ``file: table.game: problem``.
 
 from __future__ import annotations
 
+import json
 import random
 import subprocess
 import sys
 
-from daemon_rig import TableRig, subscribe, wait_state
+from daemon_rig import TABLE, TableRig, clear_table, subscribe, wait_state
 
 from table_controller.config import load_config
+from table_controller.console_client import send_request
 from table_controller.daemon.runner import table_settings
 from table_controller.engine.dealing import replay_events
 from table_controller.engine.settings import TableSettings
 from table_controller.engine.variants import Game
-from table_controller.replay import replay_file
+from table_controller.journal import read_journal, strip_envelope
+from table_controller.replay import replay_file, replay_path
 from table_controller.simulation import deal_random
 
 SEATS = [2, 3, 5, 7]
@@ -77,3 +80,42 @@ def test_game_key_defaults_to_stud_and_reaches_the_engine_settings(rig: TableRig
     config = load_config(rig.config_path)
     assert config.table.game is Game.STUD8
     assert table_settings(config, rig.layout).game is Game.STUD8
+
+
+def test_rotated_journal_replays_as_the_tables_game_with_its_names(rig: TableRig) -> None:
+    """Past ``max_bytes`` the journal rotates at a hand boundary; the new file is
+    headed by the ``table`` line (razz) and the players' names, so it replays on
+    its own as razz and a restart on it keeps the names (issues 10 and 12)."""
+    _razz(rig)
+    text = rig.config_path.read_text()
+    rig.config_path.write_text(text.replace('directory = "journal"',
+                                            'directory = "journal"\nmax_bytes = 4096', 1))
+    sub = subscribe(rig.broker.port)
+    rig.start_thread()
+    wait_state(sub, lambda s: s["hand"] is None)
+    reply = send_request("127.0.0.1", rig.broker.port, TABLE, "seat",
+                         json.dumps({"seat": 3, "name": "Ann Lee", "country": "FR"}).encode())
+    assert reply["accepted"], reply
+    journal_dir = rig.tmp / "journal"
+    seed = 1
+    while not list(journal_dir.glob(f"{TABLE}.journal.*-*.jsonl")):
+        deal = deal_random(SEATS, random.Random(seed), fold_chance=0.0)
+        rig.deal(deal.events, pace=0.1)
+        rig.deal(clear_table(deal), pace=0.1)
+        # Like a real dealer, shuffle only once the hand is over.
+        sub.wait_for(lambda m: m.topic.endswith("/events")
+                     and json.loads(m.payload).get("kind") == "hand_result", count=seed)
+        seed += 1
+        assert seed < 8, "no rotation after several hands"
+    # One more hand starts the new file.
+    deal = deal_random(SEATS, random.Random(seed), fold_chance=0.0)
+    rig.deal(deal.events[:12], pace=0.1)
+    live = rig.tmp / "journal" / f"{TABLE}.journal.jsonl"
+    wait_state(sub, lambda s: s["street"] is not None and s["hand"] == seed)
+    rig.stop()
+    records = read_journal(live).records
+    assert records[0]["op"] == "table", records[:3]
+    assert records[0]["game"] == "razz", records[:3]
+    assert {"op": "seat", "seat": 3, "name": "Ann Lee", "country": "FR"} in [
+        strip_envelope(r) for r in records]
+    assert replay_path(live).game == Game.RAZZ

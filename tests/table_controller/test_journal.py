@@ -348,3 +348,42 @@ def test_last_hand_number_from_hand_ids_or_counted() -> None:
     assert last_hand_number([{"op": "hand", "hand_id": 41}, {"op": "place"}]) == 41
     assert last_hand_number([{"op": "hand"}, {"op": "hand"}, {"op": "place"}]) == 2
     assert last_hand_number([]) == 0
+
+
+def test_rotated_file_is_headed_by_the_header(tmp_path: Path) -> None:
+    """A file begun by rotation starts with the header ops (the daemon's ``table``
+    line and players' names, issue 10/12), then the hand: it replays alone."""
+    path = tmp_path / "t1.jsonl"
+    header = [{"op": "table", "seats": 8, "game": "razz"},
+              {"op": "seat", "seat": 2, "name": "Ann"}]
+    with Journal.open(path, max_bytes=4096) as journal:
+        journal.header = lambda: header
+        while not list(tmp_path.glob("t1.*-*.jsonl")):
+            journal.append({"op": "hand", "players": [1, 2]}, at=0)
+            for _ in range(20):
+                journal.append({"op": "place", "zone": "seat1.up", "card": "2c"}, at=0)
+        last = journal.next_jseq - 1
+    (archived,) = tmp_path.glob("t1.*-*.jsonl")
+    old, live = read_journal(archived).records, read_journal(path).records
+    assert [strip_envelope(r) for r in live[:2]] == header
+    assert live[2]["op"] == "hand"
+    assert [r["jseq"] for r in old + live] == list(range(1, last + 1))  # jseq goes on
+
+
+def test_new_file_at_the_next_hand_whatever_the_size(tmp_path: Path) -> None:
+    """Settings changed since the file began: the next hand starts a new file."""
+    path = tmp_path / "t1.jsonl"
+    with Journal.open(path) as journal:
+        journal.header = lambda: [{"op": "table", "seats": 8, "game": "stud8"}]
+        journal.append({"op": "table", "seats": 8}, at=0)
+        journal.append({"op": "hand", "players": []}, at=0)
+        journal.begin_new_file_at_next_hand()
+        journal.append({"op": "place", "zone": "seat1.up", "card": "2c"}, at=0)
+        assert not list(tmp_path.glob("t1.*-*.jsonl"))  # only at a hand boundary
+        journal.append({"op": "hand", "players": []}, at=0)
+        journal.append({"op": "hand", "players": []}, at=0)  # once, not at every hand
+    (archived,) = tmp_path.glob("t1.*-*.jsonl")
+    assert [r["op"] for r in read_journal(archived).records] == ["table", "hand", "place"]
+    live = read_journal(path).records
+    assert [r["op"] for r in live] == ["table", "hand", "hand"]
+    assert live[0]["game"] == "stud8"
