@@ -84,6 +84,9 @@ READY_TIMEOUT: Final = 60.0
 HAND_TIMEOUT: Final = 60.0
 """Seconds for the journal to show a hand's cards all gone after the clear."""
 
+CARD_SEEN_TIMEOUT: Final = 5.0
+"""Seconds the dealer waits at most for the journal to show a card just put down."""
+
 MISSED_GRACE: Final = 3.0
 """Seconds a card the daemon never saw may still turn up once the table is clear:
 the emulated readers' inventory period (2 s) plus the presence hold."""
@@ -300,6 +303,13 @@ def _play(table: SimulatedTable, hand: SimHand, speed: float, journal: JournalWa
     events = hand.events
     for index, event in enumerate(events):
         table.apply(event)
+        if isinstance(event, CardPlaced):
+            # A dealer sees each card land: readers are independent, so on a busy
+            # machine two cards a pause apart on different antennas could reach the
+            # daemon in the other order. Pacing only: after CARD_SEEN_TIMEOUT the
+            # dealer goes on (the report judges what the daemon made of it).
+            seen = partial(_journal_shows, journal, (event.zone.name, event.card.code))
+            _wait(seen, CARD_SEEN_TIMEOUT, table.daemon_alive)
         following = events[index + 1] if index + 1 < len(events) else None
         if isinstance(event, CardRemoved) and not _moves_on(event, following):
             shown_gone = partial(_journal_shows_gone, journal, _pickup(events, index))
@@ -339,6 +349,11 @@ def _pickup(events: tuple[TableEvent, ...], last: int) -> set[tuple[str, str]]:
         gone.add((event.zone.name, event.card.code))
         index -= 1
     return gone
+
+
+def _journal_shows(journal: JournalWatch, placed: tuple[str, str]) -> bool:
+    journal.poll()
+    return placed in journal.on_table
 
 
 def _journal_shows_gone(journal: JournalWatch, gone: set[tuple[str, str]]) -> bool:
