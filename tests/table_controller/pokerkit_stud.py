@@ -36,7 +36,7 @@ from table_controller.simulation import PhysicalDeal
 ANTE, BRING_IN, SMALL_BET, BIG_BET = 1, 2, 4, 8
 STACK = 1_000_000
 
-_AUTOMATIONS = (
+AUTOMATIONS = (
     pokerkit.Automation.ANTE_POSTING,
     pokerkit.Automation.BET_COLLECTION,
     pokerkit.Automation.BLIND_OR_STRADDLE_POSTING,
@@ -104,7 +104,7 @@ def _play(deal: PhysicalDeal, game: Game) -> PokerKitResult:
     index = {seat: i for i, seat in seat_of.items()}
     fold_street = {index[seat]: street for seat, street in deal.folds.items()}
     state = GAME_CLASSES[game].create_state(
-        _AUTOMATIONS,
+        AUTOMATIONS,
         True,
         ANTE,
         BRING_IN,

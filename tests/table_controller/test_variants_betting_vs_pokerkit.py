@@ -63,22 +63,13 @@ from table_controller.zones import BURN, MUCK, Zone
 pytest.importorskip("pokerkit")
 
 import pokerkit
-from pokerkit_stud import GAME_CLASSES
+from pokerkit_stud import AUTOMATIONS, GAME_CLASSES
 
 ANTE, BRING_IN, SMALL, BIG = 1, 2, 5, 10
 CI_HANDS = 150
 SOAK_HANDS = 10_000
 GAMES = (Game.STUD, Game.RAZZ, Game.STUD8)
 
-AUTOMATIONS = (
-    pokerkit.Automation.ANTE_POSTING,
-    pokerkit.Automation.BET_COLLECTION,
-    pokerkit.Automation.BLIND_OR_STRADDLE_POSTING,
-    pokerkit.Automation.HOLE_CARDS_SHOWING_OR_MUCKING,
-    pokerkit.Automation.HAND_KILLING,
-    pokerkit.Automation.CHIPS_PUSHING,
-    pokerkit.Automation.CHIPS_PULLING,
-)
 _PK = dict(zip(DECK, pokerkit.Card.parse("".join(card.code for card in DECK)), strict=True))
 
 
