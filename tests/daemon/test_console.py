@@ -257,6 +257,15 @@ def test_cli_round_trip(rig: TableRig) -> None:
     state = wait_state(sub, lambda s: s["to_act"] == 2)
     assert chips(state)[4] == (75, 5)
     assert next(x for x in state["seats"] if x["seat"] == 1)["status"] == "dead"
+    # Issue 12: the seat command names a player on the state (and the pages).
+    done = run_cli(rig, "seat", "4", "Ann Lee", "--country", "FR")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "seat: accepted" in done.stdout
+    state = wait_state(sub, lambda s: next(x for x in s["seats"] if x["seat"] == 4)["name"]
+                       == "Ann Lee")
+    done = run_cli(rig, "seat", "4", "x" * 300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "rejected" in done.stdout and "longer than" in done.stdout
 
 
 def test_kill9_mid_betting_replays_to_the_same_pot_and_stacks(rig: TableRig) -> None:

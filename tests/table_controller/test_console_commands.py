@@ -119,6 +119,10 @@ def test_cli_arguments_build_the_command_json() -> None:
         (["act", "4", "raise", "20"], ("act", {"seat": 4, "action": "raise", "amount": 20})),
         (["kill", "3", "--reason", "absent"], ("kill", {"seat": 3, "reason": "absent"})),
         (["end"], ("end", {})),
+        (["seat", "3", "Ann Lee"], ("seat", {"seat": 3, "name": "Ann Lee"})),
+        (["seat", "3", "Ann Lee", "--country", "FR"],
+         ("seat", {"seat": 3, "name": "Ann Lee", "country": "FR"})),
+        (["seat", "3", ""], ("seat", {"seat": 3, "name": ""})),
     ]
     for argv, (name, body) in cases:
         args = parser.parse_args(["console", "--table", "t1", *argv])
@@ -128,7 +132,7 @@ def test_cli_arguments_build_the_command_json() -> None:
     args = parser.parse_args(["console", "--table", "t1", "raw", "act", "{oops"])
     assert command_payload(args) == ("act", b"{oops")
     for bad in (["act", "x", "call"], ["act", "4", "shove"], ["act", "4", "bet", "-1"],
-                ["hand", "1", "--stacks", "1"], ["kill"]):
+                ["hand", "1", "--stacks", "1"], ["kill"], ["seat", "0", "Ann"], ["seat", "3"]):
         with pytest.raises(SystemExit) as exited:
             parser.parse_args(["console", "--table", "t1", *bad])
         assert exited.value.code == 2
