@@ -295,8 +295,17 @@ class Broadcast:
             # tell the page to forget its ids, or it would ignore every new one.
             last_id = None
             yield "event: reset\ndata: {}\n\n"
-        cursor = last_id if last_id is not None else self.store.snapshot_start(
-            out.feed, table, out.line.released)
+        if last_id is not None:
+            cursor = last_id
+        else:
+            cursor = self.store.snapshot_start(out.feed, table, out.line.released)
+            # The daemon's status and the readers' health come before that state and
+            # only when they change: a page opened later gets the newest of each first
+            # (it showed "unknown" status until the next change).
+            for msg in self.store.context(out.feed, table, cursor):
+                body = self.view(out, msg)
+                if body is not None:
+                    yield f"id: {msg.seq}\nevent: msg\ndata: {json.dumps(body)}\n\n"
         sent_info: dict[str, Any] | None = None
         while True:
             waiter = out.changed

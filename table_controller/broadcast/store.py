@@ -142,6 +142,22 @@ class Store:
         ).fetchone()
         return int(row[0]) - 1 if row and row[0] is not None else 0
 
+    def context(self, feed: str, table: str, upto: int) -> list[Stored]:
+        """The newest ``status`` and each reader's newest ``reader`` message at or below
+        ``upto``, in order: a page starting from the newest state
+        (:meth:`snapshot_start`) would never learn them otherwise, since the daemon
+        publishes them (retained) only when they change."""
+        rows = self._db.execute(
+            "SELECT seq, kind, hand, ts, body FROM messages WHERE seq IN ("
+            " SELECT max(seq) FROM messages WHERE feed = ? AND tbl = ? AND seq <= ?"
+            " AND kind IN ('status', 'reader')"
+            " GROUP BY kind, CASE kind WHEN 'reader' THEN json_extract(body, '$.reader') END)"
+            " ORDER BY seq",
+            (feed, table, upto),
+        ).fetchall()
+        return [Stored(seq, feed, table, kind, hand, ts, json.loads(body))
+                for seq, kind, hand, ts, body in rows]
+
     def result(self, table: str, hand: int | None) -> dict[str, Any] | None:
         """The secure ``hand_result`` of ``hand`` at ``table`` if it was taken yet."""
         if hand is None:

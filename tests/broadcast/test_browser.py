@@ -6,7 +6,8 @@ Mosquitto -> ``stud-table broadcast`` -> headless Chromium.
 * the venue page never shows a down card (over random hands);
 * a reloaded page, and a page whose service was ``kill -9``-ed and restarted,
   resume with nothing missing and nothing applied twice;
-* screenshots of overlay, venue and producer at a showdown go to docs/.
+* screenshots go to docs/: overlay and producer in the middle of a hand dealt with
+  the dealer's console (chips, bets, pot, live equity), venue and overlay at a showdown.
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ from daemon_rig import TableRig, clear_table, latest, subscribe, wait_state
 from mqtt_broker import MosquittoBroker
 
 from table_controller.console_client import send_request
-from table_controller.events import CardPlaced, TableEvent
+from table_controller.events import CardPlaced, ConsoleAction, HandStarted, TableEvent
+from table_controller.script import event_to_op
 from table_controller.simulation import deal_random
-from table_controller.zones import ZoneKind
+from table_controller.simulation.players import deal_betting
+from table_controller.zones import BURN, ZoneKind
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (scripts/setup)")
 
@@ -187,9 +190,8 @@ def test_pages_in_a_real_browser(tmp_path: Path, mosquitto: MosquittoBroker, tab
                           ".map(e => Number(e.dataset.seat))")
         assert sorted(turned) == sorted(deal.live_seats)
         if os.environ.get("STUD_SCREENSHOTS", "1") == "1":
-            browser.screenshot(DOCS / "broadcast-overlay.png", transparent=True)
+            browser.screenshot(DOCS / "broadcast-showdown.png", transparent=True)
             venue.screenshot(DOCS / "broadcast-venue.png")
-            producer.screenshot(DOCS / "broadcast-producer.png")
         # The producer's delay control, used as a person would: 4 s -> 7 s.
         producer.wait_js("document.querySelector('.out[data-out=overlay] input') !== null",
                          what="the delay control")
@@ -323,4 +325,58 @@ def test_overlay_draws_pot_stacks_bets_equity_and_hides_it_per_mode(
         assert "king high showing" in html  # what the up cards show is public
     finally:
         fake.close()
+        service.stop()
+
+
+def console_deal(rig: TableRig, broker: int, events: tuple[TableEvent, ...] | list[Any]) -> None:
+    """Deal ``events`` as a dealer with the console does: ``hand`` and ``act`` through
+    cmd/<name> (each must be accepted), cards on the emulated antennas."""
+    for event in events:
+        if isinstance(event, HandStarted | ConsoleAction):
+            op = event_to_op(event)
+            name = op.pop("op")
+            reply = send_request("127.0.0.1", broker, "t1", name, json.dumps(op).encode())
+            assert reply.get("accepted") is True, (op, reply)
+        else:
+            rig.deal([event], pace=0.05)
+
+
+def test_screenshots_of_a_console_hand_with_chips_and_equity(
+        tmp_path: Path, mosquitto: MosquittoBroker, table: TableRig, browser: Browser) -> None:
+    """A hand started and bet at the dealer's console, stopped on 6th street: the live
+    producer page and the delayed overlay draw stacks, bets, the pot and each live
+    seat's equity (the overlay once D has passed); screenshots go to docs/."""
+    sub = subscribe(mosquitto.port)
+    wait_state(sub, lambda s: s["hand"] is None)
+    name_players(mosquitto.port)
+    port = free_port()
+    service = start_service(tmp_path, mosquitto.port, port)
+    base = f"http://127.0.0.1:{port}"
+    producer = Browser(tmp_path / "producer-profile")
+    try:
+        import base64
+        producer.headers({"Authorization": "Basic " + base64.b64encode(
+            f"producer:{PASSWORD}".encode()).decode()})
+        deal = deal_betting(tuple(sorted(NAMES)), random.Random(5), folding=True)
+        burns = [i for i, e in enumerate(deal.events)
+                 if isinstance(e, CardPlaced) and e.zone == BURN]
+        seventh = burns[3]  # the 4th burn opens 7th street (rule: one burn per round)
+        console_deal(table, mosquitto.port, deal.events[:seventh])
+        state = wait_state(sub, lambda s: s["street"] == 6 and s["to_act"] is None)
+        live = [x for x in state["seats"] if x["status"] == "active"]
+        assert len(live) >= 2, "the seed must leave two or more players on 6th street"
+        assert state["pot"] > 0
+        producer.open(f"{base}/producer/t1")
+        browser.open(f"{base}/overlay/t1")
+        producer.wait_js(f"document.querySelectorAll('.equity').length === {len(live)}",
+                         what="equity of every live seat on the producer page")
+        browser.wait_js(f"document.querySelectorAll('.equity').length === {len(live)}",
+                        timeout=DELAY + 30, what="equity on the delayed overlay")
+        for page in (producer, browser):
+            assert page.js("document.getElementById('pot').textContent") == f"Pot {state['pot']}"
+        if os.environ.get("STUD_SCREENSHOTS", "1") == "1":
+            browser.screenshot(DOCS / "broadcast-overlay.png", transparent=True)
+            producer.screenshot(DOCS / "broadcast-producer.png")
+    finally:
+        producer.close()
         service.stop()

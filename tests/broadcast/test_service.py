@@ -136,6 +136,28 @@ def test_venue_is_public_only_and_producer_is_locked(service: Service, table: Ta
     producer.close()
 
 
+def test_regression_a_page_opened_later_gets_the_status_and_reader_health(
+        service: Service, table: Table) -> None:
+    """Status and reader health are published when they change, before the newest
+    state a fresh page starts from: the page still gets the newest of each first (the
+    producer page said "status unknown" when opened after the daemon's start)."""
+    table.publish("status", {"status": "degraded", "reason": "old"}, retain=True)
+    table.publish("status", {"status": "online", "reason": None}, retain=True)
+    for reader in ("1", "2"):
+        table.publish(f"readers/{reader}", {"reader": reader, "state": "online"}, retain=True)
+    table.publish("readers/2", {"reader": "2", "state": "offline"}, retain=True)
+    for _ in range(3):
+        table.state({1: ["Ah", "2c"]})
+    producer = SseReader(service.port, "/sse/producer/t1", password=PASSWORD).start()
+    wait_until(lambda: sum(m.data["kind"] == "state" for m in producer.msgs()) >= 1, WAIT,
+               "the producer's first state")
+    kinds = [(m.data["kind"], m.data["p"].get("status") or m.data["p"].get("state"))
+             for m in producer.msgs()]
+    assert kinds[:3] == [("status", "online"), ("reader", "online"), ("reader", "offline")]
+    assert sum(kind == "state" for kind, _ in kinds) == 1  # from the newest state on
+    producer.close()
+
+
 def test_delay_control_needs_password_and_respects_the_rules(service: Service,
                                                              table: Table) -> None:
     """The delay control: locked; shortening releases only what is older than new D."""
