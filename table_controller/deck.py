@@ -39,6 +39,7 @@ __all__ = [
     "load_deck",
     "load_decks",
     "normalize_uid",
+    "valid_deck_name",
 ]
 
 _log = structlog.get_logger(__name__)
@@ -48,6 +49,12 @@ UID_BYTE_LENGTHS: Final = frozenset({4, 7, 8, 10})
 
 _DECK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 _HEX_DIGITS = frozenset("0123456789ABCDEF")
+
+
+def valid_deck_name(name: str) -> bool:
+    """True if ``name`` can name a deck: 1-32 letters, digits, ``_ . -``, not starting
+    with a punctuation mark (it appears in zone events and topics' payloads)."""
+    return _DECK_NAME.fullmatch(name) is not None
 
 
 def normalize_uid(text: str) -> str:
