@@ -442,7 +442,7 @@ def test_bad_input_is_one_line_and_exit_2(
     kd = RED_DECK.uid_for(Card.parse("Kd"), "red")
     bad.write_text(RED.read_text().replace(RED_DECK.uid_for(Card.parse("Qd"), "red"), kd))
     message = run_and_fail(capsys, layout, tmp_path, *reader, "--existing", str(bad))
-    assert "bad.toml: cards.Qd: same UID as cards.Kd" in message
+    assert "bad.toml: cards.Kd: same UID as cards.Qd" in message
     assert kd not in message
     bad.write_text(RED.read_text().replace(kd, kd[:-1] + "G"))
     message = run_and_fail(capsys, layout, tmp_path, *reader, "--existing", str(bad))
