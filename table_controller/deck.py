@@ -142,7 +142,9 @@ class Deck:
     def uid_for(self, card: Card) -> str:
         """The UID of ``card``'s tag (for simulators and the reader emulator)."""
         for uid, known in self._cards.items():
-            if known is card:
+            # Equality, not identity: a Card built as Card(rank, suit) is not the
+            # object Card.parse returns (a KeyError for a card of the deck, issue 13).
+            if known == card:
                 return uid
         raise KeyError(card.code)  # unreachable for a validated deck: all 52 are present
 

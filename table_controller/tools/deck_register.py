@@ -45,7 +45,7 @@ from table_controller.deck import RegisteredCard, normalize_uid
 __all__ = ["REGISTRATION_ORDER", "Line", "Registration"]
 
 REGISTRATION_ORDER: Final[tuple[Card, ...]] = tuple(
-    Card(rank, suit) for suit in Suit for rank in range(2, 15)
+    Card.parse(Card(rank, suit).code) for suit in Suit for rank in range(2, 15)
 )
 """The order the cards are asked for: 2c..Ac, 2d..Ad, 2h..Ah, 2s..As (a new deck's box)."""
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from firmware_bridge.emulator import random_uid
+from firmware_bridge.messages import RequestInventory
 from table_controller.cards import Card
 from table_controller.deck import load_decks
 from table_controller.layout import load_layout
@@ -59,8 +60,12 @@ class Table:
         self.port = 0
 
     def place(self, uid: str) -> None:
-        """Put a tag on the antenna of ``burn``."""
+        """Put a tag on the antenna of ``burn``, and wait until the reader has seen it."""
         self.reader.place(self.port, uid)
+        deadline = time.monotonic() + WAIT
+        while uid.upper() not in self.reader.model.reported(self.port):
+            assert time.monotonic() < deadline, "the emulated reader never scanned again"
+            time.sleep(0.005)
 
     def remove(self, uid: str) -> None:
         """Take a tag off that antenna, and wait until the reader has reported it gone
@@ -71,6 +76,14 @@ class Table:
         while uid.upper() in self.reader.model.reported(self.port):
             assert time.monotonic() < deadline, "the emulated reader never scanned again"
             time.sleep(0.005)
+
+    def wait_inventory_requested(self) -> None:
+        """Wait until a host link came online on the reader (it asks for an inventory)."""
+        deadline = time.monotonic() + WAIT
+        while not any(isinstance(command, RequestInventory)
+                      for command in list(self.reader.commands_received)):
+            assert time.monotonic() < deadline, "no host came online on the reader"
+            time.sleep(0.01)
 
     def stop(self) -> None:
         """Unplug every reader."""
