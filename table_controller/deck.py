@@ -205,8 +205,9 @@ class DeckRegistry:
                     raise ConfigError(
                         deck.path,
                         f"cards.{card.code}",
-                        f"same UID as cards.{earlier.card.code} of deck {earlier.deck!r}"
-                        f" ({self._decks[earlier.deck].path})",
+                        f"deck {deck.name!r} shares this card's tag with"
+                        f" cards.{earlier.card.code} of deck {earlier.deck!r}"
+                        f" ({self._decks[earlier.deck].path}): a tag can be in one deck only",
                     )
                 self._by_uid[uid] = RegisteredCard(card, deck.name)
 

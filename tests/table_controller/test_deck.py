@@ -210,7 +210,8 @@ def test_same_uid_in_two_decks(tmp_path: Path) -> None:
     err = caught.value
     assert err.path == str(second)
     assert err.key == "cards.Qs"
-    assert err.problem == f"same UID as cards.As of deck 'one' ({first})"
+    assert err.problem == (f"deck 'two' shares this card's tag with cards.As of deck 'one'"
+                           f" ({first}): a tag can be in one deck only")
     assert uid_of_as not in str(err)
 
 
