@@ -316,9 +316,15 @@ def pass_card(table: Table, command: Command, uid: str, expect: str, after: int)
 
 
 def test_register_end_to_end_with_every_fault(table: Table, tmp_path: Path) -> None:
-    """Double read, a skipped card, two cards at once and a tag of another deck, all in
-    one session against a reader on a pty; the deck written is the true one, 0600."""
-    command = register(table, tmp_path, "--existing", str(RED), str(BLUE))
+    """Double read, a skipped card, two cards at once and a tag of a deck the table's
+    config names, all in one session against a reader on a pty; the deck written is
+    the true one, 0600."""
+    config = tmp_path / "table.toml"  # the table's config names the red deck
+    config.write_text("\n".join([
+        "[table]", 'id = "t1"', f'layout = "{table.layout_path}"', f'decks = ["{RED}"]',
+        "[stakes]", "ante = 1", "bring_in = 2", "small_bet = 5", "big_bet = 10",
+        "[journal]", 'directory = "journal"']) + "\n")
+    command = register(table, tmp_path, "--config", str(config), "--existing", str(BLUE))
     try:
         seen = command.wait_for("> pass 2c")
         for number, card in enumerate(REGISTRATION_ORDER):
