@@ -67,6 +67,20 @@ class Table:
             assert time.monotonic() < deadline, "the emulated reader never scanned again"
             time.sleep(0.005)
 
+    def place_together(self, *uids: str) -> None:
+        """Put several tags on the antenna in one scan cycle (the reader is frozen while
+        they are laid down), and wait until it has seen them all."""
+        self.reader.set_silent(True)
+        try:
+            for uid in uids:
+                self.reader.place(self.port, uid)
+        finally:
+            self.reader.set_silent(False)
+        deadline = time.monotonic() + WAIT
+        while not {uid.upper() for uid in uids} <= set(self.reader.model.reported(self.port)):
+            assert time.monotonic() < deadline, "the emulated reader never scanned again"
+            time.sleep(0.005)
+
     def remove(self, uid: str) -> None:
         """Take a tag off that antenna, and wait until the reader has reported it gone
         (a hand takes longer than a scan cycle; a test putting it back at once must

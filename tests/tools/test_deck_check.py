@@ -6,7 +6,6 @@ an extra and foreign cards (text and ``--json``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -106,18 +105,9 @@ def test_the_report_adds_up(snapshots: list[frozenset[str]]) -> None:
 # -- end to end --------------------------------------------------------------------------
 
 
-@pytest.fixture
-def table(tmp_path: Path) -> Iterator[Table]:
-    table = Table(tmp_path)
-    try:
-        yield table
-    finally:
-        table.stop()
-
-
 def check_command(table: Table, tmp_path: Path, *extra: str) -> Command:
     return Command(["deck", "check", "--layout", str(table.layout_path), "--reader",
-                    str(READER), "--zone", ZONE, "--deck", str(RED), "--settle", "0.1",
+                    str(READER), "--zone", ZONE, "--deck", str(RED), "--settle", "0.05",
                     *extra], tmp_path)
 
 
