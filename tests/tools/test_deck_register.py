@@ -306,9 +306,9 @@ def pass_card(table: Table, command: Command, uid: str, expect: str, after: int)
 
 
 def test_register_end_to_end_with_every_fault(table: Table, tmp_path: Path) -> None:
-    """Double read, a skipped card, two cards at once and a tag of a deck the table's
-    config names, all in one session against a reader on a pty; the deck written is
-    the true one, 0600."""
+    """Double read, a skipped card, two cards at once, the reader unplugged and back,
+    and a tag of a deck the table's config names, all in one session against a
+    reader on a pty; the deck written is the true one, 0600."""
     config = tmp_path / "table.toml"  # the table's config names the red deck
     config.write_text("\n".join([
         "[table]", 'id = "t1"', f'layout = "{table.layout_path}"', f'decks = ["{RED}"]',
@@ -331,6 +331,11 @@ def test_register_end_to_end_with_every_fault(table: Table, tmp_path: Path) -> N
                 seen = command.wait_for("2 cards read at once", after=seen)
                 table.remove(TRUTH[REGISTRATION_ORDER[11]])
                 table.remove(TRUTH[REGISTRATION_ORDER[12]])
+            if number == 15:  # the reader's cable is pulled and plugged back
+                table.reader.unplug()
+                seen = command.wait_for("- reader 10 disconnected: port_lost", after=seen)
+                table.reader.replug()
+                seen = command.wait_for("- reader 10 online", after=seen)
             if number == 20:  # a card of the red deck slipped into the box
                 seen = pass_card(table, command, FOREIGN[0],
                                  "this tag is already Kd of deck 'red'", seen)

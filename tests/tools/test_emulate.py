@@ -5,6 +5,7 @@ them over the ptys (Mosquitto, ``stud-table run`` subprocess).
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 import sys
@@ -13,6 +14,8 @@ from pathlib import Path
 
 import pytest
 from deck_rig import LAYOUT, RED, WAIT, Command
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mqtt_broker import MosquittoBroker
 
 from table_controller.cards import Card
@@ -61,6 +64,17 @@ def test_bad_commands_say_why(line: str, problem: str) -> None:
     with pytest.raises(EmulateError) as caught:
         parse(line)
     assert str(caught.value).startswith(problem)
+
+
+@settings(max_examples=300)
+@given(st.text(max_size=60) | st.lists(st.sampled_from(
+    ["place", "remove", "tag", "clear", "offline", "wait", "seat3.up", "burn", "Ah", "10h",
+     "red", "2", "99", "connected", "-1", "nan", "inf", "04A1B2C3", "#", "show"]),
+    max_size=5).map(" ".join))
+def test_any_line_parses_or_says_why(line: str) -> None:
+    """Whatever is typed, a command or an EmulateError: never another exception."""
+    with contextlib.suppress(EmulateError):
+        parse(line)
 
 
 def test_a_bad_script_is_one_line_and_exit_2(
