@@ -28,8 +28,14 @@ from typing import Final, TextIO
 
 from firmware_bridge.link import ConnectionState
 from table_controller.cards import Card
-from table_controller.config_file import ConfigError
-from table_controller.deck import DeckRegistry, load_deck, load_decks, valid_deck_name
+from table_controller.config_file import ConfigError, read_toml
+from table_controller.deck import (
+    DeckRegistry,
+    load_deck,
+    load_decks,
+    normalize_uid,
+    valid_deck_name,
+)
 from table_controller.layout import load_layout
 from table_controller.logging import configure_logging
 from table_controller.tools.antenna import (
@@ -47,7 +53,13 @@ from table_controller.tools.deck_register import (
     Registration,
 )
 
-__all__ = ["add_deck_parser", "deck_file_text", "run_deck", "write_private_file"]
+__all__ = [
+    "add_deck_parser",
+    "deck_file_text",
+    "load_partial",
+    "run_deck",
+    "write_private_file",
+]
 
 EXIT_OK: Final = 0
 EXIT_NOT_DONE: Final = 1
@@ -91,6 +103,8 @@ def add_deck_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     register.add_argument("--partial", action="store_true",
                           help="if stopped before all 52, write the cards so far to"
                           " OUT-STEM.partial.toml (not loadable as a deck)")
+    register.add_argument("--resume", type=Path, default=None, metavar="PARTIAL",
+                          help="go on from a partial file written by --partial")
     check = actions.add_parser(
         "check", help="pass a deck over an antenna: missing, extra and foreign cards",
         description="Pass the deck's cards over one antenna; stops when all 52 were read"
@@ -208,6 +222,8 @@ def _register(args: argparse.Namespace, stdin: TextIO, out: TextIO) -> int:
     others = _existing(args, exclude=target if args.force else None)
     watch = _watch(args)
     machine = Registration(any_order=args.any_order, known=others.lookup)
+    resumed = [] if args.resume is None else machine.preload(
+        load_partial(args.resume, others))
     if not args.any_order:
         print("order: " + " ".join(card.code for card in REGISTRATION_ORDER), file=out)
     print("type 'help' for the commands; Ctrl-C stops (nothing is written)", file=out,
@@ -219,7 +235,7 @@ def _register(args: argparse.Namespace, stdin: TextIO, out: TextIO) -> int:
             _Operator(stdin, inputs)
             if not _wait_online(inputs, out, machine):
                 return EXIT_NOT_DONE
-            _show(out, [machine.prompt()])
+            _show(out, resumed or [machine.prompt()])
             _drive(machine, inputs, out, args.settle)
     except KeyboardInterrupt:
         print("\ninterrupted", file=out, flush=True)
@@ -233,6 +249,9 @@ def _register(args: argparse.Namespace, stdin: TextIO, out: TextIO) -> int:
             return EXIT_NOT_DONE
         load_deck(target)  # what we wrote must load: the daemon will read it
         print(f"deck written: {target} ({DECK_SIZE} cards, mode 0600)", file=out, flush=True)
+        if args.resume is not None and args.resume.name.endswith(".partial.toml"):
+            args.resume.unlink(missing_ok=True)  # a secret too: not left lying about
+            print(f"partial file removed: {args.resume}", file=out, flush=True)
         return EXIT_OK
     missing = machine.missing()
     print(f"nothing written to {target}: {machine.registered}/{DECK_SIZE} cards registered;"
@@ -369,6 +388,41 @@ def _check_loop(machine: DeckCheck, inputs: queue.Queue[object], idle_timeout: f
 
 
 # -- the deck file -----------------------------------------------------------------------
+
+
+def load_partial(path: Path, others: DeckRegistry) -> dict[Card, str]:
+    """The cards of a partial deck file (``--partial``) to resume from.
+
+    Raises :class:`ConfigError` (file, key, problem; never the UID) for a bad
+    card code or UID, a tag given twice, or a tag another known deck has.
+    """
+    data = read_toml(path)
+    raw = data.get("cards")
+    if not isinstance(raw, dict):
+        raise ConfigError(path, "cards", "a partial deck needs a [cards] table")
+    cards: dict[Card, str] = {}
+    owner: dict[str, str] = {}
+    for code, value in raw.items():
+        key = f"cards.{code}"
+        try:
+            card = Card.parse(code)
+            uid = normalize_uid(value) if isinstance(value, str) else None
+        except ValueError as err:
+            raise ConfigError(path, key, str(err)) from None
+        if uid is None:
+            raise ConfigError(path, key, "a UID is a string of hex digits")
+        if card.code != code:
+            raise ConfigError(path, key, f"write card code {code!r} as {card.code!r}")
+        if uid in owner:
+            raise ConfigError(path, key, f"same UID as cards.{owner[uid]}")
+        other = others.lookup(uid)
+        if other is not None:
+            raise ConfigError(path, key, f"this tag is already {other.card.code} of deck"
+                              f" {other.deck!r}")
+        owner[uid] = code
+        cards[card] = uid
+    return cards
+
 
 
 def deck_file_text(name: str | None, cards: Mapping[Card, str], *, partial: bool = False) -> str:

@@ -138,6 +138,32 @@ class Registration:
             return Line("prompt", f"pass any card not registered yet {progress}")
         return Line("prompt", f"pass {self._cursor.code} ({self._cursor.name}) {progress}")
 
+    def preload(self, cards: Mapping[Card, str]) -> list[Line]:
+        """Start from cards registered before (a partial file, ``--resume``).
+
+        Raises ValueError if a UID is given twice (the caller has checked each
+        UID and the other decks); the lines say where the registration resumes.
+        """
+        if self._cards:
+            raise ValueError("preload only before the first card")
+        uids = [uid.upper() for uid in cards.values()]
+        if len(set(uids)) != len(uids):
+            raise ValueError("the same tag for two cards")
+        for card in REGISTRATION_ORDER:
+            if card in cards:
+                uid = cards[card].upper()
+                self._cards[card] = uid
+                self._owner[uid] = card
+                self._history.append(card)
+        lines = [Line("note", f"resumed with {len(self._cards)}/{DECK_SIZE} cards")]
+        if self.complete:
+            self._finished = True
+            self._cursor = None
+            return [*lines, Line("done", f"all {DECK_SIZE} cards registered")]
+        if not self.any_order:
+            self._cursor = self.missing()[0]
+        return [*lines, self.prompt()]
+
     # -- antenna inputs ------------------------------------------------------------------
 
     def arrived(self, uid: str) -> None:

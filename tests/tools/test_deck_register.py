@@ -20,7 +20,11 @@ from table_controller.cards import Card
 from table_controller.cli import main
 from table_controller.config_file import ConfigError
 from table_controller.deck import load_deck, load_decks
-from table_controller.tools.deck_command import deck_file_text, write_private_file
+from table_controller.tools.deck_command import (
+    deck_file_text,
+    load_partial,
+    write_private_file,
+)
 from table_controller.tools.deck_register import REGISTRATION_ORDER, Line, Registration
 
 TRUTH = new_deck_tags(7)
@@ -185,6 +189,35 @@ def test_answers_that_are_not_commands_are_errors_that_change_nothing() -> None:
         assert machine.answer(text)[0].kind == "error"
     assert machine.expected == Card.parse("2c")
     assert machine.registered == 0
+
+
+def test_preload_resumes_at_the_first_missing_card() -> None:
+    machine = Registration()
+    lines = machine.preload({card: TRUTH[card] for card in REGISTRATION_ORDER
+                             if card.code not in ("3c", "Ks")})
+    assert lines == [Line("note", "resumed with 50/52 cards"),
+                     Line("prompt", "pass 3c (three of clubs) [50/52]")]
+    passes(machine, TRUTH[Card.parse("3c")])
+    assert machine.expected == Card.parse("Ks")
+    with pytest.raises(ValueError, match="the same tag for two cards"):
+        Registration().preload({Card.parse("2c"): "04A1B2C3", Card.parse("3c"): "04a1b2c3"})
+
+
+def test_a_partial_file_with_a_bad_entry_is_refused_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "new.partial.toml"
+    kd = RED_DECK.uid_for(Card.parse("Kd"), "red")
+    for text, problem in [
+        ('[cards]\n2c = "04A1"\n', "cards.2c: UID must be 4, 7, 8 or 10 bytes"),
+        ('[cards]\nzz = "04A1B2C3"\n', "cards.zz: bad card code 'zz'"),
+        ('[cards]\n2c = "04A1B2C3"\n3c = "04a1b2c3"\n', "cards.3c: same UID as cards.2c"),
+        (f'[cards]\n2c = "{kd}"\n', "cards.2c: this tag is already Kd of deck 'red'"),
+        ('name = "new"\n', "cards: a partial deck needs a [cards] table"),
+    ]:
+        path.write_text(text)
+        with pytest.raises(ConfigError) as caught:
+            load_partial(path, RED_DECK)
+        assert str(caught.value).startswith(f"{path}: {problem}")
+        assert kd not in str(caught.value)
 
 
 # -- the pure machine: properties ----------------------------------------------------------
@@ -410,6 +443,23 @@ def test_ctrl_c_writes_nothing_but_the_partial_file_if_asked(
     assert "# PARTIAL: 2/52 cards" in partial.read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dev", "layout.toml",
                                                           "new.partial.toml"]
+
+
+def test_resume_from_a_partial_file_end_to_end(table: Table, tmp_path: Path) -> None:
+    partial = tmp_path / "new.partial.toml"
+    write_private_file(partial, deck_file_text(None, {
+        card: TRUTH[card] for card in REGISTRATION_ORDER[:-2]}, partial=True), replace=False)
+    command = register(table, tmp_path, "--resume", str(partial))
+    try:
+        seen = command.wait_for("- resumed with 50/52 cards")
+        seen = pass_card(table, command, TRUTH[Card.parse("Ks")], "+ Ks registered", seen)
+        pass_card(table, command, TRUTH[Card.parse("As")], "all 52 cards registered", seen)
+        assert command.finish() == 0
+    finally:
+        command.kill()
+    assert all(load_deck(tmp_path / "new.toml").card_for(uid) == card
+               for card, uid in TRUTH.items())
+    assert not partial.exists()  # the secret partial file is not left behind
 
 
 def run_and_fail(capsys: pytest.CaptureFixture[str], layout: Path, tmp_path: Path,
