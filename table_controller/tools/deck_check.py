@@ -23,7 +23,7 @@ from table_controller.cards import Card
 from table_controller.deck import Deck, RegisteredCard
 from table_controller.tools.deck_register import DECK_SIZE, REGISTRATION_ORDER, Line
 
-__all__ = ["DeckCheck"]
+__all__ = ["DeckCheck", "render_report"]
 
 
 class DeckCheck:
