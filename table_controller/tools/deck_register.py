@@ -155,14 +155,9 @@ class Registration:
                 self._cards[card] = uid
                 self._owner[uid] = card
                 self._history.append(card)
-        lines = [Line("note", f"resumed with {len(self._cards)}/{DECK_SIZE} cards")]
-        if self.complete:
-            self._finished = True
-            self._cursor = None
-            return [*lines, Line("done", f"all {DECK_SIZE} cards registered")]
-        if not self.any_order:
-            self._cursor = self.missing()[0]
-        return [*lines, self.prompt()]
+        first = self.missing()
+        return self._then([Line("note", f"resumed with {len(self._cards)}/{DECK_SIZE} cards")],
+                          first[0] if first else None)
 
     # -- antenna inputs ------------------------------------------------------------------
 
@@ -223,13 +218,17 @@ class Registration:
         self._cards[card] = uid
         self._owner[uid] = card
         self._history.append(card)
-        lines = [Line("ok", f"{card.code} registered ({len(self._cards)}/{DECK_SIZE})")]
+        return self._then([Line("ok", f"{card.code} registered ({len(self._cards)}/{DECK_SIZE})")],
+                          self._next_missing(card))
+
+    def _then(self, lines: list[Line], following: Card | None) -> list[Line]:
+        """After cards were registered: finish if all are, else expect ``following``."""
         if self.complete:
             self._finished = True
             self._cursor = None
             return [*lines, Line("done", f"all {DECK_SIZE} cards registered")]
         if not self.any_order:
-            self._cursor = self._next_missing(card)
+            self._cursor = following
         return [*lines, self.prompt()]
 
     def _next_missing(self, after: Card) -> Card | None:

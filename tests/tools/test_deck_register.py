@@ -406,12 +406,22 @@ def test_register_any_order_end_to_end(table: Table, tmp_path: Path) -> None:
     assert all(deck.card_for(uid) == card for card, uid in TRUTH.items())
 
 
-def test_end_of_input_writes_nothing(table: Table, tmp_path: Path) -> None:
-    command = register(table, tmp_path)
+def register_some(table: Table, tmp_path: Path, cards: int, *extra: str) -> Command:
+    """The command started and the first ``cards`` cards registered."""
+    command = register(table, tmp_path, *extra)
     try:
         seen = command.wait_for("> pass 2c")
-        for card in REGISTRATION_ORDER[:3]:
+        for card in REGISTRATION_ORDER[:cards]:
             seen = pass_card(table, command, TRUTH[card], f"+ {card.code} registered", seen)
+    except BaseException:
+        command.kill()
+        raise
+    return command
+
+
+def test_end_of_input_writes_nothing(table: Table, tmp_path: Path) -> None:
+    command = register_some(table, tmp_path, 3)
+    try:
         command.close_input()  # Ctrl-D
         assert command.finish() == 1
     finally:
@@ -425,11 +435,8 @@ def test_end_of_input_writes_nothing(table: Table, tmp_path: Path) -> None:
 
 def test_ctrl_c_writes_nothing_but_the_partial_file_if_asked(
         table: Table, tmp_path: Path) -> None:
-    command = register(table, tmp_path, "--partial")
+    command = register_some(table, tmp_path, 2, "--partial")
     try:
-        seen = command.wait_for("> pass 2c")
-        for card in REGISTRATION_ORDER[:2]:
-            seen = pass_card(table, command, TRUTH[card], f"+ {card.code} registered", seen)
         command.process.send_signal(signal.SIGINT)
         assert command.finish() == 1
     finally:
