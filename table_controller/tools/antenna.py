@@ -2,18 +2,17 @@
 
 :class:`AntennaWatch` opens the reader through :class:`firmware_bridge.link.ReaderLink`
 (the daemon's own link: a real reader on a serial port and the emulator on a pty
-are the same to it) and turns its messages into a queue of :class:`Seen`
+are the same to it) and turns its messages into :class:`Seen`
 snapshots: the whole set of tags the zone's antennas report, after each change.
 Snapshots rather than arrivals, so an INVENTORY after a reconnect or a sequence
-gap simply replaces what was believed. Link trouble arrives on the same queue as
+gap simply replaces what was believed. Link trouble arrives the same way as
 :class:`LinkChange` (once per change of state or problem, never per retry).
 """
 
 from __future__ import annotations
 
-import queue
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -72,11 +71,13 @@ def resolve_antennas(layout: TableLayout, reader_id: int, zone_name: str) -> tup
 
 
 class AntennaWatch:
-    """The tags on ``ports`` of reader ``reader_id`` at ``url``, as events on :attr:`events`."""
+    """The tags on ``ports`` of reader ``reader_id`` at ``url``, each change handed to
+    ``sink`` (on the link's thread: a ``queue.put``)."""
 
     def __init__(self, url: str, reader_id: int, ports: Iterable[int],
+                 sink: Callable[[Seen | LinkChange], None],
                  heartbeat_period: float = HEARTBEAT_PERIOD) -> None:
-        self.events: queue.Queue[Seen | LinkChange] = queue.Queue()
+        self._sink = sink
         self._ports = frozenset(ports)
         self._tags: dict[int, frozenset[str]] = {port: frozenset() for port in self._ports}
         self._lock = threading.Lock()
@@ -124,7 +125,7 @@ class AntennaWatch:
             if seen == self._last:
                 return
             self._last = seen
-        self.events.put(Seen(seen))
+        self._sink(Seen(seen))
 
     def _on_state(self, reader: int, state: ConnectionState, stats: LinkStats) -> None:
         if state is ConnectionState.ONLINE:
@@ -133,4 +134,4 @@ class AntennaWatch:
             text = f"reader {reader} {state.value}: {stats.problem.value} ({stats.problem_detail})"
         else:
             text = f"reader {reader} {state.value}"
-        self.events.put(LinkChange(state, stats.problem, text))
+        self._sink(LinkChange(state, stats.problem, text))

@@ -157,7 +157,11 @@ def _existing(args: argparse.Namespace, exclude: Path | None = None) -> DeckRegi
         paths += load_config(args.config).table.decks
     if exclude is not None:
         paths = [path for path in paths if not _same_file(path, exclude)]
-    return load_decks(dict.fromkeys(paths))
+    # One file named twice (--existing and the config's decks) is one deck.
+    unique: dict[Path, Path] = {}
+    for path in paths:
+        unique.setdefault(path.resolve(), path)
+    return load_decks(unique.values())
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -167,13 +171,13 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _watch(args: argparse.Namespace) -> AntennaWatch:
+def _watch(args: argparse.Namespace, inputs: queue.Queue[object]) -> AntennaWatch:
     layout = load_layout(args.layout)
     device, ports = resolve_antennas(layout, args.reader, args.zone)
     if device.startswith("/") and not os.path.exists(device):
         raise _BadInputError(f"{args.layout}: reader {args.reader}: device {device} not found"
                         " (is the reader plugged in?)")
-    return AntennaWatch(device, args.reader, ports)
+    return AntennaWatch(device, args.reader, ports, inputs.put)
 
 
 class _Operator:
@@ -189,14 +193,6 @@ class _Operator:
             for line in self._source:
                 self._sink.put(line.rstrip("\n"))
         self._sink.put(_EOF)
-
-
-def _pump(watch: AntennaWatch, into: queue.Queue[object]) -> None:
-    def run() -> None:
-        while True:
-            item = watch.events.get()
-            into.put(item)
-    threading.Thread(target=run, name="antenna-events", daemon=True).start()
 
 
 def _show(out: TextIO, lines: Sequence[Line]) -> None:
@@ -220,7 +216,8 @@ def _register(args: argparse.Namespace, stdin: TextIO, out: TextIO) -> int:
     else:
         _check_deck_name(target.stem)
     others = _existing(args, exclude=target if args.force else None)
-    watch = _watch(args)
+    inputs: queue.Queue[object] = queue.Queue()
+    watch = _watch(args, inputs)
     machine = Registration(any_order=args.any_order, known=others.lookup)
     resumed = [] if args.resume is None else machine.preload(
         load_partial(args.resume, others))
@@ -228,10 +225,8 @@ def _register(args: argparse.Namespace, stdin: TextIO, out: TextIO) -> int:
         print("order: " + " ".join(card.code for card in REGISTRATION_ORDER), file=out)
     print("type 'help' for the commands; Ctrl-C stops (nothing is written)", file=out,
           flush=True)
-    inputs: queue.Queue[object] = queue.Queue()
     try:
         with watch:
-            _pump(watch, inputs)
             _Operator(stdin, inputs)
             if not _wait_online(inputs, out, machine):
                 return EXIT_NOT_DONE
@@ -339,14 +334,13 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
     if deck.name in others.decks:
         raise _BadInputError(f"{args.deck}: deck name {deck.name!r} is also used by"
                         f" {others.deck(deck.name).path}")
-    watch = _watch(args)
-    machine = DeckCheck(deck, known=others.lookup)
     inputs: queue.Queue[object] = queue.Queue()
+    watch = _watch(args, inputs)
+    machine = DeckCheck(deck, known=others.lookup)
     say: Callable[[Sequence[Line]], None] = (
         (lambda _lines: None) if args.json else (lambda lines: _show(out, lines)))
     try:
         with watch:
-            _pump(watch, inputs)
             _check_loop(machine, inputs, args.timeout, say, out, quiet=args.json,
                         settle=args.settle)
     except KeyboardInterrupt:

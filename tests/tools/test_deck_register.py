@@ -347,7 +347,9 @@ def test_register_end_to_end_with_every_fault(table: Table, tmp_path: Path) -> N
         "[table]", 'id = "t1"', f'layout = "{table.layout_path}"', f'decks = ["{RED}"]',
         "[stakes]", "ante = 1", "bring_in = 2", "small_bet = 5", "big_bet = 10",
         "[journal]", 'directory = "journal"']) + "\n")
-    command = register(table, tmp_path, "--config", str(config), "--existing", str(BLUE))
+    # red named twice (the config and --existing): one deck, not a name clash
+    command = register(table, tmp_path, "--config", str(config), "--existing", str(BLUE),
+                       str(RED))
     try:
         seen = command.wait_for("> pass 2c")
         for number, card in enumerate(REGISTRATION_ORDER):
