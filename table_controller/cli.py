@@ -35,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     from table_controller.handhistory.commands import add_phh_parser
     from table_controller.republish import add_mqtt_arguments
     from table_controller.simulation.kinds import CONSOLE_KINDS, KINDS
+    from table_controller.tools.deck_command import add_deck_parser
+    from table_controller.tools.emulate import add_emulate_parser
 
     parser = argparse.ArgumentParser(
         prog="stud-table", description="RFID Seven Card Stud table controller"
@@ -96,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_console_parser(commands)
     add_equity_parser(commands)
     add_broadcast_parser(commands)
+    add_deck_parser(commands)
+    add_emulate_parser(commands)
     return parser
 
 
@@ -344,4 +348,12 @@ def _command(args: argparse.Namespace) -> int:
         from table_controller.equity.command import run_equity
 
         return run_equity(args)
+    if args.command == "deck":
+        from table_controller.tools.deck_command import run_deck
+
+        return run_deck(args)
+    if args.command == "emulate":
+        from table_controller.tools.emulate import run_emulate
+
+        return run_emulate(args)
     return EXIT_BAD_INPUT  # pragma: no cover - argparse rejects unknown commands

@@ -39,6 +39,7 @@ __all__ = [
     "load_deck",
     "load_decks",
     "normalize_uid",
+    "valid_deck_name",
 ]
 
 _log = structlog.get_logger(__name__)
@@ -48,6 +49,12 @@ UID_BYTE_LENGTHS: Final = frozenset({4, 7, 8, 10})
 
 _DECK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 _HEX_DIGITS = frozenset("0123456789ABCDEF")
+
+
+def valid_deck_name(name: str) -> bool:
+    """True if ``name`` can name a deck: 1-32 letters, digits, ``_ . -``, not starting
+    with a punctuation mark (it appears in zone events and topics' payloads)."""
+    return _DECK_NAME.fullmatch(name) is not None
 
 
 def normalize_uid(text: str) -> str:
@@ -135,7 +142,9 @@ class Deck:
     def uid_for(self, card: Card) -> str:
         """The UID of ``card``'s tag (for simulators and the reader emulator)."""
         for uid, known in self._cards.items():
-            if known is card:
+            # Equality, not identity: a Card built as Card(rank, suit) is not the
+            # object Card.parse returns (a KeyError for a card of the deck, issue 13).
+            if known == card:
                 return uid
         raise KeyError(card.code)  # unreachable for a validated deck: all 52 are present
 
@@ -196,8 +205,9 @@ class DeckRegistry:
                     raise ConfigError(
                         deck.path,
                         f"cards.{card.code}",
-                        f"same UID as cards.{earlier.card.code} of deck {earlier.deck!r}"
-                        f" ({self._decks[earlier.deck].path})",
+                        f"deck {deck.name!r} shares this card's tag with"
+                        f" cards.{earlier.card.code} of deck {earlier.deck!r}"
+                        f" ({self._decks[earlier.deck].path}): a tag can be in one deck only",
                     )
                 self._by_uid[uid] = RegisteredCard(card, deck.name)
 

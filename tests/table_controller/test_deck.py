@@ -210,7 +210,8 @@ def test_same_uid_in_two_decks(tmp_path: Path) -> None:
     err = caught.value
     assert err.path == str(second)
     assert err.key == "cards.Qs"
-    assert err.problem == f"same UID as cards.As of deck 'one' ({first})"
+    assert err.problem == (f"deck 'two' shares this card's tag with cards.As of deck 'one'"
+                           f" ({first}): a tag can be in one deck only")
     assert uid_of_as not in str(err)
 
 
@@ -248,3 +249,15 @@ def test_missing_cards_table(tmp_path: Path) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="file not found"):
         load_deck(tmp_path / "absent.toml")
+
+
+def test_uid_for_finds_a_card_built_anew_regression() -> None:
+    """Regression (issue 13): ``uid_for`` compared cards by identity, so a card built
+    as ``Card(rank, suit)`` (equal, not the parsed object) raised KeyError."""
+    from table_controller.cards import Suit
+
+    deck = load_deck(RED)
+    built = Card(14, Suit.SPADES)
+    assert deck.uid_for(built) == deck.uid_for(Card.parse("As"))
+    registry = DeckRegistry([deck])
+    assert registry.uid_for(built, deck.name) == deck.uid_for(Card.parse("As"))
