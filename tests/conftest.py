@@ -37,8 +37,40 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+LIVE_GROUP = "live"
+"""The pytest-xdist group of the tests that run real processes against the clock."""
+
+PURE_DIRS = ("table_controller",)
+"""Test folders (under tests/) whose tests are pure computation, unless they use a broker."""
+
+LIVE_MODULES = frozenset({"test_publisher", "test_acl", "test_deck_several"})
+"""Modules of those folders that start brokers or daemons all the same."""
+
+
+def is_live(item: pytest.Item) -> bool:
+    """Whether ``item`` drives real processes, ptys or a broker (timing-sensitive)."""
+    path = Path(str(item.fspath))
+    parts = path.relative_to(Path(__file__).parent).parts
+    if len(parts) == 1:  # tests/test_*.py: static checks and the like
+        return False
+    return (parts[0] not in PURE_DIRS or path.stem in LIVE_MODULES
+            or "mosquitto" in getattr(item, "fixturenames", ()))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip every ``soak`` test unless ``--soak`` was given."""
+    """Skip every ``soak`` test unless ``--soak`` was given; put the live tests in one
+    xdist group.
+
+    ``scripts/test`` runs the suite on two workers (``-n 2 --dist loadgroup``): the
+    tests that run daemons, brokers, ptys and browsers go to ONE worker, in file order,
+    while the other takes the CPU-bound property and differential tests. The live tests
+    then see one busy core beside them, as on any loaded CI machine, never a second
+    set of daemons racing theirs; the suite takes the longer of the two halves instead
+    of their sum."""
+    live = pytest.mark.xdist_group(LIVE_GROUP)
+    for item in items:
+        if is_live(item):
+            item.add_marker(live)
     if config.getoption("--soak"):
         return
     skip = pytest.mark.skip(reason="soak test: run with --soak")
