@@ -99,6 +99,9 @@ class Reader:
         self.frames_lost = 0
         """Frames the port did not take whole (reported, then reconciled)."""
         self.host_frames_missed = 0
+        self.inventory_requests = 0
+        """REQUEST_INVENTORY commands answered (a diagnostic; the host asks after
+        every (re)connect, reboot and sequence gap)."""
         self.commands_ignored = 0
         """Good host frames of a type or payload the reader does not act on."""
         self._lost_pending = False
@@ -165,6 +168,7 @@ class Reader:
             self._send(HELLO, self._hello)
         elif msg_type == REQUEST_INVENTORY and len(payload) == 1:
             antenna = payload[0]
+            self.inventory_requests += 1
             if antenna == ALL_ANTENNAS:
                 self.send_inventories()
             elif antenna < self.antenna_count:
