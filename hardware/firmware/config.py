@@ -19,7 +19,8 @@ LEAVE_SCANS = 2
 drop out of a scan now and then (hardware/readers.md). The host debounces too."""
 
 HEARTBEAT_MS = 1000
-"""HEARTBEAT period; keep it equal to the daemon's ``heartbeat_period``."""
+"""HEARTBEAT period; at most the daemon's ``heartbeat_period`` (default 2 s): the
+daemon calls a reader stale after 1.5 periods without a frame."""
 
 INVENTORY_MS = 2000
 """Period of the unasked INVENTORY of every antenna."""
