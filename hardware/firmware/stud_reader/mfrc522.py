@@ -250,22 +250,53 @@ class MFRC522:
         return None
 
     def _anticollision(self, sel):
-        """The 5 bytes (UID part and BCC) of one tag at this cascade level.
+        """The 5 bytes (UID part and BCC) of one tag at this cascade level, or None.
 
-        Bit collisions are resolved by taking the tag whose colliding bit is 1
-        (data sheet 9.3.1.15: CollPos is the position of the first colliding bit
-        of the UID part, counted from 1; 0 means 32)."""
+        ISO/IEC 14443-3 6.5.3: send the bits known so far; every tag whose UID part
+        starts so answers the rest; where two answers differ the PCD picks a value
+        for the first colliding bit (here 1) and asks again with one bit more.
+
+        Where the first collision is: the data sheet (9.3.1.15) gives CollPos as "the
+        bit position of the first detected collision in a received frame". Read here
+        as counted from bit 1 of the first received byte (which holds our partial
+        byte, RxAlign), so absolute = 8 * whole known bytes + CollPos. Whether a
+        real chip counts so is NOT verified (the popular Arduino driver counts from
+        the start of the UID part instead, and its multi-tag path has known bugs).
+        So the position is used as a hint only: if the prefix it gives matches no
+        tag, with the chosen bit 1 and then 0, the loop falls back to extending the
+        known bits one at a time from the last prefix a tag answered to, which
+        needs no CollPos at all and always ends (at most two rounds per bit).
+        """
         part = bytearray(5)
-        known = 0  # bits of the UID part we know
-        for _ in range(33):  # at most one more known bit per round
+        known = 0  # bits of the UID part sent as the prefix
+        answered = 0  # longest prefix a tag has answered to: those bits are right
+        walking = False  # CollPos misled us: one bit at a time from `answered`
+        tried_zero = False  # the last chosen bit was tried as 1, now as 0
+        for _ in range(100):  # 40 bits, at most two rounds each, and fall-backs
             whole, bits = known // 8, known % 8
             frame = bytearray((sel, ((2 + whole) << 4) | bits))
             frame.extend(part[0:whole + (1 if bits else 0)])
             self.clear_bits(_COLL, 0x80)  # bits after a collision read as 0
             status, received, _ = self.transceive(frame, tx_last_bits=bits, rx_align=bits)
-            if status in (TIMEOUT, ERROR):
+            if status == ERROR:
                 return None
-            # Merge: the first received byte completes our partial byte.
+            if status == TIMEOUT:
+                if known <= answered:
+                    return None  # nobody answers even the sure prefix: the tag left
+                chosen = known - 1
+                if not tried_zero:
+                    # No tag has a 1 at the chosen bit: the others have a 0 there.
+                    part[chosen // 8] &= ~(1 << (chosen % 8)) & 0xFF
+                    tried_zero = True
+                    continue
+                if walking:
+                    return None  # neither 0 nor 1 answers: the tags left the field
+                walking = True  # the bits CollPos vouched for were wrong
+                known = answered
+                tried_zero = False
+                continue
+            answered = known
+            # Merge: the first received byte completes our partial byte (RxAlign).
             for index in range(len(received)):
                 at = whole + index
                 if at >= 5:
@@ -280,14 +311,15 @@ class MFRC522:
                     return None  # BCC wrong: a corrupted answer
                 return part
             coll = self.read(_COLL)
-            if coll & 0x20:  # CollPosNotValid
-                return None
-            position = coll & 0x1F or 32
-            if position <= known:
-                return None  # no progress: give up on this round
+            position = known + 1
+            if not walking and not coll & 0x20:  # CollPosNotValid clear
+                hinted = 8 * whole + (coll & 0x1F or 32)
+                if known < hinted <= 40:
+                    position = hinted
             known = position
-            byte, bit = (position - 1) // 8, (position - 1) % 8
-            part[byte] |= 1 << bit
+            chosen = position - 1
+            part[chosen // 8] |= 1 << (chosen % 8)
+            tried_zero = False
         return None
 
     def halt(self):
