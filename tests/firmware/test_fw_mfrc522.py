@@ -90,7 +90,7 @@ def test_empty_antenna_reads_nothing() -> None:
 
 
 @pytest.mark.parametrize("collpos_from", ["frame", "uid"])
-@settings(max_examples=60)
+@settings(max_examples=25)
 @given(seed=st.integers(0, 2**32), lengths=st.lists(st.sampled_from([4, 7, 7, 7, 10]),
                                                     min_size=2, max_size=9))
 def test_stacked_tags_are_all_read(collpos_from: str, seed: int, lengths: list[int]) -> None:

@@ -176,7 +176,7 @@ HOST_MESSAGES = st.one_of(
 )
 
 
-@settings(max_examples=150)
+@settings(max_examples=100)
 @given(st.lists(READER_MESSAGES, min_size=1, max_size=12), st.integers(0, 0xFFFF))
 def test_every_firmware_frame_decodes_with_ours(
     messages: list[ReaderMessage], first_seq: int
@@ -194,7 +194,7 @@ def test_every_firmware_frame_decodes_with_ours(
     assert decoder.stats.errors == 0
 
 
-@settings(max_examples=150)
+@settings(max_examples=100)
 @given(st.lists(HOST_MESSAGES, min_size=1, max_size=12), st.integers(0, 0xFFFF),
        st.integers(1, 40), st.binary(max_size=40))
 def test_firmware_accepts_every_frame_we_encode(
@@ -213,7 +213,7 @@ def test_firmware_accepts_every_frame_we_encode(
     assert got == expected
 
 
-@settings(max_examples=200)
+@settings(max_examples=100)
 @given(st.binary(max_size=3000))
 def test_firmware_reader_survives_any_bytes(data: bytes) -> None:
     """Noise never raises and never yields a frame whose CRC did not check."""

@@ -82,7 +82,7 @@ def test_tags_arrive_and_leave_with_debounce() -> None:
     assert hal.messages() == [TagLeft(1, A.hex().upper())]
 
 
-@settings(max_examples=200)
+@settings(max_examples=100)
 @given(st.integers(1, 4), st.lists(st.sets(st.sampled_from([A, B, C])), max_size=25))
 def test_debounce_matches_the_emulator(leave: int, scans: list[set[bytes]]) -> None:
     """With arrive_scans=1 the firmware's debounce reports exactly what the host-side
