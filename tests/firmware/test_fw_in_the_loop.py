@@ -196,7 +196,7 @@ def test_firmware_deals_a_hand_through_the_daemon_with_a_gap_and_a_reset(
     first_up = next(i for i, e in enumerate(fourth)
                     if isinstance(e, CardPlaced) and e.zone.name.endswith(".up"))
     table.deal(fourth[:first_up])
-    with table.firmware._lock:  # between two steps of the loop: the next frame is it
+    with table.firmware.between_steps():  # so the next frame written is that card's
         table.firmware.port.drop_writes = 1
         table.apply(fourth[first_up])
     link = table.daemon.links[READER_ID]

@@ -5,6 +5,7 @@ antenna without printing a UID; a wrong port is one line and exit 2."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -58,3 +59,26 @@ def test_probe_of_a_silent_port_says_no_hello(tmp_path: Path) -> None:
         os.close(slave)
     assert result.returncode == 2
     assert "no HELLO in 3 s" in result.stdout
+
+
+def test_simulated_reader_on_its_own(tmp_path: Path) -> None:
+    """``host/pty_hal.py`` runs the firmware on a pty until interrupted: anyone can
+    point the probe (or the daemon) at it without hardware."""
+    link = tmp_path / "reader-3"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen(
+        [sys.executable, str(REPO / "hardware" / "firmware" / "host" / "pty_hal.py"),
+         "--reader-id", "3", "--ports", "2", "--link", str(link), "--tag", "1:04A1B2C3"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert process.stderr is not None
+        assert "reader 3 on" in process.stderr.readline()  # up: the link exists
+        result = run_probe(str(link), "--seconds", "1")
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)  # waits, and closes the pipe
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == "reader 3: firmware 1.0.0, protocol 1, 2 antennas"
+    assert any(line.startswith("antenna 1: 1 tags") for line in result.stdout.splitlines())
+    assert process.returncode == 0
+    assert not link.exists()

@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 import tty
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +168,14 @@ class FirmwareRunner:
                 reader.step()
             # The board's scan takes ~10-20 ms per port; here a pause per cycle.
             self._stop.wait(self.cycle_ms / 1000)
+
+    @contextlib.contextmanager
+    def between_steps(self) -> Iterator[Reader]:
+        """Hold the loop between two steps (the body runs while no step does): what
+        the body changes is seen by the next step as a whole."""
+        with self._lock:
+            assert self.reader is not None
+            yield self.reader
 
     def _halt(self) -> None:
         self._stop.set()
