@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import random
 import sys
 import threading
 import time
@@ -45,6 +46,9 @@ class PtyPort:
         self._slave: int | None = None
         self.drop_writes = 0
         """Frames to lose on the wire from now on (a USB hiccup; tests set it)."""
+        self.loss = 0.0
+        """Probability that any frame is lost on the wire (soak tests)."""
+        self.rng = random.Random(0)
         self.dropped = 0
 
     def plug(self) -> None:
@@ -90,9 +94,10 @@ class PtyHal:
 
     def write(self, data: bytes) -> int:
         """Write to the pty; 0 when nobody reads and its buffer is full (like USB)."""
-        if self.port.drop_writes > 0:
-            self.port.drop_writes -= 1
-            self.port.dropped += 1
+        port = self.port
+        if port.drop_writes > 0 or (port.loss > 0.0 and port.rng.random() < port.loss):
+            port.drop_writes = max(0, port.drop_writes - 1)
+            port.dropped += 1
             return len(data)  # lost on the wire: the firmware cannot know
         master = self.port.master
         if master is None:
