@@ -22,8 +22,8 @@ REQUEST_INVENTORY, so the reader sends every antenna's INVENTORY unasked. IDENTI
 starts a new count (the host's link numbers from 0 after it reopens the port).
 
 Nothing lost silently. A short write to the USB port (the host not reading, its
-buffer full) loses frames; the reader notes it and, at the next write that goes
-through whole, reports READER_FAULT 0x04 (events lost) and sends every antenna's
+buffer full) loses frames; the reader notes it and, once a write goes through whole
+again, ends that step with READER_FAULT 0x04 (events lost) and every antenna's
 INVENTORY. A front end that fails on a port is reported once (0x03, with the
 antenna) until that port scans again; a failed scan changes nothing (no tag is
 declared gone because the chip did not answer). More than 64 tags on one antenna
@@ -105,6 +105,7 @@ class Reader:
         self.commands_ignored = 0
         """Good host frames of a type or payload the reader does not act on."""
         self._lost_pending = False
+        self._reconcile_due = False
         self._last_host_seq = None
         self._port_failed = [False] * antenna_count
         self._overfull = [False] * antenna_count
@@ -125,6 +126,7 @@ class Reader:
         self.uptime_ms = 0
         self._last_host_seq = None
         self._lost_pending = False
+        self._reconcile_due = False
         now = self.hal.ticks_ms()
         self._last_tick = now
         self._next_heartbeat = self.heartbeat_ms
@@ -138,6 +140,7 @@ class Reader:
         self.poll_host()
         self.scan_cycle()
         self.timers()
+        self.reconcile_if_lost()
 
     # ------------------------------------------------------------------ host side
 
@@ -258,10 +261,18 @@ class Reader:
             return
         self.frames_sent += 1
         if self._lost_pending:
-            # The port takes frames again: say that events were lost, then resend
-            # the whole picture so that the host can reconcile.
+            # The port takes frames again: reconcile at the end of this step (not
+            # here: a port taking every other frame would nest the calls deeply).
             self._lost_pending = False
-            self._send(READER_FAULT, fault_payload(
-                FAULT_EVENT_OVERFLOW, None, "frames lost: port not read"))
-            if not self._lost_pending:
-                self.send_inventories()
+            self._reconcile_due = True
+
+    def reconcile_if_lost(self):
+        """After frames were lost and the port takes frames again: READER_FAULT 0x04
+        (events lost), then every antenna's INVENTORY, so that the host can
+        reconcile. Called at the end of every :meth:`step`."""
+        if not self._reconcile_due:
+            return
+        self._reconcile_due = False
+        self._send(READER_FAULT, fault_payload(
+            FAULT_EVENT_OVERFLOW, None, "frames lost: port not read"))
+        self.send_inventories()
