@@ -54,7 +54,8 @@ PREFIX = "/opt/stud-table"
 HOSTNAME = "table1.example"
 UNITS = ("stud-table.service", "stud-table@.service", "stud-table-broadcast.service",
          "stud-table-floor.service", "stud-table-archive.service")
-SERVICE_USERS = ("stud-daemon", "stud-production", "stud-floor", "stud-archive")
+SERVICE_USERS = ("stud-daemon", "stud-production", "stud-floor", "stud-archive",
+                 "stud-archive-secure")
 PEOPLE_USERS = ("overlay", "public")
 AS_ROOT = os.geteuid() == 0
 INSTALL_TIMEOUT = 600  # s: pip on a loaded 2-core machine
