@@ -103,7 +103,7 @@ def test_install_lays_out_files_modes_and_owners(root: Path) -> None:
         root / "usr/lib/sysusers.d/stud-table.conf": 0o644,
         root / "usr/lib/tmpfiles.d/stud-table.conf": 0o644,
         root / "etc/udev/rules.d/99-stud-table-readers.rules": 0o644,
-        root / "etc/mosquitto/conf.d/stud-table.conf": 0o644,
+        root / "etc/mosquitto/conf.d/50-stud-table.conf": 0o644,
         root / "etc/mosquitto/stud-table/ca.key": 0o600,
         root / "etc/mosquitto/stud-table/ca.pem": 0o644,
         **{etc / "mqtt" / f"{u}.password": 0o640 for u in SERVICE_USERS},
@@ -243,6 +243,21 @@ def test_dry_run_changes_nothing(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "would run: install -D -m 0644" in result.stdout
     assert f"{tmp_path}/srv/stud/venv" in result.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--layout", "table-9"], "install: --layout: no {checkout}/hardware/layouts/table-9.toml"),
+    (["--prefix", "opt/x"], "install: --prefix must be an absolute path: opt/x"),
+    (["--wheel", "/nonexistent.whl"], "install: --wheel: no file /nonexistent.whl"),
+    (["--python", "/bin/false"], "install: /bin/false is not Python 3.11 or newer (--python)"),
+    (["--frobnicate"], "install: unknown option --frobnicate (see --help)"),
+])
+def test_install_refuses_bad_options(tmp_path: Path, args: list[str], message: str) -> None:
+    """One line naming the problem, exit 2, nothing written."""
+    result = subprocess.run([str(DEPLOY / "install"), "--root", str(tmp_path), *args],
+                            capture_output=True, text=True, timeout=WAIT, check=False)
+    assert (result.returncode, result.stderr) == (2, message.format(checkout=CHECKOUT) + "\n")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -402,7 +417,7 @@ def tls_broker(root: Path, tmp_path: Path) -> Iterator[tuple[MosquittoBroker, in
     mq = root / "etc/mosquitto/stud-table"
 
     def config(port: int, _directory: Path) -> str:
-        text = (root / "etc/mosquitto/conf.d/stud-table.conf").read_text()
+        text = (root / "etc/mosquitto/conf.d/50-stud-table.conf").read_text()
         text = text.replace("/etc/mosquitto/stud-table/", f"{mq}/")
         for pattern, value in (
             (r"(?m)^listener 1883 127\.0\.0\.1$", f"listener {port} 127.0.0.1"),
