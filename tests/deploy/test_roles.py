@@ -174,3 +174,39 @@ def test_each_role_writes_exactly_its_topics(clients: dict[str, RecordingSubscri
             written[role].add(_suffix(message.topic, role))
     assert {role: sorted(topics) for role, topics in written.items()} == {
         role: sorted(writes) for role, (_reads, writes) in MATRIX.items()}
+
+
+def test_archive_shared_subscriptions_follow_the_same_roles(
+    broker: MosquittoBroker, clients: dict[str, RecordingSubscriber]
+) -> None:
+    """Archive writers share the work through MQTT 5 shared subscriptions
+    ($share/<group>/...): the ACL applies to them as to plain ones. Two public writers
+    in group "archive" share the hands and never get secure/hands; the secure writer,
+    in a group of its own, gets it. (One group mixing both roles loses secure/hands
+    whenever Mosquitto hands it to a public member: docs/mqtt.md.)"""
+    hands, secure_hands = f"{ROOT}/hands", f"{ROOT}/secure/hands"
+    members = (("stud-archive", "archive"), ("stud-archive", "archive"),
+               ("stud-archive-secure", "archive-secure"))
+    writers = [
+        RecordingSubscriber(broker.port, [f"$share/{group}/{hands}",
+                                          f"$share/{group}/{secure_hands}"],
+                            username=role, password=PASSWORD + role, client_id=f"writer-{n}")
+        for n, (role, group) in enumerate(members)
+    ]
+    try:
+        for writer in writers:
+            writer.wait_subscribed()
+        daemon = clients["stud-daemon"]
+        for n in range(20):
+            daemon.publish(hands, json.dumps({"hand": n}))
+        daemon.publish(secure_hands, json.dumps({"down_cards": sample.DOWN}))
+        _finish(clients, daemon)
+        public_got = [m.json()["hand"] for w in writers[:2] for m in w.on_topic(hands)]
+        assert sorted(public_got) == list(range(20))  # each hand to one of the two
+        assert [m.topic for w in writers[:2] for m in w.snapshot() if "/secure/" in m.topic] == []
+        assert [m.json()["hand"] for m in writers[2].on_topic(hands)] == list(range(20))
+        assert [m.json() for m in writers[2].on_topic(secure_hands)] == [
+            {"down_cards": {str(k): v for k, v in sample.DOWN.items()}}]
+    finally:
+        for writer in writers:
+            writer.close()
