@@ -388,10 +388,12 @@ class ArchiveStore:
 
     ``url``: a SQLAlchemy URL (:func:`sqlite_url`, :func:`database_url`). ``secure``:
     keep down cards (a secure archive); otherwise every record's ``down_cards`` is null.
+    ``migrate``: create / migrate the schema now (needs the database); the service
+    passes False and calls :meth:`migrate` itself, so it can start with the database down.
     """
 
     def __init__(self, url: sa.URL | str, *, secure: bool = False,
-                 connect_timeout_s: float = 5.0) -> None:
+                 connect_timeout_s: float = 5.0, migrate: bool = True) -> None:
         self.url = sa.make_url(url)
         self.secure = secure
         self.dialect = self.url.get_dialect().name
@@ -407,7 +409,8 @@ class ArchiveStore:
         if self.dialect == "sqlite":
             sa.event.listen(self.engine, "connect", _sqlite_pragmas)
         self._lock = threading.Lock() if self.dialect == "sqlite" else None
-        self.migrate()
+        if migrate:
+            self.migrate()
 
     @property
     def shown_url(self) -> str:
