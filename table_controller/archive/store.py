@@ -410,7 +410,11 @@ class ArchiveStore:
             sa.event.listen(self.engine, "connect", _sqlite_pragmas)
         self._lock = threading.Lock() if self.dialect == "sqlite" else None
         if migrate:
-            self.migrate()
+            try:
+                self.migrate()
+            except BaseException:
+                self.engine.dispose()  # no pooled connection left to the garbage collector
+                raise
 
     @property
     def shown_url(self) -> str:
@@ -501,9 +505,12 @@ class ArchiveStore:
 
     def _write_hand(self, conn: Connection, values: dict[str, Any]) -> bool:
         hand = values["hand"]
-        result = conn.execute(self._insert(hands).values(**hand)
-                              .on_conflict_do_nothing(index_elements=["hand_id"]))
-        if result.rowcount == 0:
+        # RETURNING, not rowcount: psycopg 3 through SQLAlchemy reported a rowcount of 1
+        # for a conflicting INSERT ... ON CONFLICT DO NOTHING (seen with PostgreSQL 15).
+        inserted = conn.execute(self._insert(hands).values(**hand)
+                                .on_conflict_do_nothing(index_elements=["hand_id"])
+                                .returning(hands.c.hand_id)).first()
+        if inserted is None:
             return False  # stored before: the whole record is there already
         if values["players"]:
             conn.execute(self._insert(hand_players).on_conflict_do_nothing(), values["players"])
@@ -658,7 +665,10 @@ class ArchiveStore:
         in_hands = sa.and_(hands.c.ended_ts >= start, hands.c.ended_ts < end)
         in_alerts = sa.and_(alerts.c.raised_ts >= start, alerts.c.raised_ts < end)
         dealer_key = sa.func.coalesce(hands.c.dealer_id, "-")
+        # One expression object each, used in SELECT and GROUP BY: PostgreSQL must see
+        # the same bound parameter in both.
         alert_dealer = sa.func.coalesce(alerts.c.dealer_id, "-")
+        alert_code = sa.func.coalesce(alerts.c.code, "unknown")
         with self.engine.connect() as conn:
             total = conn.execute(sa.select(sa.func.count()).where(in_hands)).scalar_one()
             by_table = conn.execute(sa.select(hands.c.table_id, sa.func.count())
@@ -670,9 +680,8 @@ class ArchiveStore:
                 .where(in_hands).group_by(dealer_key)).all()
             codes = conn.execute(
                 sa.select(alerts.c.table_id, alert_dealer, sa.func.max(alerts.c.dealer_name),
-                          sa.func.coalesce(alerts.c.code, "unknown"), sa.func.count())
-                .where(in_alerts).group_by(alerts.c.table_id, alert_dealer,
-                                           sa.func.coalesce(alerts.c.code, "unknown"))).all()
+                          alert_code, sa.func.count())
+                .where(in_alerts).group_by(alerts.c.table_id, alert_dealer, alert_code)).all()
 
         def entry(n_hands: int, per_hour: float | None) -> dict[str, Any]:
             return {"hands": n_hands, "alerts": 0, "hands_per_hour": per_hour,
