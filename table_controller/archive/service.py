@@ -82,7 +82,8 @@ class Counters:
     failed: int = 0
     held: int = 0
     """Messages that found the queue full (the broker exceeded our receive maximum):
-    not acknowledged, so the broker redelivers them when we reconnect."""
+    not acknowledged; the writer reconnects once the queue is empty, and the broker
+    sends them again."""
 
 
 class ArchiveService:
@@ -110,6 +111,9 @@ class ArchiveService:
         self.idle = threading.Event()
         """Set while the queue is empty and nothing is being written (tests, benchmarks)."""
         self._batch: list[Pending] = []
+        self._cycling = False
+        self._held_pending = 0
+        """Messages left with the broker since our last connection (queue full)."""
         self._seq = 0
         self._status_lock = threading.Lock()
         self._last_status: tuple[Any, ...] | None = None
@@ -160,7 +164,7 @@ class ArchiveService:
     def _on_disconnect(self, _c: mqtt.Client, _u: object, _f: object, reason: ReasonCode,
                        _p: object) -> None:
         self.connected.clear()
-        if not self.stopping.is_set():
+        if not self.stopping.is_set() and not self._cycling:
             log.warning("archive_mqtt_disconnected", reason=str(reason))
 
     def _on_message(self, client: mqtt.Client, _u: object, message: mqtt.MQTTMessage) -> None:
@@ -175,11 +179,16 @@ class ArchiveService:
         try:
             self.queue.put_nowait(pending)
         except queue.Full:
-            # Only if the broker ignores our Receive Maximum: the message stays with the
-            # broker (not acknowledged) and comes back at our next connection.
+            # The broker sent more than our Receive Maximum (Mosquitto 2.0.11 does, in a
+            # burst right after acknowledgements): the message stays with the broker,
+            # not acknowledged; once the queue has drained, the writer reconnects and
+            # the broker sends it again (clean_start false: it resends what we did not
+            # acknowledge).
             self.counters.held += 1
-            log.error("archive_queue_full", topic=shown_name(message.topic),
-                      held=self.counters.held, queue=self.cfg.queue)
+            self._held_pending += 1
+            if self._held_pending == 1:
+                log.warning("archive_queue_full", topic=shown_name(message.topic),
+                            queue=self.cfg.queue, held_total=self.counters.held)
             self.publish_status()
             return
         self.idle.clear()
@@ -237,6 +246,8 @@ class ArchiveService:
             if not self._batch:
                 if self.stopping.is_set():
                     return
+                if self._held_pending and self.db_ok:
+                    self._fetch_held()
                 continue
             if self._write_batch():
                 pause = RETRY_MIN_S
@@ -246,6 +257,16 @@ class ArchiveService:
                 return  # stopping with the database away: the broker keeps the rest
             else:
                 pause = min(pause * 2, RETRY_MAX_S)
+
+    def _fetch_held(self) -> None:
+        """Reconnect so the broker resends what it sent past our full queue."""
+        log.info("archive_fetching_held", held=self._held_pending)
+        self._held_pending = 0
+        self._cycling = True  # a disconnection we make is no warning
+        self.client.disconnect()
+        self.client.loop_stop()
+        self._cycling = False
+        self._connect()
 
     def _fill_batch(self) -> None:
         try:
@@ -375,14 +396,19 @@ class ArchiveService:
 
     def start(self) -> None:
         """Connect to the broker and start the writer (returns at once)."""
+        self._connect()
+        self._writer.start()
+
+    def _connect(self) -> None:
         broker = self.cfg.broker
         props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
         props.SessionExpiryInterval = self.cfg.session_expiry_s
-        props.ReceiveMaximum = self.cfg.queue  # the broker never overfills our queue
+        # The broker should not send more unacknowledged messages than the queue holds
+        # (MQTT 5 Receive Maximum); one that still does is handled (``held``).
+        props.ReceiveMaximum = self.cfg.queue
         self.client.connect_async(broker.host, broker.port, keepalive=broker.keepalive,
                                   clean_start=False, properties=props)
         self.client.loop_start()
-        self._writer.start()
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until everything received is written (tests and benchmarks)."""
