@@ -21,6 +21,7 @@ from table_controller.archive.store import (
     Item,
     RecordError,
     SchemaError,
+    WriteResult,
     parse_item,
 )
 
@@ -78,6 +79,10 @@ def test_a_hand_delivered_twice_is_stored_once(store: ArchiveStore) -> None:
     assert (second.hands, second.duplicates) == (0, 1)
     assert (third.hands, third.duplicates) == (1, 1)
     assert store.counts() == {"hands": 2, "hand_players": 6, "alerts": 1, "notices": 1}
+    # The same new hand twice in one batch (two deliveries queued together).
+    twice = hand(store, hand_record("t1", 9))
+    assert store.write([twice, twice]) == WriteResult(hands=1, duplicates=1)
+    assert store.counts()["hand_players"] == 9
 
 
 def test_full_record_returned_for_export(store: ArchiveStore) -> None:
