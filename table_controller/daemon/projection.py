@@ -305,7 +305,11 @@ class HandFacts:
                     self.actions.append((output.street, output.seat, output.text or "",
                                          output.amount))
                 elif output.kind is GameEventKind.FOLD and output.seat is not None:
-                    self.actions.append((output.street, output.seat, "fold", None))
+                    # A console fold comes as its action and this event; a fold
+                    # by picking up the up cards (rule 10) as this event alone.
+                    last = self.actions[-1] if self.actions else None
+                    if last is None or last[1:3] != (output.seat, "fold"):
+                        self.actions.append((output.street, output.seat, "fold", None))
                 elif output.kind is GameEventKind.HAND_RESULT:
                     for shown in output.shown:
                         self.shown[shown.seat] = [card.code for card in shown.cards]
