@@ -81,7 +81,13 @@ from firmware_bridge.messages import Inventory, ReaderFault, ReaderMessage, TagA
 from table_controller.cards import Card
 from table_controller.console_commands import CommandError, parse_command
 from table_controller.daemon.equity_feed import EquityReady
-from table_controller.daemon.floor import TABLE_ACTOR, AlertBook, BookAlert, alert_from_op
+from table_controller.daemon.floor import (
+    MAX_OPEN_ALERTS,
+    TABLE_ACTOR,
+    AlertBook,
+    BookAlert,
+    alert_from_op,
+)
 from table_controller.daemon.projection import (
     HandFacts,
     alert_payload,
@@ -1218,8 +1224,8 @@ class TableCore:
             # by the table itself, visibly: journaled, published, logged.
             log.warning("alert_closed_open_set_full", alert=old.id, code=old.code.value)
             self._apply_floor(AlertResolve(
-                old.id, TABLE_ACTOR, f"closed by the table: more than {len(pushed)} alert(s)"
-                " over the limit of open alerts; the oldest are closed first"))
+                old.id, TABLE_ACTOR, f"closed by the table: more than {MAX_OPEN_ALERTS}"
+                " alerts were open (the oldest are closed first)"))
 
     def _journal_fact(self, op: Mapping[str, Any]) -> bool:
         """Journal an alert or lifecycle record; False (said in the log) if it cannot

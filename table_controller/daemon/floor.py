@@ -231,9 +231,11 @@ class AlertBook:
             command = parse_floor(str(name), op, at)  # the console's parser
         except OpError:
             return
-        if isinstance(command, DealerChange) and isinstance(op.get("since"), int | float):
-            at = float(op["since"])  # a rotated file's header keeps the sign-in time
-        if self.refusal(command) is None:
+        since = op.get("since")
+        if isinstance(command, DealerChange) and isinstance(since, int | float):
+            # A rotated file's header: the state as it was, with its time.
+            self.apply(command, float(since))
+        elif self.refusal(command) is None:
             self.apply(command, at)
 
     def header_ops(self) -> list[dict[str, Any]]:
@@ -243,6 +245,8 @@ class AlertBook:
         if self.dealer is not None:
             ops.append({"op": "dealer", "action": "in", "id": self.dealer.id,
                         "name": self.dealer.name, "since": self.dealer_since})
+        elif self.dealer_since is not None:  # signed out: since when
+            ops.append({"op": "dealer", "action": "out", "since": self.dealer_since})
         ops += [alert.as_op() for alert in self.open_alerts()]
         return ops
 

@@ -149,8 +149,8 @@ def test_alert_lifecycle_dealer_and_hand_record(rig: TableRig) -> None:
     assert public["shown"] == {}
     # The wrong card, then the six malformed commands above (console_rejected:
     # the floor hears of garbage on cmd/, docs/console.md).
-    assert [(a["id"], a["code"]) for a in public["alerts"]][0] == (alert["id"],
-                                                                   "card_to_inactive_seat")
+    assert (public["alerts"][0]["id"], public["alerts"][0]["code"]) == (
+        alert["id"], "card_to_inactive_seat")
     assert [a["code"] for a in public["alerts"]][1:] == ["console_rejected"] * 6
     assert public["hand_id"].startswith(f"{TABLE}:{public['hand']}:")
     assert [(a["seat"], a["action"]) for a in public["actions"]] == [
