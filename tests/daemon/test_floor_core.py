@@ -162,3 +162,30 @@ def test_restart_restores_open_set_dealer_and_republishes_the_ended_hand(
     # The lifecycle goes on: the refusals and acceptances are those of before.
     assert console(core2, "resolve", {"alert": "t1:1", "by": "Bob", "note": "ok"}).accepted
     assert [a["id"] for a in recorder2.last("alerts/open")["alerts"]] == ["t1:2"]
+
+
+def test_a_rotated_file_alone_restores_the_open_set_and_dealer(tmp_path: Path) -> None:
+    """Rotation heads the new file with the dealer and the open alerts (as the
+    daemon's runner sets :attr:`Journal.header`), so the live file alone restores them."""
+    core, recorder, journal = make_core(tmp_path)
+    journal.close()
+    journal = Journal.open(tmp_path / "t.journal.jsonl", fsync="never", max_bytes=1)
+    core.journal = journal
+    journal.header = core.book.header_ops  # what Daemon._journal_header adds
+    assert console(core, "dealer", {"action": "in", "id": "D17", "name": "Ann"}).accepted
+    assert console(core, "hand", {"players": [1, 2]}).accepted
+    core.alert(AlertCode.READER_FAULT, "first")
+    core.alert(AlertCode.READER_FAULT, "second")
+    assert console(core, "ack", {"alert": "t1:2", "by": "Bob"}).accepted
+    assert console(core, "resolve", {"alert": "t1:1", "by": "Bob", "note": "fixed"}).accepted
+    assert console(core, "hand", {"players": [1, 2]}).accepted  # rotates: a new file
+    assert any(p.name.startswith("t.journal.1-") for p in tmp_path.iterdir())
+    live = read_journal(tmp_path / "t.journal.jsonl").records
+    assert live[-1]["op"] == "hand"  # header, then the hand
+    before_open = recorder.last("alerts/open")["alerts"]
+    before_dealer = recorder.last("dealer")
+    _, recorder2 = restart(tmp_path, journal)
+    assert recorder2.last("alerts/open")["alerts"] == before_open
+    assert [a["id"] for a in before_open] == ["t1:2"]
+    assert recorder2.last("dealer")["dealer"] == before_dealer["dealer"]
+    assert recorder2.last("dealer")["since"] == before_dealer["since"]
