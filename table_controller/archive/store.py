@@ -295,7 +295,7 @@ def _hand_item(record: dict[str, Any], table: str, secure: bool, now: float) -> 
 def _alert_item(payload: dict[str, Any], table: str) -> Item:
     seq = _int(payload.get("seq"), "seq")
     alert_id = _text(payload.get("id"), "id")
-    if alert_id is None:
+    if not alert_id:  # none, or the model's empty default
         if seq is None:
             raise RecordError("an alert needs an id (or an envelope seq)")
         alert_id = f"{table}:{seq}"  # the contract's id: "<table>:<seq>" of its publication

@@ -26,7 +26,7 @@ def hand_record(table: str, number: int, *, start: float = 1_800_000_000.0,
     started = start + 120.0 * number
     return {
         "table": table, "hand": number, "seq": seq or number * 10, "ts": started + 90.0,
-        "hand_id": f"{table}:{number}:{started}", "game": "stud",
+        "hand_id": f"{table}:{number}:{round(started * 1000)}", "game": "stud",
         "dealer": dealer if dealer is not None else {"id": "D17", "name": "Ann"},
         "started_ts": started, "ended_ts": started + 90.0,
         "players": [{"seat": s, "name": f"p{s}", "stack_start": 1000, "stack_end": 1000 + d}
