@@ -7,11 +7,12 @@ tests/archive/feed.py) and one record per transaction.
 
 ``lag``: the real service (``ArchiveService``) behind a real Mosquitto; ``--tables``
 simulated tables publish a burst of ``--hands`` hand records each, as fast as QoS 1
-allows; each record's ``ts`` is its publication time and the row's ``archived_ts``
-the time of its write: lag = archived_ts - ts, median and p99, on both databases.
+allows (or at ``--rate`` records/s in all); each record's ``ts`` is its publication
+time and the row's ``archived_ts`` the time of its write: lag = archived_ts - ts,
+median and p99, on both databases.
 
     .venv/bin/python bench/bench_archive.py write [--records 5000 --batch 200]
-    .venv/bin/python bench/bench_archive.py lag [--tables 20 --hands 100]
+    .venv/bin/python bench/bench_archive.py lag [--tables 20 --hands 100 --rate 0]
 """
 
 # ruff: noqa: PLC0415 - the test helpers are on a path set at run time
@@ -96,7 +97,7 @@ def bench_write(records: int, batch: int) -> dict[str, Any]:
     return out
 
 
-def bench_lag(tables: int, per_table: int) -> dict[str, Any]:
+def bench_lag(tables: int, per_table: int, rate: float) -> dict[str, Any]:
     """Publication-to-row lag of a burst through Mosquitto and the service."""
     from feed import Feed
     from mqtt_broker import MosquittoBroker, wait_until
@@ -124,10 +125,14 @@ def bench_lag(tables: int, per_table: int) -> dict[str, Any]:
                 feed = Feed(broker.port)
                 total = tables * per_table
                 start = time.perf_counter()
+                sent = 0
                 for n in range(1, per_table + 1):
                     for t in range(tables):
+                        if rate > 0:  # steady: the i-th record leaves at start + i / rate
+                            time.sleep(max(0.0, start + sent / rate - time.perf_counter()))
                         feed.publish(f"t{t}", "hands", _record(f"t{t}", n, time.time()),
                                      wait=False)
+                        sent += 1
                 published = time.perf_counter() - start
                 wait_until(lambda s=service, total=total: s.counters.hands == total, 300)
                 elapsed = time.perf_counter() - start
@@ -141,7 +146,8 @@ def bench_lag(tables: int, per_table: int) -> dict[str, Any]:
                 feed.close()
                 service.stop()
                 out[name] = {
-                    "hands": total, "tables": tables, "publish_s": round(published, 2),
+                    "hands": total, "tables": tables, "rate": rate or "burst",
+                    "publish_s": round(published, 2),
                     "all_written_s": round(elapsed, 2),
                     "throughput_per_s": round(total / elapsed),
                     "lag_median_ms": round(1000 * statistics.median(lags), 1),
@@ -165,11 +171,13 @@ def main() -> None:
     lag = sub.add_parser("lag")
     lag.add_argument("--tables", type=int, default=20)
     lag.add_argument("--hands", type=int, default=100)
+    lag.add_argument("--rate", type=float, default=0.0,
+                     help="records per second in all (default 0: one burst)")
     args = parser.parse_args()
     if args.what == "write":
         result = bench_write(args.records, args.batch)
     else:
-        result = bench_lag(args.tables, args.hands)
+        result = bench_lag(args.tables, args.hands, args.rate)
     print(json.dumps(result, indent=2))
 
 
