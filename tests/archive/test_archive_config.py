@@ -73,3 +73,25 @@ def test_command_exits_2_with_the_line(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.startswith(f"stud-table archive: {bad}: instance: bad instance")
     assert result.stdout == ""
+
+
+def test_a_newer_schema_stops_the_command_with_exit_3(tmp_path: Path) -> None:
+    """The database holds a schema newer than the program: the service does not write
+    into it; it says why and exits 3 (a person must look: not restarted blindly)."""
+    import sqlalchemy as sa
+
+    from table_controller.archive.store import ArchiveStore, sqlite_url
+
+    store = ArchiveStore(sqlite_url(str(tmp_path / "archive.sqlite")))
+    with store.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE schema_version SET version = 7"))
+    store.close()
+    cfg = tmp_path / "archive.toml"
+    # A broker nobody listens on: the schema check does not wait for MQTT.
+    cfg.write_text('[broker]\nhost = "127.0.0.1"\nport = 9\n')
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run([sys.executable, "-m", "table_controller", "archive", "--config",
+                             str(cfg)], capture_output=True, text=True, env=env, timeout=60,
+                            check=False)
+    assert result.returncode == 3, result.stderr
+    assert "schema is version 7, newer than this program's 1" in result.stderr
