@@ -263,7 +263,7 @@ KEYS = st.sampled_from(["table", "hand_id", "ended_ts", "players", "dealer", "al
                         "ts", "seq", "hand"])
 
 
-@settings(max_examples=150)
+@settings(max_examples=100)
 @given(kind=st.sampled_from(["hand", "alert", "change"]),
        payload=st.dictionaries(KEYS, JSON, max_size=10) | JSON)
 def test_any_json_is_an_item_or_a_record_error(kind: Any, payload: Any) -> None:
