@@ -287,3 +287,34 @@ def test_archive_process_stopped_or_killed_loses_nothing(
     lines = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
     assert lines  # JSON logs (stderr is not a terminal)
     assert not [line for line in lines if line.get("level") in ("error", "critical")]
+
+
+def test_a_shared_instance_down_keeps_its_share_until_it_returns(
+        mosquitto: MosquittoBroker, feed: Feed, running: Running,
+        postgres: PostgresServer) -> None:
+    """Mosquitto (2.0.11) keeps dealing a stopped instance its share of the group's
+    messages into its persistent session: they are not lost, they wait until it comes
+    back (docs/archive.md "Several instances")."""
+    dsn = postgres.create_database()
+    sub = status_sub(mosquitto.port)
+    first = running.start(config(mosquitto.port, {"dsn": dsn}, instance="a1",
+                                 share_group="archive"))
+    second_cfg = config(mosquitto.port, {"dsn": dsn}, instance="a2", share_group="archive")
+    second = ArchiveService(second_cfg)
+    second.start()
+    status_of(sub, "a1", lambda s: s["status"] == "online")
+    status_of(sub, "a2", lambda s: s["status"] == "online")
+    second.stop()
+    status_of(sub, "a2", lambda s: s["status"] == "offline")
+    for n in range(1, 21):
+        feed.publish("t1", "hands", hand_record("t1", n))
+    store = ArchiveStore(dsn.replace("postgresql://", "postgresql+psycopg://"))
+    try:
+        wait_until(lambda: first.counters.hands > 0, what="the running instance's share")
+        running.start(second_cfg)  # the same instance again: same session
+        wait_until(lambda: store.counts()["hands"] == 20, timeout=60,
+                   what="every hand once both are back")
+        assert sorted(h["hand"] for h in store.search_hands()) == list(range(1, 21))
+    finally:
+        store.close()
+    sub.close()
