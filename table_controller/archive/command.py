@@ -41,6 +41,12 @@ def run_archive(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"stud-table archive: {exc}", file=sys.stderr)
         return EXIT_BAD_CONFIG
+    path = cfg.database.path
+    if path is not None and not path.parent.is_dir():
+        # Not an outage to wait out: the service would retry for ever.
+        print(f"stud-table archive: {args.config}: database.path: directory {path.parent}"
+              " does not exist", file=sys.stderr)
+        return EXIT_BAD_CONFIG
     from table_controller.archive.service import ArchiveService  # noqa: PLC0415 - MQTT, DB
     from table_controller.logging import configure_logging  # noqa: PLC0415
 

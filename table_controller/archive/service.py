@@ -424,7 +424,12 @@ class ArchiveService:
         self.stopping.set()
         if self._writer.is_alive():
             self._writer.join(timeout)
-        info = self.client.publish(self.topics.status, self._status_payload("offline", None),
+        # A fatal stop keeps saying why (retained) rather than a plain "offline"; it may
+        # come before the first connection is made, so wait a little for it.
+        final = ("failed", self.fatal) if self.fatal is not None else ("offline", None)
+        if self.fatal is not None:
+            self.connected.wait(min(timeout, 5.0))
+        info = self.client.publish(self.topics.status, self._status_payload(*final),
                                    qos=1, retain=True)
         if self.connected.is_set():
             info.wait_for_publish(min(timeout, 5.0))

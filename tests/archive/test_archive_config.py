@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from mqtt_broker import MosquittoBroker, RecordingSubscriber
 
 from table_controller.archive.config import load_archive_config, parse_archive_config
 from table_controller.config_file import ConfigError
@@ -75,9 +76,11 @@ def test_command_exits_2_with_the_line(tmp_path: Path) -> None:
     assert result.stdout == ""
 
 
-def test_a_newer_schema_stops_the_command_with_exit_3(tmp_path: Path) -> None:
+def test_a_newer_schema_stops_the_command_with_exit_3(tmp_path: Path,
+                                                      mosquitto: MosquittoBroker) -> None:
     """The database holds a schema newer than the program: the service does not write
-    into it; it says why and exits 3 (a person must look: not restarted blindly)."""
+    into it; it says why (stderr, and the retained status ``failed`` with the reason)
+    and exits 3 (a person must look: not restarted blindly)."""
     import sqlalchemy as sa
 
     from table_controller.archive.store import ArchiveStore, sqlite_url
@@ -87,11 +90,29 @@ def test_a_newer_schema_stops_the_command_with_exit_3(tmp_path: Path) -> None:
         conn.execute(sa.text("UPDATE schema_version SET version = 7"))
     store.close()
     cfg = tmp_path / "archive.toml"
-    # A broker nobody listens on: the schema check does not wait for MQTT.
-    cfg.write_text('[broker]\nhost = "127.0.0.1"\nport = 9\n')
+    cfg.write_text(f'[broker]\nhost = "127.0.0.1"\nport = {mosquitto.port}\n')
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     result = subprocess.run([sys.executable, "-m", "table_controller", "archive", "--config",
                              str(cfg)], capture_output=True, text=True, env=env, timeout=60,
                             check=False)
     assert result.returncode == 3, result.stderr
     assert "schema is version 7, newer than this program's 1" in result.stderr
+    sub = RecordingSubscriber(mosquitto.port, ["stud/v1/_archive/+/status"])
+    try:
+        status = sub.wait_topic("stud/v1/_archive/archive-1/status").json()
+    finally:
+        sub.close()
+    assert status["status"] == "failed"
+    assert "newer than this program's 1" in status["reason"]
+
+
+def test_a_missing_database_directory_is_a_config_error(tmp_path: Path) -> None:
+    cfg = tmp_path / "archive.toml"
+    cfg.write_text('[database]\npath = "nowhere/archive.sqlite"\n')
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run([sys.executable, "-m", "table_controller", "archive", "--config",
+                             str(cfg)], capture_output=True, text=True, env=env, timeout=60,
+                            check=False)
+    assert result.returncode == 2
+    assert result.stderr == (f"stud-table archive: {cfg}: database.path: directory"
+                             f" {tmp_path / 'nowhere'} does not exist\n")
