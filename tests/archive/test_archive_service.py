@@ -263,14 +263,15 @@ def test_archive_process_stopped_or_killed_loses_nothing(
         status_of(sub, "cli", lambda s: s["status"] == "online")
         for n in range(1, 6):
             feed.publish("t1", "hands", hand_record("t1", n))
-        wait_until(lambda: store.counts()["hands"] == 5, what="five hands")
+        wait_until(lambda: store.counts()["hands"] == 5, timeout=60, what="five hands")
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(WAIT) == 0
         status_of(sub, "cli", lambda s: s["status"] == "offline")
         for n in range(6, 16):  # published while the archive is stopped
             feed.publish("t1", "hands", hand_record("t1", n))
         proc = _start_cli(cfg_path, log)
-        wait_until(lambda: store.counts()["hands"] == 15, what="the hands of the downtime")
+        wait_until(lambda: store.counts()["hands"] == 15, timeout=60,
+                   what="the hands of the downtime")
         for n in range(16, 66):  # a burst, and the archive killed in the middle of it
             feed.publish("t1", "hands", hand_record("t1", n), wait=False)
         proc.kill()
