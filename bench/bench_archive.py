@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import sys
 import tempfile
@@ -154,6 +155,10 @@ def bench_lag(tables: int, per_table: int, rate: float) -> dict[str, Any]:
                     "lag_p99_ms": round(1000 * lags[int(0.99 * (len(lags) - 1))], 1),
                     "lag_max_ms": round(1000 * lags[-1], 1),
                     "held": service.counters.held,
+                    # The benchmark process: the service, the feed and the test helpers
+                    # (PostgreSQL and Mosquitto are other processes).
+                    "process_max_rss_mb": round(
+                        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                 }
         finally:
             broker.close()
