@@ -8,6 +8,11 @@ Every topic of a table lives under the versioned root ``stud/v1/<table>/``::
     secure/state       retained  snapshot with down cards (production room only)
     secure/events                event stream with down cards
     alerts                       dealing errors, QoS 1
+    alerts/open        retained  every alert not yet resolved (issue 14)
+    alerts/changes               one acknowledgement or resolution of an alert
+    dealer             retained  the dealer on duty
+    hands                        a finished hand's record, no unshown down card
+    secure/hands                 the same record with every down card
     notices                      what needs no action (rule 15, ...)
     secure/notices               every notice, also those computed from down cards
     readers/<reader>   retained  one reader's link status
@@ -105,6 +110,31 @@ class TableTopics:
     def alerts(self) -> str:
         """Dealing errors as they happen (QoS 1, not retained)."""
         return f"{self.base}/alerts"
+
+    @property
+    def alerts_open(self) -> str:
+        """Retained: every alert not yet resolved, with its state (issue 14)."""
+        return f"{self.base}/alerts/open"
+
+    @property
+    def alerts_changes(self) -> str:
+        """An alert acknowledged or resolved (not retained)."""
+        return f"{self.base}/alerts/changes"
+
+    @property
+    def dealer(self) -> str:
+        """Retained: the dealer on duty."""
+        return f"{self.base}/dealer"
+
+    @property
+    def hands(self) -> str:
+        """A finished hand's record, public part (not retained)."""
+        return f"{self.base}/hands"
+
+    @property
+    def secure_hands(self) -> str:
+        """A finished hand's record with every down card (production room only)."""
+        return f"{self.base}/{SECURE_LEVEL}/hands"
 
     @property
     def notices(self) -> str:
@@ -207,3 +237,61 @@ def is_secure(topic: str) -> bool:
     if levels[: len(root)] != root or len(levels) < len(root) + 2:
         return False
     return levels[len(root) + 1] == SECURE_LEVEL
+
+
+ARCHIVE_LEVEL: Final = "_archive"
+"""The level under :data:`ROOT` of the archive services' own topics (issue 14). It
+cannot clash with a table: a table id may begin with ``_`` too, so deployments keep
+``_archive`` out of their table ids (docs/archive.md)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveTopics:
+    """The topics a ``stud-table archive`` instance subscribes to and publishes on.
+
+    ``tables``: the tables followed, or empty for every table on the broker (``+``).
+    ``share_group``: if set, every filter is an MQTT 5 shared subscription
+    ``$share/<group>/...``, so several instances split the messages between them.
+    """
+
+    instance: str
+    tables: tuple[str, ...] = ()
+    share_group: str | None = None
+
+    def __post_init__(self) -> None:
+        check_level(self.instance, "archive instance")
+        for table in self.tables:
+            check_level(table, "table id")
+        if self.share_group is not None:
+            check_level(self.share_group, "share group")
+
+    @property
+    def status(self) -> str:
+        """Retained status of this instance: ``stud/v1/_archive/<instance>/status``."""
+        return f"{ROOT}/{ARCHIVE_LEVEL}/{self.instance}/status"
+
+    def filters(self, secure: bool) -> list[str]:
+        """Subscription filters: the hand records (``secure/hands`` if ``secure``, else
+        the public ``hands``), ``alerts`` and ``alerts/changes`` of the tables."""
+        hands = f"{SECURE_LEVEL}/hands" if secure else "hands"
+        levels = self.tables or ("+",)
+        plain = [f"{ROOT}/{t}/{suffix}" for t in levels
+                 for suffix in (hands, "alerts", "alerts/changes")]
+        if self.share_group is None:
+            return plain
+        return [f"$share/{self.share_group}/{topic}" for topic in plain]
+
+    @staticmethod
+    def kind(topic: str) -> tuple[str, str] | None:
+        """``(table, kind)`` of a message the archive takes, ``kind`` one of ``hand``,
+        ``secure_hand``, ``alert``, ``change``; else ``None``."""
+        levels = topic.split("/")
+        root = ROOT.split("/")
+        if levels[: len(root)] != root or len(levels) < len(root) + 2:
+            return None
+        table, rest = levels[len(root)], "/".join(levels[len(root) + 1 :])
+        kind = {"hands": "hand", f"{SECURE_LEVEL}/hands": "secure_hand", "alerts": "alert",
+                "alerts/changes": "change"}.get(rest)
+        if kind is None or table == ARCHIVE_LEVEL or not _LEVEL_RE.match(table):
+            return None
+        return table, kind
