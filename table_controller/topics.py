@@ -207,3 +207,12 @@ def is_secure(topic: str) -> bool:
     if levels[: len(root)] != root or len(levels) < len(root) + 2:
         return False
     return levels[len(root) + 1] == SECURE_LEVEL
+
+
+def every_table(suffix: str) -> str:
+    """Subscription filter ``stud/v1/+/<suffix>``: one topic of every table on the broker
+    (the floor dashboard discovers tables by it). ``suffix`` may hold ``+``/``#`` levels
+    but never ``secure``: the floor's role cannot read it and must not ask."""
+    if not suffix or suffix.split("/", maxsplit=1)[0] == SECURE_LEVEL:
+        raise TopicError(f"bad every-table suffix {suffix!r}")
+    return f"{ROOT}/+/{suffix}"

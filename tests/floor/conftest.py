@@ -1,0 +1,8 @@
+"""Fixtures of the floor tests: the headless-Chromium rig of tests/broadcast is shared."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "broadcast"))
