@@ -29,6 +29,7 @@ EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``stud-table`` with all subcommands."""
+    from table_controller.archive.command import add_archive_parser
     from table_controller.broadcast.command import add_broadcast_parser
     from table_controller.console_client import add_console_parser
     from table_controller.equity.command import add_equity_parser
@@ -98,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_equity_parser(commands)
     add_broadcast_parser(commands)
     add_floor_parser(commands)
+    add_archive_parser(commands)
     return parser
 
 
@@ -346,6 +348,10 @@ def _command(args: argparse.Namespace) -> int:
         from table_controller.floor.command import run_floor
 
         return run_floor(args)
+    if args.command == "archive":
+        from table_controller.archive.command import run_archive
+
+        return run_archive(args)
     if args.command == "equity":
         from table_controller.equity.command import run_equity
 

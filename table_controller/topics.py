@@ -216,3 +216,61 @@ def every_table(suffix: str) -> str:
     if not suffix or suffix.split("/", maxsplit=1)[0] == SECURE_LEVEL:
         raise TopicError(f"bad every-table suffix {suffix!r}")
     return f"{ROOT}/+/{suffix}"
+
+
+ARCHIVE_LEVEL: Final = "_archive"
+"""The level under :data:`ROOT` of the archive services' own topics (issue 14). It
+cannot clash with a table: a table id may begin with ``_`` too, so deployments keep
+``_archive`` out of their table ids (docs/archive.md)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveTopics:
+    """The topics a ``stud-table archive`` instance subscribes to and publishes on.
+
+    ``tables``: the tables followed, or empty for every table on the broker (``+``).
+    ``share_group``: if set, every filter is an MQTT 5 shared subscription
+    ``$share/<group>/...``, so several instances split the messages between them.
+    """
+
+    instance: str
+    tables: tuple[str, ...] = ()
+    share_group: str | None = None
+
+    def __post_init__(self) -> None:
+        check_level(self.instance, "archive instance")
+        for table in self.tables:
+            check_level(table, "table id")
+        if self.share_group is not None:
+            check_level(self.share_group, "share group")
+
+    @property
+    def status(self) -> str:
+        """Retained status of this instance: ``stud/v1/_archive/<instance>/status``."""
+        return f"{ROOT}/{ARCHIVE_LEVEL}/{self.instance}/status"
+
+    def filters(self, secure: bool) -> list[str]:
+        """Subscription filters: the hand records (``secure/hands`` if ``secure``, else
+        the public ``hands``), ``alerts`` and ``alerts/changes`` of the tables."""
+        hands = f"{SECURE_LEVEL}/hands" if secure else "hands"
+        levels = self.tables or ("+",)
+        plain = [f"{ROOT}/{t}/{suffix}" for t in levels
+                 for suffix in (hands, "alerts", "alerts/changes")]
+        if self.share_group is None:
+            return plain
+        return [f"$share/{self.share_group}/{topic}" for topic in plain]
+
+    @staticmethod
+    def kind(topic: str) -> tuple[str, str] | None:
+        """``(table, kind)`` of a message the archive takes, ``kind`` one of ``hand``,
+        ``secure_hand``, ``alert``, ``change``; else ``None``."""
+        levels = topic.split("/")
+        root = ROOT.split("/")
+        if levels[: len(root)] != root or len(levels) < len(root) + 2:
+            return None
+        table, rest = levels[len(root)], "/".join(levels[len(root) + 1 :])
+        kind = {"hands": "hand", f"{SECURE_LEVEL}/hands": "secure_hand", "alerts": "alert",
+                "alerts/changes": "change"}.get(rest)
+        if kind is None or table == ARCHIVE_LEVEL or not _LEVEL_RE.match(table):
+            return None
+        return table, kind
