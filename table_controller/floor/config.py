@@ -17,6 +17,7 @@ from typing import Annotated, Any, Final
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from table_controller.archive.config import DatabaseConfig
 from table_controller.broadcast.config import _checked_hash
 from table_controller.config import BrokerConfig
 from table_controller.config_file import ConfigError, error_from_validation, read_toml
@@ -56,10 +57,11 @@ class FloorConfig(_Section):
     broker: BrokerConfig = BrokerConfig()
     http: HttpConfig = HttpConfig()
     supervisors: list[SupervisorConfig] = Field(min_length=1)
-    archive: Path | None = Field(
+    archive: DatabaseConfig | None = Field(
         default=None,
-        description="The archive's SQLite file (search, shift report, export); relative:"
-        " to the config file. None: the hands and alerts seen since the start only.")
+        description="The archive's database (``stud-table archive`` writes it): search,"
+        " shift report and export come from it. None: the hands and alerts this"
+        " dashboard saw since it started only.")
     command_timeout_s: float = Field(default=10.0, gt=0, le=60,
                                      description="Wait for a table's reply to a command.")
     hands_kept: int = Field(default=20_000, ge=100, le=1_000_000,
@@ -88,8 +90,10 @@ def parse_floor_config(data: dict[str, Any], file: Path | str) -> FloorConfig:
         if sep and not err.key and head == "supervisors":
             raise ConfigError(file, head, rest) from None
         raise err from None
-    if cfg.archive is not None and not cfg.archive.is_absolute():
-        cfg = cfg.model_copy(update={"archive": Path(os.path.normpath(base / cfg.archive))})
+    db = cfg.archive
+    if db is not None and db.path is not None and not db.path.is_absolute():
+        db = db.model_copy(update={"path": Path(os.path.normpath(base / db.path))})
+        cfg = cfg.model_copy(update={"archive": db})
     return cfg
 
 

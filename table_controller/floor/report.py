@@ -202,8 +202,12 @@ def shift_report(records: Iterable[Mapping[str, Any]], since: float,
 class Archive(Protocol):
     """What the floor asks of an archive (the archive store's query API, or memory)."""
 
+    source: str
+    """``memory`` or ``archive`` (the page says which)."""
+
     def search_hands(self, q: Query) -> list[dict[str, Any]]:
-        """Hand records fitting ``q``, newest first, at most :data:`MAX_RESULTS`."""
+        """Hands fitting ``q`` as :func:`hand_row` rows, newest first, at most
+        :data:`MAX_RESULTS`."""
         ...
 
     def search_alerts(self, q: Query) -> list[dict[str, Any]]:
@@ -214,8 +218,8 @@ class Archive(Protocol):
         """One hand record by its id."""
         ...
 
-    def report_hands(self, since: float, until: float) -> Iterable[Mapping[str, Any]]:
-        """Every hand record that ended in the window (for :func:`shift_report`)."""
+    def report(self, since: float, until: float) -> dict[str, Any]:
+        """The :func:`shift_report` of the window."""
         ...
 
 
@@ -226,6 +230,8 @@ class MemoryArchive:
     open for weeks does not grow without end. Says so on the page: for a shift's
     history across restarts, configure the archive.
     """
+
+    source = "memory"
 
     def __init__(self, hands_kept: int) -> None:
         self.hands_kept = hands_kept
@@ -265,7 +271,7 @@ class MemoryArchive:
 
     def search_hands(self, q: Query) -> list[dict[str, Any]]:
         """See :class:`Archive`."""
-        out = [h for h in reversed(self._hands.values()) if hand_matches(h, q)]
+        out = [hand_row(h) for h in reversed(self._hands.values()) if hand_matches(h, q)]
         return out[:MAX_RESULTS]
 
     def search_alerts(self, q: Query) -> list[dict[str, Any]]:
@@ -277,6 +283,6 @@ class MemoryArchive:
         """See :class:`Archive`."""
         return self._hands.get(hand_id)
 
-    def report_hands(self, since: float, until: float) -> Iterable[Mapping[str, Any]]:
+    def report(self, since: float, until: float) -> dict[str, Any]:
         """See :class:`Archive`."""
-        return list(self._hands.values())
+        return shift_report(self._hands.values(), since, until)

@@ -56,10 +56,17 @@ from starlette.routing import Route
 from table_controller.broadcast.config import check_password
 from table_controller.broadcast.service import parse_payload
 from table_controller.console_client import NoReplyError, send_request
+from table_controller.floor.archived import ArchiveUnavailableError, StoreArchive
 from table_controller.floor.config import FloorConfig
 from table_controller.floor.live import LiveView, route
-from table_controller.floor.report import MemoryArchive, Query, SearchError, shift_report
-from table_controller.topics import ROOT, TopicError, check_level, every_table
+from table_controller.floor.report import Archive, MemoryArchive, Query, SearchError
+from table_controller.topics import (
+    ARCHIVE_LEVEL,
+    ROOT,
+    TopicError,
+    check_level,
+    every_table,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -140,7 +147,9 @@ class Floor:
         self.cfg = cfg
         self.clock = clock
         self.view = LiveView()
-        self.archive = MemoryArchive(cfg.hands_kept)
+        self.memory = MemoryArchive(cfg.hands_kept)
+        self.archive: Archive = (self.memory if cfg.archive is None
+                                 else StoreArchive(cfg.archive))
         self.refused = 0
         """Messages refused (not JSON, no envelope); shown on the page, logged."""
         self.connected = threading.Event()
@@ -149,6 +158,7 @@ class Floor:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._changed = asyncio.Event()
         self._cached: tuple[int, str] = (-1, "")
+        self._tasks: set[asyncio.Task[None]] = set()
         self.client = self._mqtt_client()
 
     # ------------------------------------------------------------------ in
@@ -161,6 +171,8 @@ class Floor:
         if where is None:
             return False
         table, kind = where
+        if table == ARCHIVE_LEVEL:  # the archive services' own status, not a table
+            return False
         try:
             check_level(table, "table id")
             payload = parse_payload(raw)
@@ -168,16 +180,39 @@ class Floor:
             self.refused += 1
             log.warning("floor_message_refused", topic=topic[:120], problem=str(exc))
             return False
+        if table not in self.view.tables and isinstance(self.archive, StoreArchive):
+            self._lookup_game(table)
         self.view.take(table, kind, payload)
         if kind == "hand":
-            self.archive.add_hand({**payload, "table": table})
+            self.memory.add_hand({**payload, "table": table})
         elif kind == "alert_change":
-            self.archive.change_alert(table, payload)
+            self.memory.change_alert(table, payload)
         if kind in ("alert", "alerts_open", "alert_change"):
             for alert in self.view.tables[table].open.values():
-                self.archive.note_alert(alert)
+                self.memory.note_alert(alert)
         self._changed.set()
         return True
+
+    def _lookup_game(self, table: str) -> None:
+        """A newly found table's game from its last archived hand (the public state has
+        no game; the next finished hand would tell, but a supervisor wants it now)."""
+        loop = self._loop
+        if loop is None:
+            return
+
+        async def lookup() -> None:
+            try:
+                rows = await asyncio.to_thread(self.archive.search_hands, Query(table=table))
+            except (ArchiveUnavailableError, SearchError):
+                return  # the page shows the archive's state on search; the live view goes on
+            view = self.view.tables.get(table)
+            if rows and view is not None and view.game is None and rows[0].get("game"):
+                view.game = str(rows[0]["game"])[:16]
+                self._bump()
+
+        task = loop.create_task(lookup())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def snapshot_json(self) -> str:
         """The view as JSON, encoded once per change however many pages follow it."""
@@ -401,12 +436,15 @@ class Floor:
             q = Query.from_params(dict(request.query_params))
         except SearchError as exc:
             return PlainTextResponse(str(exc), status_code=400)
-        if request.path_params["what"] == "hands":
-            from table_controller.floor.report import hand_row  # noqa: PLC0415
-            rows = [hand_row(h) for h in self.archive.search_hands(q)]
-        else:
-            rows = self.archive.search_alerts(q)
-        return JSONResponse({"rows": rows, "source": "memory"})
+        what = request.path_params["what"]
+        if what not in ("hands", "alerts"):
+            return PlainTextResponse("search hands or alerts", status_code=404)
+        try:
+            rows = await asyncio.to_thread(
+                self.archive.search_hands if what == "hands" else self.archive.search_alerts, q)
+        except ArchiveUnavailableError as exc:
+            return PlainTextResponse(str(exc), status_code=503)
+        return JSONResponse({"rows": rows, "source": self.archive.source})
 
     async def report(self, request: Request) -> Response:
         """``/api/report?since=&until=``: the shift report (default: the last 8 hours)."""
@@ -416,9 +454,12 @@ class Floor:
             q = Query.from_params(dict(request.query_params))
             until = q.until if q.until is not None else self.clock()
             since = q.since if q.since is not None else until - 8 * 3600
-            body = shift_report(self.archive.report_hands(since, until), since, until)
+            body = await asyncio.to_thread(self.archive.report, since, until)
         except SearchError as exc:
             return PlainTextResponse(str(exc), status_code=400)
+        except ArchiveUnavailableError as exc:
+            return PlainTextResponse(str(exc), status_code=503)
+        body["source"] = self.archive.source
         return JSONResponse(body)
 
     async def export(self, request: Request) -> Response:
@@ -426,9 +467,14 @@ class Floor:
         if self.supervisor_of(request) is None:
             return self._denied()
         hand_id = request.path_params["hand_id"]
-        record = self.archive.hand(hand_id)
+        try:
+            record = await asyncio.to_thread(self.archive.hand, hand_id)
+        except ArchiveUnavailableError as exc:
+            return PlainTextResponse(str(exc), status_code=503)
         if record is None:
             return PlainTextResponse("no such hand", status_code=404)
+        # The floor never shows a down card, even from a secure archive.
+        record = {k: v for k, v in record.items() if k != "down_cards"}
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in hand_id)[:100]
         return Response(json.dumps(record, indent=1), media_type="application/json",
                         headers={"Content-Disposition": f'attachment; filename="{safe}.json"'})

@@ -42,7 +42,8 @@ HASHES = {name: hash_password(pw, salt=b"0123456789abcdef") for name, pw in SUPE
 
 
 def write_config(tmp: Path, broker_port: int, *, username: str | None = None,
-                 password: str | None = None, extra: str = "") -> Path:
+                 password: str | None = None, extra: str = "",
+                 archive: Path | None = None) -> Path:
     """A floor.toml for the test's broker, any free HTTP port, two supervisors."""
     creds = ""
     if username is not None:
@@ -60,8 +61,57 @@ port = {broker_port}
 [http]
 port = 0
 
-{sups}""")
+{sups}""" + (f'[archive]\npath = "{archive}"\n' if archive is not None else ""))
     return path
+
+
+class ArchiveProcess:
+    """``stud-table archive --config`` (the i14-archive service) writing ``database``."""
+
+    def __init__(self, tmp: Path, broker_port: int, database: Path) -> None:
+        self.config = tmp / "archive.toml"
+        self.config.write_text(f"""instance = "floor-test"
+status_interval_s = 1
+
+[broker]
+host = "127.0.0.1"
+port = {broker_port}
+
+[database]
+path = "{database}"
+""")
+        self.log = tmp / "archive.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> ArchiveProcess:
+        """Start it; wait until it follows the broker."""
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "table_controller", "archive", "--config",
+                 str(self.config)], stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+        def following() -> bool:
+            assert self.process is not None
+            text = self.log.read_text(errors="replace")
+            if self.process.poll() is not None:
+                raise AssertionError(f"archive exited: {text}")
+            return "archive_mqtt_connected" in text
+
+        wait_until(following, WAIT, "the archive service to follow the broker")
+        return self
+
+    def stop(self) -> None:
+        """SIGINT, then SIGKILL."""
+        if self.process is None:
+            return
+        os.killpg(self.process.pid, signal.SIGINT)
+        try:
+            self.process.wait(timeout=WAIT)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=WAIT)
+        self.process = None
 
 
 class FloorService:
@@ -268,12 +318,16 @@ class FakeTable:
     def online(self, readers: tuple[str, ...] = ("r1", "r2")) -> None:
         """Retained status, state, dealer, readers, empty open set."""
         self._pub("status", {**self._env(), "status": "online", "reason": None}, True)
-        self._pub("state", {**self._env(), "street": 3, "pot": 40, "seats": [
-            {"seat": s, "status": "active", "up": [], "down_count": 2} for s in (1, 3, 5)]},
-            True)
+        self.state()
         for reader in readers:
             self.reader(reader, "online")
         self._pub("alerts/open", {**self._env(), "alerts": []}, True)
+
+    def state(self, street: int = 3, pot: int = 40) -> None:
+        """The retained public ``state`` of the hand in progress (three seats in)."""
+        self._pub("state", {**self._env(), "street": street, "pot": pot, "seats": [
+            {"seat": s, "status": "active", "up": [], "down_count": 2} for s in (1, 3, 5)]},
+            True)
 
     def reader(self, reader: str, state: str) -> None:
         """One reader's retained status."""

@@ -36,6 +36,10 @@ function clock(ts) {
   return new Date(ts * 1000).toLocaleString([], {dateStyle: "short", timeStyle: "short"});
 }
 
+function ordinal(n) {
+  return n + (n === 1 ? "st" : n === 2 ? "nd" : n === 3 ? "rd" : "th");
+}
+
 function dealerText(d) {
   return d ? (d.name || "") + " (" + d.id + ")" : "—";
 }
@@ -195,7 +199,7 @@ function drawTables(tables) {
       el("dl", {},
         el("dt", {}, "Game"), el("dd", {}, t.game || "—"),
         el("dt", {}, "Hand"), el("dd", {class: "hand"}, t.hand === null ? "between hands"
-          : "#" + t.hand + (t.street ? " · " + t.street + "th st" : "") + " · " + t.players + " in"),
+          : "#" + t.hand + (t.street ? " · " + ordinal(t.street) + " street" : "") + " · " + t.players + " in"),
         el("dt", {}, "Pot"), el("dd", {}, t.pot ?? "—"),
         el("dt", {}, "Dealer"), el("dd", {class: "dealer"}, dealerText(t.dealer)),
         el("dt", {}, "Alerts"), el("dd", {class: "open"}, t.open_alerts ? t.open_alerts + " open" : "none")),
@@ -252,6 +256,7 @@ setInterval(() => {  // ages move on between views
 // ------------------------------------------------------------------ tabs
 
 function show(tab) {
+  $("#toast").hidden = true;
   for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("on", b.dataset.tab === tab);
   for (const m of document.querySelectorAll("main.tab")) m.hidden = m.id !== tab;
   if (tab === "report" && !$("#report-body").hasChildNodes()) runReport();
@@ -295,7 +300,7 @@ function drawResults(what, rows) {
       body.append(el("tr", {class: "hand-row", "data-hand": r.hand_id},
         el("td", {}, clock(r.ended_ts)), el("td", {}, r.table), el("td", {}, r.hand_id),
         el("td", {}, r.game || ""), el("td", {}, dealerText(r.dealer)), el("td", {}, r.players),
-        el("td", {}, r.pot ?? ""), el("td", {}, r.ended || ""), el("td", {}, r.alerts.join(", ")),
+        el("td", {}, r.pot ?? ""), el("td", {}, r.ended || ""), el("td", {}, Array.isArray(r.alerts) ? r.alerts.join(", ") : r.alerts),
         el("td", {}, el("a", {href: href + ".json", download: ""}, "JSON"), " ",
            el("a", {href: href + ".phh", download: ""}, "PHH"))));
     } else {
@@ -320,12 +325,12 @@ function svg(tag, attrs, text) {
 // A bar chart drawn by the page: rows [{label, value, cls}], vertical or horizontal.
 function bars(title, rows, opts) {
   const horizontal = opts && opts.horizontal;
-  const w = 880, rowH = 26, h = horizontal ? Math.max(60, rows.length * rowH + 30) : 260;
+  const w = 880, rowH = 24, h = horizontal ? Math.max(60, rows.length * rowH + 20) : 220;
   const chart = svg("svg", {width: w, height: h, viewBox: "0 0 " + w + " " + h, class: "chart", role: "img"});
   chart.append(svg("title", {}, title));
   const max = Math.max(1, ...rows.map((r) => r.value || 0));
   if (horizontal) {
-    const left = 230, span = w - left - 80;
+    const left = 230, span = w - left - 160;
     rows.forEach((r, i) => {
       const y = 10 + i * rowH, len = (r.value || 0) / max * span;
       chart.append(svg("text", {x: left - 8, y: y + 17, "text-anchor": "end", class: "lbl"}, r.label));
