@@ -170,6 +170,25 @@ def main() -> int:
                             first_seen[alert["id"]] = at
                             raised[alert["id"]] = alert["raised_ts"]
 
+            # A plain subscriber beside the pages: when the broker delivered each alert
+            # (the reference for broker -> dashboard, without the generator's own delay).
+            import paho.mqtt.client as mqtt
+            from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
+
+            delivered: dict[str, float] = {}
+
+            def on_message(_c: Any, _u: Any, msg: Any) -> None:
+                at = time.time()
+                ident = json.loads(msg.payload).get("id")
+                with lock:
+                    delivered.setdefault(ident, at)
+
+            ref = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="bench-reference",
+                              protocol=MQTTProtocolVersion.MQTTv5)
+            ref.on_message = on_message
+            ref.connect("127.0.0.1", broker.port)
+            ref.subscribe("stud/v1/+/alerts", qos=1)
+            ref.loop_start()
             pages = []
             for i in range(args.pages):
                 page = Page(service.port)
@@ -192,20 +211,30 @@ def main() -> int:
             with lock:
                 lat = sorted((first_seen[i] - raised[i]) * 1000 for i in first_seen
                              if raised[i] >= start)
+                hop = sorted((first_seen[i] - delivered[i]) * 1000 for i in first_seen
+                             if raised[i] >= start and i in delivered)
+            ref.disconnect()
+            ref.loop_stop()
             for page in pages:
                 page.close()
         finally:
             service.stop()
             broker.close()
-    p99 = lat[min(len(lat) - 1, round(0.99 * (len(lat) - 1)))] if lat else None
+    def pct(values: list[float], q: float) -> float | None:
+        return round(values[min(len(values) - 1, round(q * (len(values) - 1)))], 1) \
+            if values else None
+
+    p99 = pct(lat, 0.99)
     figures = {
         "tables": args.tables, "seconds": args.seconds, "pages": args.pages,
         "messages_published": counts["sent"], "alerts_raised": counts["alerts"],
         "alerts_seen": len(lat),
         "msg_per_s": round(counts["sent"] / args.seconds, 1),
         "latency_ms_median": round(statistics.median(lat), 1) if lat else None,
-        "latency_ms_p99": round(p99, 1) if p99 is not None else None,
+        "latency_ms_p99": p99,
         "latency_ms_max": round(lat[-1], 1) if lat else None,
+        "broker_to_sse_ms_median": pct(hop, 0.5), "broker_to_sse_ms_p99": pct(hop, 0.99),
+        "broker_to_sse_ms_max": pct(hop, 1.0),
         "cpu_percent_of_one_core": round(100 * (cpu1 - cpu0) / (wall1 - wall0), 1),
         "rss_mib_end": round(rss / 1024, 1), "rss_mib_peak": round(hwm / 1024, 1),
         "cores": os.cpu_count(),

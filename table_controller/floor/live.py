@@ -29,6 +29,9 @@ KINDS: Final = frozenset({"status", "state", "alert", "alerts_open", "alert_chan
                           "dealer", "reader", "hand"})
 """The message kinds the view takes (see :func:`route`)."""
 
+ALERT_KINDS: Final = frozenset({"alert", "alerts_open", "alert_change"})
+"""The kinds that may change the open alerts."""
+
 MAX_OPEN: Final = 500
 """Open alerts kept per table: a runaway table cannot exhaust the dashboard's memory."""
 
@@ -148,6 +151,8 @@ class LiveView:
     def __init__(self) -> None:
         self.tables: dict[str, TableView] = {}
         self.version = 0
+        self.alert_version = 0
+        """Counts the changes that may touch the open alerts (pages get those at once)."""
 
     def table(self, table: str) -> TableView:
         """The view of ``table`` (created when first seen: discovery)."""
@@ -215,6 +220,8 @@ class LiveView:
                 view.game = p["game"][:16]
             if view.dealer is None:
                 view.dealer = _dealer(p.get("dealer"))
+        if kind in ALERT_KINDS:
+            self.alert_version += 1
         self.version += 1
 
     def alerts(self) -> list[dict[str, Any]]:

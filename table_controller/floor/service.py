@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import secrets
 import socket
 import threading
@@ -73,6 +74,8 @@ log = structlog.get_logger(__name__)
 STATIC: Final = Path(__file__).parent / "static"
 KEEPALIVE_S: Final = 15.0
 """An SSE comment this often keeps proxies from closing an idle stream."""
+THROTTLE_S: Final = 0.25
+"""Shortest time between two views of a page when no open alert changed."""
 COOKIE: Final = "stud_floor"
 MAX_SESSIONS: Final = 1000
 """Logins remembered; past this the oldest is forgotten."""
@@ -292,19 +295,29 @@ class Floor:
     # ------------------------------------------------------------------ stream
 
     async def stream(self) -> AsyncIterator[str]:
-        """The SSE stream: the whole view now, then after every change."""
+        """The SSE stream: the whole view now, then after changes.
+
+        A change to the open alerts goes out at once; other changes (a state update
+        at every card, reader heartbeats) at most every :data:`THROTTLE_S`: twenty
+        busy tables change the view hundreds of times a second, and a page redrawing
+        that often would spend the supervisor's machine on nothing they can read.
+        """
         yield "retry: 1000\n\n"
-        sent = -2
+        sent, sent_alerts, last = -2, -2, -math.inf
         while True:
-            if self.view.version != sent:
-                sent = self.view.version
+            version, alerts = self.view.version, self.view.alert_version
+            now = time.monotonic()
+            if version != sent and (alerts != sent_alerts or now - last >= THROTTLE_S):
+                sent, sent_alerts, last = version, alerts, now
                 yield f"event: view\ndata: {self.snapshot_json()}\n\n"
                 continue
             self._changed.clear()
+            wait = KEEPALIVE_S if version == sent else THROTTLE_S - (now - last)
             try:
-                await asyncio.wait_for(self._changed.wait(), timeout=KEEPALIVE_S)
+                await asyncio.wait_for(self._changed.wait(), timeout=wait)
             except TimeoutError:
-                yield ": keepalive\n\n"
+                if version == sent:
+                    yield ": keepalive\n\n"
 
     # ------------------------------------------------------------------ login
 
