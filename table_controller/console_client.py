@@ -97,6 +97,22 @@ def add_console_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     seat.add_argument("name", help='the player\'s name; "" clears the seat')
     seat.add_argument("--country", default=None, help="ISO 3166 code, e.g. FR or USA")
 
+    # The floor (issue 14): alert lifecycle and the dealer on duty.
+    ack = sub.add_parser("ack", help="acknowledge an alert (seen, someone is on it)")
+    ack.add_argument("alert", help="the alert's id, as on alerts/open (e.g. t1:1764...)")
+    ack.add_argument("--by", required=True, help="who acknowledges it")
+    resolve = sub.add_parser("resolve", help="resolve an alert, saying how it was handled")
+    resolve.add_argument("alert", help="the alert's id")
+    resolve.add_argument("--by", required=True, help="who resolves it")
+    resolve.add_argument("--note", required=True,
+                         help='how it was handled, e.g. "misdeal called" (at most 200 characters)')
+    dealer = sub.add_parser("dealer", help="dealer sign-in (in ID NAME) or sign-out (out)")
+    dealer_sub = dealer.add_subparsers(dest="dealer_action", required=True, metavar="in|out")
+    sign_in = dealer_sub.add_parser("in", help="a dealer signs in at the table")
+    sign_in.add_argument("id", help="the dealer's id (a badge number, e.g. D17)")
+    sign_in.add_argument("name", help="the dealer's name")
+    dealer_sub.add_parser("out", help="the dealer on duty signs out")
+
     raw = sub.add_parser("raw", help="send NAME with a raw PAYLOAD (testing bad input)")
     raw.add_argument("name", type=_command_name)
     raw.add_argument("payload", nargs="?", default="")
@@ -122,6 +138,13 @@ def command_payload(args: argparse.Namespace) -> tuple[str, bytes]:
         body = {"seat": args.seat, "name": args.name}
         if args.country is not None:
             body["country"] = args.country
+    elif name == "ack":
+        body = {"alert": args.alert, "by": args.by}
+    elif name == "resolve":
+        body = {"alert": args.alert, "by": args.by, "note": args.note}
+    elif name == "dealer":
+        body = ({"action": "in", "id": args.id, "name": args.name}
+                if args.dealer_action == "in" else {"action": "out"})
     else:
         body = {}
     return name, json.dumps(body).encode("utf-8")

@@ -26,6 +26,7 @@ from typing import Any, Final
 from table_controller.events import (
     FLOOR_RULINGS,
     ConsoleAction,
+    FloorCommand,
     FloorRuling,
     HandEnded,
     HandStarted,
@@ -36,6 +37,7 @@ from table_controller.ops import (
     UNKNOWN_SEAT,  # re-exported: a seat number this table does not have
     OpError,
     parse_act,
+    parse_floor,
     parse_hand,
     parse_ruling,
     parse_seat,
@@ -43,7 +45,7 @@ from table_controller.ops import (
 from table_controller.script import load_json
 from table_controller.topics import shown_name
 
-COMMANDS: Final = ("hand", "act", "kill", "live", "end", "seat")
+COMMANDS: Final = ("hand", "act", "kill", "live", "end", "seat", "ack", "resolve", "dealer")
 """Console commands answered with a reply (``rebirth`` is handled by the publisher)."""
 
 BAD_JSON: Final = "bad_json"
@@ -64,8 +66,9 @@ __all__ = [
     "parse_command",
 ]
 
-CommandEvent = HandStarted | ConsoleAction | FloorRuling | HandEnded | SeatName
-"""What a valid console command turns into."""
+CommandEvent = HandStarted | ConsoleAction | FloorRuling | HandEnded | SeatName | FloorCommand
+"""What a valid console command turns into: a table event for the engine, or (``ack``,
+``resolve``, ``dealer``, issue 14) a floor command the daemon applies itself."""
 
 
 class CommandError(ValueError):
@@ -89,6 +92,9 @@ _FIELDS: Final[dict[str, frozenset[str]]] = {
     "live": frozenset({"seat", "reason"}),
     "end": frozenset(),
     "seat": frozenset({"seat", "name", "country"}),
+    "ack": frozenset({"alert", "by"}),
+    "resolve": frozenset({"alert", "by", "note"}),
+    "dealer": frozenset({"action", "id", "name"}),
 }
 """The fields each command may carry: a console command is a whole message, so
 any other key is refused (a script line may carry more; see ops.py)."""
@@ -123,6 +129,8 @@ def parse_command(name: str, payload: bytes, seats: int, at: float = 0.0) -> Com
             return parse_ruling(name, obj, seats, at)
         if name == "seat":
             return parse_seat(obj, seats, at)
+        if name in ("ack", "resolve", "dealer"):
+            return parse_floor(name, obj, at)
     except OpError as exc:
         raise CommandError(exc.code, str(exc), exc.seat) from None
     return HandEnded(at)

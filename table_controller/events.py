@@ -163,3 +163,41 @@ ConsoleEvent = ConsoleAction | FloorRuling | HandEnded
 
 TableEvent = ZoneEvent | HandStarted | ConsoleEvent | SeatName
 """Everything the engine consumes."""
+
+
+# ----------------------------------------------------------------- the floor (issue 14)
+# Not table events: the rules engine never sees these. They change the alert
+# lifecycle and the dealer on duty, which the daemon keeps beside the engine.
+
+
+@dataclass(frozen=True, slots=True)
+class AlertAck:
+    """A floor supervisor (``by``) has seen alert ``alert`` (its id) and is on it."""
+
+    alert: str
+    by: str
+    at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class AlertResolve:
+    """Alert ``alert`` is handled: ``by`` says how in ``note`` ("misdeal called")."""
+
+    alert: str
+    by: str
+    note: str
+    at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class DealerChange:
+    """Dealer ``dealer_id`` (``name``) signs in at the table; both ``None``: the
+    dealer on duty signs out."""
+
+    dealer_id: str | None
+    name: str | None
+    at: float = 0.0
+
+
+FloorCommand = AlertAck | AlertResolve | DealerChange
+"""What the floor's console commands (``ack``, ``resolve``, ``dealer``) turn into."""

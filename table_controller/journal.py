@@ -258,12 +258,18 @@ def read_journal(path: Path | str) -> JournalReadResult:
     return read_journal_bytes(data)
 
 
+_OUTLIVE_HANDS: Final = frozenset({"seat", "alert", "ack", "resolve", "dealer"})
+"""Ops whose effect outlives the hand they were written in."""
+
+
 def current_hand_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The records from the last ``{"op":"hand"}`` on (all of them if there is none).
 
     This is what the daemon replays at start: a ``table`` line before the
     first hand is kept too, so the replayed engine gets the table settings, and
-    so are the ``seat`` lines (players' names, issue 12), which outlive a hand.
+    so are the ``seat`` lines (players' names, issue 12), which outlive a hand,
+    and the floor's records (issue 14: ``alert`` as raised, ``ack``, ``resolve``,
+    ``dealer``): an alert stays open and a dealer on duty across hands.
     """
     start = None
     for index in range(len(records) - 1, -1, -1):
@@ -273,7 +279,7 @@ def current_hand_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[s
     if start is None:
         return list(records)
     table = [r for r in records[:start] if r.get("op") == "table"][-1:]
-    names = [r for r in records[:start] if r.get("op") == "seat"]
+    names = [r for r in records[:start] if r.get("op") in _OUTLIVE_HANDS]
     return [*table, *names, *records[start:]]
 
 

@@ -45,7 +45,17 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from table_controller.engine.settings import MAX_CHIPS
-from table_controller.events import BetAction, ConsoleAction, FloorRuling, HandStarted, SeatName
+from table_controller.events import (
+    AlertAck,
+    AlertResolve,
+    BetAction,
+    ConsoleAction,
+    DealerChange,
+    FloorCommand,
+    FloorRuling,
+    HandStarted,
+    SeatName,
+)
 
 INVALID: Final = "invalid_command"
 """Console reply code of a malformed field (docs/console.md)."""
@@ -57,6 +67,24 @@ MAX_REASON_CHARS: Final = 500
 
 MAX_NAME_CHARS: Final = 40
 """Longest player name: what fits a seat box on the broadcast overlay."""
+
+MAX_NOTE_CHARS: Final = 200
+"""Longest note of a resolved alert (issue 14 contract): a line for the shift report."""
+
+MAX_ALERT_ID_CHARS: Final = 100
+"""Longest alert id accepted in a command (ids are ``<table>:<number>``, table ids at
+most 64 characters): a longer one cannot exist, and is not echoed whole."""
+
+MAX_DEALER_ID_CHARS: Final = 32
+"""Longest dealer id (a badge number, ``D17``)."""
+
+FLOOR_OPS: Final = ("ack", "resolve", "dealer")
+"""Journal ops of the floor's commands (issue 14): not table events, the engine never
+sees them; the daemon restores the alert lifecycle and the dealer from them."""
+
+ALERT_OP: Final = "alert"
+"""Journal op of an alert as raised (its id, code, dealer...): what restores the set of
+open alerts after a restart, whichever hand or file it was raised in."""
 
 MIN_PLAYERS: Final = 2
 """RULES.md "Structure of a hand": 2-8 players."""
@@ -199,3 +227,82 @@ def parse_seat(obj: Mapping[str, Any], seats: int, at: float = 0.0) -> SeatName:
         raise OpError(op, "country", f"must be an ISO 3166 code like \"FR\" or \"USA\","
                       f" got {_shown(country)}", seat=seat)
     return SeatName(seat, name, country if name else None, at)
+
+
+# ----------------------------------------------------------------- the floor (issue 14)
+
+
+def _text(obj: Mapping[str, Any], op: str, field: str, limit: int, *,
+          required: bool = True) -> str:
+    """A one-line printable string field of 1..``limit`` characters (spaces squeezed)."""
+    value = obj.get(field)
+    if value is None and field not in obj and required:
+        raise OpError(op, field, "is missing")
+    if not isinstance(value, str):
+        raise OpError(op, field, f"must be a string, got {_shown(value)}")
+    text = " ".join(value.split())
+    if not text:
+        raise OpError(op, field, "must not be empty")
+    if len(text) > limit:
+        raise OpError(op, field, f"is longer than {limit} characters")
+    if any(not ch.isprintable() for ch in text):
+        raise OpError(op, field, "has a character that cannot be shown")
+    return text
+
+
+def parse_ack(obj: Mapping[str, Any], at: float = 0.0) -> AlertAck:
+    """The :class:`AlertAck` of an ``ack`` op: ``alert`` (its id) and ``by`` (who)."""
+    return AlertAck(_text(obj, "ack", "alert", MAX_ALERT_ID_CHARS),
+                    _text(obj, "ack", "by", MAX_NAME_CHARS), at)
+
+
+def parse_resolve(obj: Mapping[str, Any], at: float = 0.0) -> AlertResolve:
+    """The :class:`AlertResolve` of a ``resolve`` op: ``alert``, ``by`` and a ``note``
+    (required: the shift report says how each alert was handled)."""
+    op = "resolve"
+    alert = _text(obj, op, "alert", MAX_ALERT_ID_CHARS)
+    by = _text(obj, op, "by", MAX_NAME_CHARS)
+    if "note" not in obj:
+        raise OpError(op, "note", "is missing: say how the alert was handled"
+                      " (e.g. \"misdeal called\")")
+    return AlertResolve(alert, by, _text(obj, op, "note", MAX_NOTE_CHARS), at)
+
+
+def parse_dealer(obj: Mapping[str, Any], at: float = 0.0) -> DealerChange:
+    """The :class:`DealerChange` of a ``dealer`` op: ``{"action": "in", "id", "name"}``
+    or ``{"action": "out"}``."""
+    op = "dealer"
+    action = obj.get("action")
+    if action == "out":
+        extra = sorted(set(obj) & {"id", "name"})
+        if extra:
+            raise OpError(op, extra[0], "is not given when a dealer signs out")
+        return DealerChange(None, None, at)
+    if action != "in":
+        raise OpError(op, "action", f"must be \"in\" or \"out\", got {_shown(action)}")
+    dealer_id = _text(obj, op, "id", MAX_DEALER_ID_CHARS)
+    if " " in dealer_id:
+        raise OpError(op, "id", "must be one word (a badge number like \"D17\")")
+    return DealerChange(dealer_id, _text(obj, op, "name", MAX_NAME_CHARS), at)
+
+
+def parse_floor(op: str, obj: Mapping[str, Any], at: float = 0.0) -> FloorCommand:
+    """The floor command of op ``op`` (one of :data:`FLOOR_OPS`)."""
+    if op == "ack":
+        return parse_ack(obj, at)
+    if op == "resolve":
+        return parse_resolve(obj, at)
+    if op == "dealer":
+        return parse_dealer(obj, at)
+    raise OpError(op, "", f"not a floor op: expected one of {', '.join(FLOOR_OPS)}")
+
+
+def floor_op(command: FloorCommand) -> dict[str, Any]:
+    """The journal op of ``command`` (the inverse of :func:`parse_floor`)."""
+    if isinstance(command, AlertAck):
+        return {"op": "ack", "alert": command.alert, "by": command.by}
+    if isinstance(command, AlertResolve):
+        return {"op": "resolve", "alert": command.alert, "by": command.by, "note": command.note}
+    if command.dealer_id is None:
+        return {"op": "dealer", "action": "out"}
+    return {"op": "dealer", "action": "in", "id": command.dealer_id, "name": command.name}

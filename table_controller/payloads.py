@@ -165,8 +165,61 @@ class OpenAlert(_Severe):
     """An alert still open in the current hand, as listed inside a state snapshot."""
 
 
+class DealerInfo(_Model):
+    """The dealer on duty (issue 14): a badge id and a name, both public."""
+
+    id: str = Field(description="Dealer id, e.g. D17.")
+    name: str = Field(description="Dealer's name as signed in.")
+
+
 class AlertPayload(_Severe, Envelope):
-    """``alerts`` topic: one alert as it happens."""
+    """``alerts`` topic: one alert as it happens (issue 14: with its id, the dealer on
+    duty and its state, always ``open`` when raised)."""
+
+    id: str = Field(default="", description="Stable alert id, unique per table and never"
+                    " reused: <table>:<number> (docs/alerts.md \"Lifecycle\").")
+    dealer: DealerInfo | None = Field(default=None, description="Dealer on duty, or null.")
+    state: Literal["open"] = "open"
+
+
+AlertState = Literal["open", "acknowledged"]
+"""States of an alert still on ``alerts/open`` (a resolved one leaves the list)."""
+
+
+class FloorAlert(_Severe):
+    """One alert not yet resolved, as listed on ``alerts/open``."""
+
+    id: str = Field(description="The alert's id (as on ``alerts``).")
+    hand: int | None = Field(description="Hand it was raised in, or null.")
+    raised_ts: float = Field(description="When it was raised, Unix epoch seconds.")
+    dealer: DealerInfo | None = Field(description="Dealer on duty when it was raised.")
+    state: AlertState
+    acknowledged_by: str | None = Field(description="Who acknowledged it, or null.")
+    acknowledged_ts: float | None = Field(description="When it was acknowledged, or null.")
+
+
+class OpenAlertsPayload(Envelope):
+    """``alerts/open`` (retained): every alert of the table not yet resolved, oldest
+    first; republished on every change."""
+
+    alerts: list[FloorAlert]
+
+
+class AlertChangePayload(Envelope):
+    """``alerts/changes``: one lifecycle change of an alert."""
+
+    id: str = Field(description="The alert's id.")
+    state: Literal["acknowledged", "resolved"]
+    by: str = Field(description="Who acknowledged or resolved it.")
+    note: str | None = Field(description="How it was resolved (resolve only), else null.")
+    at_ts: float = Field(description="When, Unix epoch seconds.")
+
+
+class DealerPayload(Envelope):
+    """``dealer`` (retained): the dealer on duty, or null, since when."""
+
+    dealer: DealerInfo | None
+    since: float | None = Field(description="Sign-in (or sign-out) time; null if never.")
 
 
 class NoticePayload(AlertFields, Envelope):
@@ -500,6 +553,80 @@ class ConsoleReply(_Model):
     pot: int | None = Field(description="Total chips in play after the command, or null.")
 
 
+# --------------------------------------------------------------------------- hand record
+
+
+class HandPlayer(_Model):
+    """A player of a finished hand."""
+
+    seat: Seat
+    name: str | None = Field(description="Player's name from cmd/seat, or null.")
+    stack_start: int | None = Field(description="Chips behind after the ante, if given.")
+    stack_end: int | None = Field(description="Chips behind at the end, if known.")
+
+
+class HandAction(_Model):
+    """A betting action of a finished hand, in order."""
+
+    street: Street | None
+    seat: Seat
+    action: str = Field(description="bring_in, complete, bet, raise, call, check, fold...")
+    amount: int | None = Field(description="The seat's total bet this round after it.")
+
+
+class HandAlertRef(_Model):
+    """An alert raised during the hand (details: ``alerts``, by id)."""
+
+    id: str
+    code: AlertCode
+    severity: Severity
+
+
+class HandNoticeRef(_Model):
+    """A notice of the hand."""
+
+    code: AlertCode
+    message: str
+
+
+HandEnd = Literal["showdown", "fold", "killed", "interrupted"]
+"""How a hand ended: shown down; one player left; closed without a result (every
+other hand dead, or closed at the console first); ended while the daemon was down."""
+
+
+class _HandRecordBase(Envelope):
+    hand_id: str = Field(description="<table>:<hand number>:<start ms>: unique, the"
+                         " archive's idempotency key.")
+    game: str = Field(description="stud, razz or stud8.")
+    dealer: DealerInfo | None = Field(description="Dealer on duty at the hand's start.")
+    started_ts: float
+    ended_ts: float
+    players: list[HandPlayer]
+    actions: list[HandAction]
+    up_cards: dict[str, list[CardCode]] = Field(description="seat -> face-up cards.")
+    shown: dict[str, list[CardCode]] = Field(
+        description="seat -> the cards shown at showdown (winners and callers).")
+    pot: int | None = Field(description="Chips paid out, or null on a card-only table.")
+    winners: list[Seat]
+    winners_high: list[Seat]
+    winners_low: list[Seat]
+    alerts: list[HandAlertRef]
+    notices: list[HandNoticeRef]
+    ended: HandEnd
+
+
+class PublicHandRecord(_HandRecordBase):
+    """``hands``: a finished hand, with no down card that was not shown."""
+
+    down_cards: None = Field(default=None, description="Always null on the public topic.")
+
+
+class SecureHandRecord(_HandRecordBase):
+    """``secure/hands``: the same record plus every seat's down cards."""
+
+    down_cards: dict[str, list[CardCode]] = Field(description="seat -> face-down cards.")
+
+
 # --------------------------------------------------------------------------- schemas
 
 SCHEMAS: Final[dict[str, TypeAdapter[Any]]] = {
@@ -512,6 +639,11 @@ SCHEMAS: Final[dict[str, TypeAdapter[Any]]] = {
     "notice": TypeAdapter(NoticePayload),
     "reader": TypeAdapter(ReaderStatus),
     "console-reply": TypeAdapter(ConsoleReply),
+    "alerts-open": TypeAdapter(OpenAlertsPayload),
+    "alert-change": TypeAdapter(AlertChangePayload),
+    "dealer": TypeAdapter(DealerPayload),
+    "hand": TypeAdapter(PublicHandRecord),
+    "secure-hand": TypeAdapter(SecureHandRecord),
 }
 """Schema file stem -> the payload type it describes."""
 

@@ -80,14 +80,19 @@ from pydantic import BaseModel
 from table_controller.config import BrokerConfig
 from table_controller.engine.alerts import AlertCode, alert_severity
 from table_controller.payloads import (
+    AlertChangePayload,
     AlertPayload,
     ConsoleReply,
     DaemonStatus,
+    DealerPayload,
     NoticePayload,
+    OpenAlertsPayload,
     PublicEvent,
+    PublicHandRecord,
     PublicState,
     ReaderStatus,
     SecureEvent,
+    SecureHandRecord,
     SecureState,
     StatusPayload,
     to_json,
@@ -258,6 +263,8 @@ class MqttPublisher:
         on_rebirth: RebirthHandler | None = None,
         on_command: CommandHandler | None = None,
         clock: Callable[[], float] = time.time,
+        alert_ids: Callable[[], str] | None = None,
+        on_alert: Callable[[AlertPayload], None] | None = None,
     ) -> None:
         """Prepare the client; nothing touches the network before :meth:`start`.
 
@@ -266,6 +273,12 @@ class MqttPublisher:
         ``client_id`` the id is ``stud-table-<table>-<128 random bits>``: any
         client that connects with the daemon's id knocks it off the broker, and
         Mosquitto 2.0 cannot reserve an id for a user (docs/mqtt.md).
+
+        ``alert_ids`` hands out the table's alert ids (issue 14; shared with the
+        daemon's core so that the ids of the alerts raised here cannot collide);
+        without it an alert raised here is ``<table>:<its seq>``. ``on_alert`` is
+        told of every alert raised here (backlog, overflow, link trouble), so the
+        daemon adds it to the open set.
         """
         self.topics = TableTopics(table)
         self._table = table
@@ -274,6 +287,8 @@ class MqttPublisher:
         self._clock = clock
         self._on_rebirth = on_rebirth
         self._on_command = on_command
+        self._alert_ids = alert_ids
+        self._on_alert = on_alert
         self._lock = threading.RLock()
         self._online = False
         self._started = False
@@ -282,7 +297,11 @@ class MqttPublisher:
         self._health: str | None = None
         self._state: tuple[PublicState, SecureState] | None = None
         self._readers: dict[str, ReaderStatus] = {}
-        self._alerts: deque[AlertPayload] = deque(maxlen=broker.alert_queue)
+        self._open_alerts: OpenAlertsPayload | None = None
+        self._dealer: DealerPayload | None = None
+        # Alerts, alert changes and hand records wait here while offline (the
+        # floor and the archive must get them); oldest dropped first, counted.
+        self._alerts: deque[tuple[str, BaseModel]] = deque(maxlen=broker.alert_queue)
         self._pending: deque[mqtt.MQTTMessageInfo] = deque()
         # The ack counters have a lock of their own: paho calls on_publish holding
         # its message mutex, which the engine thread takes (in publish) while
@@ -492,18 +511,81 @@ class MqttPublisher:
             self._send(self.topics.secure_events, _stamp(secure, seq, ts), retain=False)
 
     def publish_alert(self, alert: AlertPayload) -> None:
-        """Publish one alert; offline it waits in the bounded queue (stamped now)."""
+        """Publish one alert; offline it waits in the bounded queue (stamped now).
+        An alert without an id gets one here (see ``alert_ids``)."""
         self._check_table(alert.table)
         with self._lock:
-            stamped = _stamp(alert, self._seq.next(), self._clock())
+            seq = self._seq.next()
+            stamped = _stamp(alert, seq, self._clock())
+            if not stamped.id:
+                stamped = stamped.model_copy(update={"id": self._new_alert_id(seq)})
+            self._send_or_queue(self.topics.alerts, stamped)
+
+    def publish_open_alerts(self, payload: OpenAlertsPayload) -> None:
+        """Publish ``alerts/open`` retained; kept for republishing (issue 14)."""
+        self._check_table(payload.table)
+        with self._lock:
+            stamped = _stamp(payload, self._seq.next(), self._clock())
+            self._open_alerts = stamped
             if self._online:
-                self._send(self.topics.alerts, stamped, retain=False)
-                return
-            if len(self._alerts) == self._alerts.maxlen:
-                self._alerts_dropped += 1  # deque drops the oldest on append
-                if self._alerts_dropped == 1:
-                    log.warning("mqtt_alert_queue_full", size=self._alerts.maxlen)
-            self._alerts.append(stamped)
+                self._send(self.topics.alerts_open, stamped, retain=True)
+
+    def publish_alert_change(self, change: AlertChangePayload) -> None:
+        """Publish one acknowledgement or resolution on ``alerts/changes``; offline it
+        waits in the alert queue."""
+        self._check_table(change.table)
+        with self._lock:
+            self._send_or_queue(self.topics.alerts_changes,
+                                _stamp(change, self._seq.next(), self._clock()))
+
+    def publish_dealer(self, payload: DealerPayload) -> None:
+        """Publish ``dealer`` retained; kept for republishing."""
+        self._check_table(payload.table)
+        with self._lock:
+            stamped = _stamp(payload, self._seq.next(), self._clock())
+            self._dealer = stamped
+            if self._online:
+                self._send(self.topics.dealer, stamped, retain=True)
+
+    def publish_hand(self, public: PublicHandRecord, secure: SecureHandRecord) -> None:
+        """Publish a finished hand on ``hands`` and ``secure/hands`` (one shared ``seq``);
+        offline both wait in the alert queue: the archive must get every hand."""
+        self._check_table(public.table, secure.table)
+        with self._lock:
+            seq, ts = self._seq.next(), self._clock()
+            self._send_or_queue(self.topics.hands, _stamp(public, seq, ts))
+            self._send_or_queue(self.topics.secure_hands, _stamp(secure, seq, ts))
+
+    def _send_or_queue(self, topic: str, stamped: BaseModel) -> None:
+        """Send now, or (offline) keep in the bounded queue (lock held)."""
+        if self._online:
+            self._send(topic, stamped, retain=False)
+            return
+        if len(self._alerts) == self._alerts.maxlen:
+            self._alerts_dropped += 1  # deque drops the oldest on append
+            if self._alerts_dropped == 1:
+                log.warning("mqtt_alert_queue_full", size=self._alerts.maxlen)
+        self._alerts.append((topic, stamped))
+
+    def _new_alert_id(self, seq: int) -> str:
+        return self._alert_ids() if self._alert_ids is not None else f"{self._table}:{seq}"
+
+    def _own_alert(self, code: AlertCode, message: str) -> AlertPayload:
+        """An alert raised by the publisher itself, with its id and the dealer on duty;
+        the daemon is told (``on_alert``) so that it joins the open set. Lock held."""
+        seq = self._seq.next()
+        alert = AlertPayload(
+            table=self._table, hand=self._hand, seq=seq, ts=self._clock(),
+            code=code, severity=alert_severity(code), message=message,
+            id=self._new_alert_id(seq),
+            dealer=self._dealer.dealer if self._dealer is not None else None,
+        )
+        if self._on_alert is not None:
+            try:
+                self._on_alert(alert)
+            except Exception:  # the alert itself must still go out
+                log.exception("mqtt_on_alert_failed")
+        return alert
 
     def publish_notice(self, public: NoticePayload | None, secure: NoticePayload) -> None:
         """Publish one notice on ``secure/notices`` and, unless it is secret
@@ -664,10 +746,9 @@ class MqttPublisher:
         self._backlog_since = time.monotonic()
         self._backlog_episodes += 1
         log.error("mqtt_outgoing_backlog", outgoing=outgoing, limit=BACKLOG_HIGH)
-        alert = AlertPayload(
-            table=self._table, hand=self._hand, seq=self._seq.next(), ts=self._clock(),
-            code=BACKLOG_CODE, severity=alert_severity(BACKLOG_CODE),
-            message=f"{outgoing} messages are waiting for the broker's acknowledgement:"
+        alert = self._own_alert(
+            BACKLOG_CODE,
+            f"{outgoing} messages are waiting for the broker's acknowledgement:"
             " the live feed is delayed (nothing is dropped). Check the broker and the"
             " network; a flood of requests from a client can also cause this.",
         )
@@ -712,6 +793,12 @@ class MqttPublisher:
             fresh = _stamp(status, self._seq.next(), self._clock())
             self._readers[reader_id] = fresh
             self._send(self.topics.reader(reader_id), fresh, retain=True)
+        if self._open_alerts is not None:
+            self._open_alerts = _stamp(self._open_alerts, self._seq.next(), self._clock())
+            self._send(self.topics.alerts_open, self._open_alerts, retain=True)
+        if self._dealer is not None:
+            self._dealer = _stamp(self._dealer, self._seq.next(), self._clock())
+            self._send(self.topics.dealer, self._dealer, retain=True)
 
     def _go_online(self) -> None:
         with self._lock:
@@ -723,14 +810,15 @@ class MqttPublisher:
             self._republish_locked()
             queued = len(self._alerts)
             while self._alerts:
-                self._send(self.topics.alerts, self._alerts.popleft(), retain=False)
+                topic, queued_payload = self._alerts.popleft()
+                self._send(topic, queued_payload, retain=False)
             if self._alerts_dropped:
                 dropped, self._alerts_dropped = self._alerts_dropped, 0
-                overflow = AlertPayload(
-                    table=self._table, hand=self._hand, seq=self._seq.next(), ts=self._clock(),
-                    code=OVERFLOW_CODE, severity=alert_severity(OVERFLOW_CODE),
-                    message=f"{dropped} alert(s) dropped while the broker was unreachable"
-                    f" (queue holds {self._alerts.maxlen}); see the retained state for open alerts",
+                overflow = self._own_alert(
+                    OVERFLOW_CODE,
+                    f"{dropped} alert(s) dropped while the broker was unreachable (alerts,"
+                    " alert changes and hand records share a queue of"
+                    f" {self._alerts.maxlen}); see the retained alerts/open for the open alerts",
                 )
                 self._send(self.topics.alerts, overflow, retain=False)
                 log.error("mqtt_alerts_dropped", dropped=dropped)
@@ -745,10 +833,9 @@ class MqttPublisher:
         # process lived on but the feed was cut (lock held, online).
         if self._takeovers_unreported:
             count, self._takeovers_unreported = self._takeovers_unreported, 0
-            self._send(self.topics.alerts, AlertPayload(
-                table=self._table, hand=self._hand, seq=self._seq.next(), ts=self._clock(),
-                code=TAKEOVER_CODE, severity=alert_severity(TAKEOVER_CODE),
-                message=f"Another MQTT client connected with this daemon's client id and"
+            self._send(self.topics.alerts, self._own_alert(
+                TAKEOVER_CODE,
+                f"Another MQTT client connected with this daemon's client id and"
                 f" knocked it off the broker {count} time(s); the feed was cut meanwhile."
                 " Find that client (broker log) and check who has broker credentials.",
             ), retain=False)
@@ -756,10 +843,9 @@ class MqttPublisher:
         if self._unstable_pending and now - self._last_unstable_alert >= UNSTABLE_WINDOW:
             detail, self._unstable_pending = self._unstable_pending, None
             self._last_unstable_alert = now
-            self._send(self.topics.alerts, AlertPayload(
-                table=self._table, hand=self._hand, seq=self._seq.next(), ts=self._clock(),
-                code=UNSTABLE_CODE, severity=alert_severity(UNSTABLE_CODE),
-                message=f"The daemon could not stay connected to the broker ({detail});"
+            self._send(self.topics.alerts, self._own_alert(
+                UNSTABLE_CODE,
+                f"The daemon could not stay connected to the broker ({detail});"
                 f" {self._events_dropped} event(s) in total could not be delivered"
                 " (gaps in seq). The retained state is current again. Causes: the"
                 " network or the broker, or another client connecting with this"

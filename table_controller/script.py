@@ -43,7 +43,14 @@ from table_controller.events import (
     UnknownTag,
     UnknownTagRemoved,
 )
-from table_controller.ops import parse_act, parse_hand, parse_ruling, parse_seat
+from table_controller.ops import (
+    ALERT_OP,
+    FLOOR_OPS,
+    parse_act,
+    parse_hand,
+    parse_ruling,
+    parse_seat,
+)
 from table_controller.zones import MAX_SEATS, Zone, ZoneParseError
 
 OPS = ("table", "hand", "place", "remove", "act", "kill", "live", "end", "seat")
@@ -191,6 +198,10 @@ class ScriptParser:
                     " journal record, so no line is checked as one)"
                 )
         op = obj.get("op")
+        if self.journal and (op in FLOOR_OPS or op == ALERT_OP):
+            # The floor's records (issue 14: alerts raised, their lifecycle, the
+            # dealer on duty) are no table events: a replay of the game skips them.
+            return None
         if op == "table":
             if self._seen_op:
                 raise ValueError("the table line must be the first line of the script")

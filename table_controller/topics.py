@@ -8,6 +8,11 @@ Every topic of a table lives under the versioned root ``stud/v1/<table>/``::
     secure/state       retained  snapshot with down cards (production room only)
     secure/events                event stream with down cards
     alerts                       dealing errors, QoS 1
+    alerts/open        retained  every alert not yet resolved (issue 14)
+    alerts/changes               one acknowledgement or resolution of an alert
+    dealer             retained  the dealer on duty
+    hands                        a finished hand's record, no unshown down card
+    secure/hands                 the same record with every down card
     notices                      what needs no action (rule 15, ...)
     secure/notices               every notice, also those computed from down cards
     readers/<reader>   retained  one reader's link status
@@ -105,6 +110,31 @@ class TableTopics:
     def alerts(self) -> str:
         """Dealing errors as they happen (QoS 1, not retained)."""
         return f"{self.base}/alerts"
+
+    @property
+    def alerts_open(self) -> str:
+        """Retained: every alert not yet resolved, with its state (issue 14)."""
+        return f"{self.base}/alerts/open"
+
+    @property
+    def alerts_changes(self) -> str:
+        """An alert acknowledged or resolved (not retained)."""
+        return f"{self.base}/alerts/changes"
+
+    @property
+    def dealer(self) -> str:
+        """Retained: the dealer on duty."""
+        return f"{self.base}/dealer"
+
+    @property
+    def hands(self) -> str:
+        """A finished hand's record, public part (not retained)."""
+        return f"{self.base}/hands"
+
+    @property
+    def secure_hands(self) -> str:
+        """A finished hand's record with every down card (production room only)."""
+        return f"{self.base}/{SECURE_LEVEL}/hands"
 
     @property
     def notices(self) -> str:

@@ -72,7 +72,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, runtime_checkable
 
 import structlog
 
@@ -81,10 +81,19 @@ from firmware_bridge.messages import Inventory, ReaderFault, ReaderMessage, TagA
 from table_controller.cards import Card
 from table_controller.console_commands import CommandError, parse_command
 from table_controller.daemon.equity_feed import EquityReady
+from table_controller.daemon.floor import (
+    MAX_OPEN_ALERTS,
+    TABLE_ACTOR,
+    AlertBook,
+    BookAlert,
+    alert_from_op,
+)
 from table_controller.daemon.projection import (
+    HandFacts,
     alert_payload,
     betting_of,
     event_payloads,
+    hand_records,
     notice_payloads,
     public_state,
     secure_state,
@@ -101,13 +110,30 @@ from table_controller.engine.outputs import (
 )
 from table_controller.engine.settings import TableSettings
 from table_controller.equity.live import EquitySpot, LiveEquity, equity_spot, table_game
-from table_controller.events import CardPlaced, HandEnded, HandStarted, TableEvent, ZoneEvent
+from table_controller.events import (
+    AlertAck,
+    AlertResolve,
+    CardPlaced,
+    DealerChange,
+    HandEnded,
+    HandStarted,
+    TableEvent,
+    ZoneEvent,
+)
 from table_controller.journal import Journal, JournalError, strip_envelope
 from table_controller.layout import TableLayout
+from table_controller.ops import ALERT_OP, FLOOR_OPS, floor_op
 from table_controller.payloads import (
+    AlertChangePayload,
     AlertPayload,
     ConsoleReply,
+    DealerInfo,
+    DealerPayload,
+    FloorAlert,
+    OpenAlertsPayload,
+    PublicHandRecord,
     ReaderStatus,
+    SecureHandRecord,
     SecureState,
     to_json,
 )
@@ -227,6 +253,14 @@ REQUEST_MEMORY: Final = 1000
 
 
 @dataclass(frozen=True, slots=True)
+class PublishedAlert:
+    """An alert the MQTT side raised and published itself (backlog, link trouble):
+    it joins the open set (issue 14) like every other."""
+
+    alert: AlertPayload
+
+
+@dataclass(frozen=True, slots=True)
 class StopRequest:
     """Shut down cleanly (SIGTERM/SIGINT)."""
 
@@ -245,6 +279,24 @@ class TablePublisher(Publisher, Protocol):
         """Publish a newer ``secure/state`` alone (the equity update)."""
 
 
+@runtime_checkable
+class FloorPublisher(Protocol):
+    """The floor's topics (issue 14); a publisher without them (a test's fake) simply
+    publishes none, while the lifecycle is still kept and journaled."""
+
+    def publish_open_alerts(self, payload: OpenAlertsPayload) -> None:
+        """``alerts/open``, retained."""
+
+    def publish_alert_change(self, change: AlertChangePayload) -> None:
+        """``alerts/changes``."""
+
+    def publish_dealer(self, payload: DealerPayload) -> None:
+        """``dealer``, retained."""
+
+    def publish_hand(self, public: PublicHandRecord, secure: SecureHandRecord) -> None:
+        """``hands`` and ``secure/hands``."""
+
+
 class EquitySink(Protocol):
     """Where the core sends each new equity spot (an :class:`EquityWorker`)."""
 
@@ -261,7 +313,8 @@ LinkStatsSource = Callable[[int], LinkStats | None]
 
 
 DaemonInput = (
-    ReaderReport | ReaderStateChange | RebirthRequest | ConsoleCommand | EquityReady | StopRequest
+    ReaderReport | ReaderStateChange | RebirthRequest | ConsoleCommand | EquityReady
+    | PublishedAlert | StopRequest
 )
 """Everything the core's queue carries."""
 
@@ -285,11 +338,14 @@ class TableCore:
         open_journal: Callable[[], Journal] | None = None,
         hand_floor: SequenceCounter | None = None,
         equity: EquitySink | None = None,
+        alert_ids: Callable[[], str] | None = None,
     ) -> None:
         """Wire the parts. ``journal`` may be None when it could not be opened at
         start; ``open_journal`` then opens it when retried. ``hand_floor`` keeps
         the next hand number on disk beside the journal. ``equity`` computes the
-        live equity (None: the secure state has neither equity nor readings)."""
+        live equity (None: the secure state has neither equity nor readings).
+        ``alert_ids`` hands out alert ids that are never reused (the daemon's
+        persistent counter; without it ids count on from the journal's)."""
         self.table_id = table_id
         self.layout = layout
         self.engine = DealingEngine(settings)
@@ -342,6 +398,14 @@ class TableCore:
         self.equity_published = 0
         self.equity_stale = 0
         """Results that reached the engine thread after a newer card: not published."""
+        self.book = AlertBook()
+        """Open alerts and the dealer on duty (issue 14), journaled and restored."""
+        self._alert_ids = alert_ids
+        self._floor = publisher if isinstance(publisher, FloorPublisher) else None
+        self._facts: dict[int, HandFacts] = {}
+        """Facts of the hands not yet recorded (the current one, and one just closed)."""
+        self._last_at = 0.0
+        """Wall time of the last journal record written."""
 
     # --------------------------------------------------------------- start-up
 
@@ -352,14 +416,21 @@ class TableCore:
         decks: dict[Card, str] = {}
         for record in records:
             op = strip_envelope(record)
-            if op.get("op") == "table":
+            name = op.get("op")
+            if name == "table":
                 continue  # settings come from the configuration
+            at = record.get("at", 0.0)
+            at = float(at) if isinstance(at, int | float) else 0.0
+            if name in FLOOR_OPS or name == ALERT_OP:
+                self._restore_floor(op, at)
+                continue
             event = op_to_event(op, self.layout.seats)
             if isinstance(event, CardPlaced) and event.deck is not None:
                 decks[event.card] = event.deck
             if isinstance(event, HandStarted) and event.hand_id is not None:
                 self.last_hand = max(self.last_hand, event.hand_id)
-            self._apply_safely(event, record)
+            before = self.engine.hand
+            self._note_facts(before, self._apply_safely(event, record), at)
             count += 1
         self.events_applied += count
         if self.engine.hand is not None:
@@ -368,6 +439,18 @@ class TableCore:
         log.info("journal_restored", events=count,
                  hand=self.engine.hand.number if self.engine.hand else None)
         return count
+
+    def _restore_floor(self, op: Mapping[str, Any], at: float) -> None:
+        """Replay one journaled alert or floor command into the book (and the hand's
+        facts); a damaged one is logged and skipped, never fatal."""
+        try:
+            self.book.restore_op(op, at)
+            if op.get("op") == ALERT_OP:
+                alert = alert_from_op(op, at)
+                self._note_alert(alert.hand, alert.id, alert.code.value,
+                                 alert.severity.value)
+        except (ValueError, KeyError, TypeError) as exc:
+            log.warning("journal_floor_record_skipped", op=str(op.get("op")), error=str(exc))
 
     def _seed_presence(self, decks: Mapping[Card, str]) -> None:
         """Tell presence where the restored hand's cards lie, so that the readers'
@@ -387,10 +470,15 @@ class TableCore:
                     self._start_positions.setdefault(card, []).append((zone, deck))
 
     def publish_snapshot(self) -> None:
-        """Publish the retained state and every reader's status."""
+        """Publish the retained state, every reader's status, the open alerts and the
+        dealer; and the record of a restored hand that had ended (it may not have
+        gone out before the restart: the archive keeps a hand once, by its id)."""
         self._publish_state()
         for reader in self.layout.readers:
             self._publish_reader(reader.id, force=True)
+        self._publish_open()
+        self._publish_dealer()
+        self._record_finished(None)
 
     # ------------------------------------------------------------------- loop
 
@@ -404,6 +492,8 @@ class TableCore:
             self.publisher.republish_retained()
         elif isinstance(item, EquityReady):
             self._equity_ready(item.result)
+        elif isinstance(item, PublishedAlert):
+            self._adopt_alert(item.alert)
         elif isinstance(item, ConsoleCommand):
             try:
                 self.console_command(item.request)
@@ -515,11 +605,18 @@ class TableCore:
         before = self.engine.hand
         outputs = self._apply_safely(event)
         self.events_applied += 1
+        self._note_facts(before, outputs, self._last_at)
         self._publish_outputs(outputs, before)
+        self._record_finished(before)
         return outputs
 
     def _append(self, event: TableEvent) -> None:
         """Journal ``event`` or raise :class:`NotJournaledError` (after reporting why)."""
+        self._append_op(event_to_op(event))
+
+    def _append_op(self, op: Mapping[str, Any]) -> None:
+        """Journal ``op`` (its time in :attr:`_last_at`) or raise
+        :class:`NotJournaledError` (after reporting why)."""
         try:
             if self.journal is None:
                 if self._open_journal is None:
@@ -527,7 +624,9 @@ class TableCore:
                 journal = self._open_journal()
                 self.journal = journal
                 self.report_journal(journal)
-            self.journal.append(event_to_op(event), at=self._wall())
+            at = self._wall()
+            self.journal.append(op, at=at)
+            self._last_at = at
         except JournalError as exc:
             self._journal_failed(str(exc))
             raise NotJournaledError from exc
@@ -705,6 +804,8 @@ class TableCore:
         # the downtime hid): what the engine makes of them is not the dealer's
         # error, so it is not published; the one alert below says what is known.
         self._quiet = plan.interrupted
+        if plan.interrupted and hand is not None and hand.number in self._facts:
+            self._facts[hand.number].interrupted = True  # its record says so
         try:
             for event in plan.before_end:
                 self._feed_one(event)
@@ -792,6 +893,8 @@ class TableCore:
             result = ConsoleResult(False, exc.code, exc.reason)
             self._remember(key, result, self._reply(request, result))
             return result
+        if isinstance(event, AlertAck | AlertResolve | DealerChange):
+            return self._floor_command(request, key, event)
         refusal = self.engine.refuse_hand(event) if isinstance(event, HandStarted) else None
         if refusal is not None:
             # Not journaled: a journal's current hand starts at its last "hand"
@@ -929,8 +1032,7 @@ class TableCore:
             if isinstance(output, Alert) and self._quiet:
                 log.info("alert_withheld_interrupted_hand", code=output.code.value)
             elif isinstance(output, Alert):
-                self._publish(self.publisher.publish_alert,
-                              alert_payload(self.table_id, hand, output))
+                self._raise(alert_payload(self.table_id, hand, output))
                 log.warning("dealing_alert", code=output.code.value, seat=output.seat,
                             street=output.street, rule=output.rule,
                             severity=output.severity.value)
@@ -1064,14 +1166,206 @@ class TableCore:
     def _daemon_alert(self, code: AlertCode, message: str, seat: int | None = None) -> None:
         hand = self.engine.hand
         log.warning("table_alert", code=code.value, severity=alert_severity(code).value)
-        self._publish(
-            self.publisher.publish_alert,
+        self._raise(
             AlertPayload(
                 table=self.table_id, hand=hand.number if hand else None, seq=0, ts=0.0,
                 code=code, severity=alert_severity(code), seat=seat, street=None, rule=None,
                 message=message,
             )
         )
+
+    # ---------------------------------------------------------------- the floor (issue 14)
+
+    def _new_alert_id(self) -> str:
+        if self._alert_ids is not None:
+            return self._alert_ids()
+        return f"{self.table_id}:{self.book.highest_number + 1}"
+
+    def _dealer_info(self) -> DealerInfo | None:
+        dealer = self.book.dealer
+        return DealerInfo(id=dealer.id, name=dealer.name) if dealer is not None else None
+
+    def _raise(self, payload: AlertPayload) -> None:
+        """Raise one alert: give it its id and the dealer on duty, journal it, add it to
+        the open set, publish it and the new ``alerts/open``. An alert that cannot be
+        journaled (the journal is what failed) is still published and kept open in
+        memory: the floor must see it; it is said in the log."""
+        alert_id = self._new_alert_id()
+        dealer = self.book.dealer
+        payload = payload.model_copy(update={"id": alert_id, "dealer": self._dealer_info()})
+        entry = BookAlert(
+            id=alert_id, code=payload.code, message=payload.message, hand=payload.hand,
+            raised_ts=self._wall(), dealer=dealer, seat=payload.seat, street=payload.street,
+            rule=payload.rule,
+        )
+        self._keep_alert(entry)
+        self._publish(self.publisher.publish_alert, payload)
+        self._publish_open()
+
+    def _adopt_alert(self, payload: AlertPayload) -> None:
+        """An alert the MQTT side raised and published: it joins the open set."""
+        if not payload.id:
+            return
+        dealer = payload.dealer
+        self._keep_alert(BookAlert(
+            id=payload.id, code=payload.code, message=payload.message, hand=payload.hand,
+            raised_ts=payload.ts, seat=payload.seat, street=payload.street, rule=payload.rule,
+            dealer=None if dealer is None else self.book.dealer,
+        ))
+        self._publish_open()
+
+    def _keep_alert(self, entry: BookAlert) -> None:
+        """Journal and book one raised alert (and note it in its hand's facts)."""
+        self._journal_fact(entry.as_op())
+        pushed = self.book.raise_alert(entry)
+        self._note_alert(entry.hand, entry.id, entry.code.value, entry.severity.value)
+        for old in pushed:
+            # The open set is bounded (floor.MAX_OPEN_ALERTS): the oldest is closed
+            # by the table itself, visibly: journaled, published, logged.
+            log.warning("alert_closed_open_set_full", alert=old.id, code=old.code.value)
+            self._apply_floor(AlertResolve(
+                old.id, TABLE_ACTOR, f"closed by the table: more than {MAX_OPEN_ALERTS}"
+                " alerts were open (the oldest are closed first)"))
+
+    def _journal_fact(self, op: Mapping[str, Any]) -> bool:
+        """Journal an alert or lifecycle record; False (said in the log) if it cannot
+        be: what it records is then kept in memory only, until the next restart."""
+        if self.journal is None:
+            log.error("alert_record_not_journaled", op=str(op.get("op")), error="no journal")
+            return False
+        try:
+            at = self._wall()
+            self.journal.append(op, at=at)
+            self._last_at = at
+        except JournalError as exc:
+            log.error("alert_record_not_journaled", op=str(op.get("op")), error=str(exc))
+            self._journal_failed(str(exc))
+            return False
+        return True
+
+    def _apply_floor(self, command: AlertAck | AlertResolve | DealerChange) -> None:
+        """Journal (best effort: the table's own closing), apply and publish."""
+        self._journal_fact(floor_op(command))
+        self._apply_and_publish(command, self._last_at)
+
+    def _apply_and_publish(self, command: AlertAck | AlertResolve | DealerChange,
+                           at: float) -> None:
+        change = self.book.apply(command, at)
+        if change is None:
+            self._publish_dealer()
+            return
+        if self._floor is not None:
+            hand = self.engine.hand
+            self._publish(self._floor.publish_alert_change, AlertChangePayload(
+                table=self.table_id, hand=hand.number if hand else None, seq=0, ts=0.0,
+                id=change.id, state=change.state, by=change.by, note=change.note,
+                at_ts=change.at_ts,
+            ))
+        self._publish_open()
+
+    def _floor_command(self, request: CommandRequest, key: bytes | None,
+                       command: AlertAck | AlertResolve | DealerChange) -> ConsoleResult:
+        """``ack``, ``resolve`` or ``dealer``: checked against the book (a refusal
+        changes nothing and is not journaled), journaled, applied, published, answered."""
+        name = request.name
+        refusal = self.book.refusal(command)
+        if refusal is not None:
+            code, reason = refusal
+            log.warning("console_command_rejected", command=name, code=code, reason=reason)
+            result = ConsoleResult(False, code, reason)
+            self._remember(key, result, self._reply(request, result))
+            return result
+        try:
+            self._append_op(floor_op(command))
+        except NotJournaledError:
+            result = ConsoleResult(False, "journal_unavailable",
+                                   "the journal cannot be written; try again later")
+            self._reply(request, result)
+            return result
+        self._apply_and_publish(command, self._last_at)
+        if isinstance(command, DealerChange):
+            message = (f"dealer {command.dealer_id} ({command.name}) signed in"
+                       if command.dealer_id is not None else "dealer signed out")
+        else:
+            message = f"alert {command.alert} " + (
+                "acknowledged" if isinstance(command, AlertAck) else "resolved")
+        # Dealer and supervisor names are public (they are on the public topics).
+        log.info("floor_command", command=name, message=message)
+        result = ConsoleResult(True, message=message)
+        self._remember(key, result, self._reply(request, result))
+        return result
+
+    def _publish_open(self) -> None:
+        if self._floor is None:
+            return
+        hand = self.engine.hand
+        self._publish(self._floor.publish_open_alerts, OpenAlertsPayload(
+            table=self.table_id, hand=hand.number if hand else None, seq=0, ts=0.0,
+            alerts=[FloorAlert.model_validate(a.as_open()) for a in self.book.open_alerts()],
+        ))
+
+    def _publish_dealer(self) -> None:
+        if self._floor is None:
+            return
+        hand = self.engine.hand
+        self._publish(self._floor.publish_dealer, DealerPayload(
+            table=self.table_id, hand=hand.number if hand else None, seq=0, ts=0.0,
+            dealer=self._dealer_info(), since=self.book.dealer_since,
+        ))
+
+    # ---------------------------------------------------------------- hand records
+
+    def _note_facts(self, before: HandState | None, outputs: Sequence[EngineOutput],
+                    at: float) -> None:
+        """Gather the hand record's facts from one input's outputs; a new hand gets
+        new facts (started at ``at``, the journal time of its ``hand`` record)."""
+        current = before
+        chunk: list[EngineOutput] = []
+        for output in outputs:
+            if isinstance(output, GameEvent) and output.kind is GameEventKind.HAND_STARTED:
+                self._facts_of(current, chunk)
+                chunk = []
+                current = self.engine.hand
+                if current is not None:
+                    dealer = self.book.dealer
+                    self._facts[current.number] = HandFacts(
+                        number=current.number, started_ts=at,
+                        dealer=dealer.as_dict() if dealer is not None else None)
+                continue
+            chunk.append(output)
+        self._facts_of(current, chunk)
+
+    def _facts_of(self, hand: HandState | None, outputs: Sequence[EngineOutput]) -> None:
+        if hand is not None and outputs and hand.number in self._facts:
+            self._facts[hand.number].note_outputs(outputs)
+
+    def _note_alert(self, hand: int | None, alert_id: str, code: str, severity: str) -> None:
+        facts = self._facts.get(hand) if hand is not None else None
+        if facts is not None:
+            facts.alerts.append((alert_id, code, severity))
+
+    def _record_finished(self, before: HandState | None) -> None:
+        """Publish the record of every hand that has ended and has none yet."""
+        for hand in (before, self.engine.hand):
+            if hand is None or not hand.finished or hand.number not in self._facts:
+                continue
+            facts = self._facts.pop(hand.number)
+            if self._floor is None:
+                continue
+            try:
+                public, secure = hand_records(self.table_id, hand, facts, self._wall(),
+                                              game=self.game, names=self.engine.names)
+            except Exception:
+                # A bug here must not take the table down; the hand is in the journal.
+                log.exception("hand_record_failed", hand=hand.number)
+                continue
+            self._publish(self._floor.publish_hand, public, secure)
+            log.info("hand_recorded", hand=hand.number, ended=public.ended)
+        # Facts of hands that vanished unrecorded (never finished) are dropped.
+        current = self.engine.hand.number if self.engine.hand is not None else None
+        for number in [n for n in self._facts if n != current]:
+            if before is None or number != before.number:
+                del self._facts[number]
 
     def _publish_reader(self, reader: int, *, force: bool = False) -> None:
         """Publish reader ``reader``'s retained status if it changed since it was last

@@ -16,11 +16,12 @@ from its up cards alone; a secure seat also gets its ``reading`` and, given a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from table_controller.engine.alerts import Alert, Notice
-from table_controller.engine.betting import BettingHand
+from table_controller.engine.betting import BettingHand, PotAwarded
 from table_controller.engine.dealing import HandState
 from table_controller.engine.outputs import GameEvent, GameEventKind
 from table_controller.equity.evaluate import Game
@@ -35,8 +36,10 @@ from table_controller.payloads import (
     AlertPayload,
     NoticePayload,
     PublicEvent,
+    PublicHandRecord,
     PublicState,
     SecureEvent,
+    SecureHandRecord,
     SecureState,
 )
 
@@ -269,3 +272,111 @@ def event_payloads(
         PUBLIC_EVENT_ADAPTER.validate_python({**env, **public}),
         SECURE_EVENT_ADAPTER.validate_python({**env, **secure}),
     )
+
+
+# --------------------------------------------------------------------------- hand record
+
+
+@dataclass(slots=True)
+class HandFacts:
+    """What the hand record needs beyond the engine's hand, gathered by the daemon as
+    the hand goes (and again from the journal at a restart): when it started (the
+    journal time of its ``hand`` record), the dealer then, the betting actions, the
+    alerts raised (with their ids) and notices, the hands shown down."""
+
+    number: int
+    started_ts: float
+    dealer: Mapping[str, str] | None = None
+    actions: list[tuple[int | None, int, str, int | None]] = field(default_factory=list)
+    alerts: list[tuple[str, str, str]] = field(default_factory=list)
+    """(id, code, severity) of each alert raised in the hand."""
+    notices: list[tuple[str, str, bool]] = field(default_factory=list)
+    """(code, message, secret) of each notice."""
+    shown: dict[int, list[str]] = field(default_factory=dict)
+    interrupted: bool = False
+
+    def note_outputs(self, outputs: Sequence[object]) -> None:
+        """Take the actions, notices and shown hands from engine outputs."""
+        for output in outputs:
+            if isinstance(output, Notice):
+                self.notices.append((output.code.value, output.message, output.secret))
+            elif isinstance(output, GameEvent):
+                if output.kind is GameEventKind.ACTION and output.seat is not None:
+                    self.actions.append((output.street, output.seat, output.text or "",
+                                         output.amount))
+                elif output.kind is GameEventKind.FOLD and output.seat is not None:
+                    # A console fold comes as its action and this event; a fold
+                    # by picking up the up cards (rule 10) as this event alone.
+                    last = self.actions[-1] if self.actions else None
+                    if last is None or last[1:3] != (output.seat, "fold"):
+                        self.actions.append((output.street, output.seat, "fold", None))
+                elif output.kind is GameEventKind.HAND_RESULT:
+                    for shown in output.shown:
+                        self.shown[shown.seat] = [card.code for card in shown.cards]
+
+
+def hand_id(table: str, number: int, started_ts: float) -> str:
+    """``<table>:<hand number>:<start in ms>``: unique per hand (hand numbers never go
+    back on a table, and the start time tells apart a table whose journal was
+    lost), and the same every time the hand is published: the archive's key."""
+    return f"{table}:{number}:{round(started_ts * 1000)}"
+
+
+def hand_records(
+    table: str, hand: HandState, facts: HandFacts, ended_ts: float, *,
+    game: Game = Game.STUD, names: Names | None = None,
+) -> tuple[PublicHandRecord, SecureHandRecord]:
+    """The finished hand's record: (public, secure). Pure.
+
+    The public record's down cards are ``null``; its ``shown`` holds only the cards
+    turned up at showdown (``hand_result``), which the table saw. A notice computed
+    from down cards (rule 19) is in the secure record only.
+    """
+    betting = betting_of(hand)
+    given = hand.stacks or {}
+    stacks_end = betting.stacks if betting is not None else {}
+    paid = ([op for op in betting.log if isinstance(op, PotAwarded)]
+            if betting is not None else [])
+    if facts.interrupted:
+        ended = "interrupted"
+    elif facts.shown:
+        ended = "showdown"
+    elif hand.winners:
+        ended = "fold"
+    else:
+        ended = "killed"
+    players = [
+        {"seat": seat, "name": names[seat][0] if names and seat in names else None,
+         "stack_start": given.get(seat),
+         "stack_end": stacks_end.get(seat) if seat in given else None}
+        for seat in hand.players
+    ]
+    common: dict[str, Any] = {
+        **_envelope(table, hand),
+        "hand_id": hand_id(table, hand.number, facts.started_ts),
+        "game": str(game.value),
+        "dealer": dict(facts.dealer) if facts.dealer else None,
+        "started_ts": facts.started_ts,
+        "ended_ts": ended_ts,
+        "players": players,
+        "actions": [{"street": street, "seat": seat, "action": action, "amount": amount}
+                    for street, seat, action, amount in facts.actions],
+        "up_cards": {str(s): [c.code for c in hand.seats[s].up] for s in hand.players},
+        "shown": {str(s): cards for s, cards in sorted(facts.shown.items())},
+        "pot": sum(award.amount for award in paid) if betting is not None else None,
+        "winners": list(hand.winners),
+        "winners_high": list(hand.winners_high),
+        "winners_low": list(hand.winners_low),
+        "alerts": [{"id": i, "code": c, "severity": v} for i, c, v in facts.alerts],
+        "ended": ended,
+    }
+    public = PublicHandRecord.model_validate({
+        **common, "down_cards": None,
+        "notices": [{"code": c, "message": m} for c, m, secret in facts.notices if not secret],
+    })
+    secure = SecureHandRecord.model_validate({
+        **common,
+        "down_cards": {str(s): [c.code for c in hand.seats[s].down] for s in hand.players},
+        "notices": [{"code": c, "message": m} for c, m, _ in facts.notices],
+    })
+    return public, secure

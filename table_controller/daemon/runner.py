@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -27,6 +28,7 @@ from table_controller.config import DaemonConfig
 from table_controller.daemon.core import (
     ConsoleCommand,
     DaemonInput,
+    PublishedAlert,
     ReaderReport,
     ReaderStateChange,
     RebirthRequest,
@@ -136,6 +138,11 @@ def settings_record(settings: TableSettings) -> dict[str, Any]:
     return {"op": "table", **settings.model_dump(mode="json")}
 
 
+def alert_ids_path(config: DaemonConfig) -> Path:
+    """The file holding the high-water mark of the table's alert ids (issue 14)."""
+    return config.journal.directory / f"{config.table.id}.alert-ids"
+
+
 def hand_floor_path(config: DaemonConfig) -> Path:
     """The file holding the next hand number (a floor under the journal's numbers)."""
     return config.journal.directory / f"{config.table.id}.hands"
@@ -207,6 +214,15 @@ class Daemon:
         except SequenceFileError as exc:
             self.lock.release()
             raise StartRefusedError(str(exc)) from None
+        try:
+            # Alert ids (issue 14) never repeat: a counter of their own (so they
+            # leave no gap in seq), persisted and started from the clock like seq.
+            alert_ids = SequenceCounter(alert_ids_path(config), block=100, clock=time.time)
+        except SequenceFileError as exc:
+            log.error("alert_ids_file_unreadable", error=str(exc))
+            alert_ids = sequence  # still never repeats; costs a seq gap per alert
+        table_id = config.table.id
+        self.new_alert_id: Callable[[], str] = lambda: f"{table_id}:{alert_ids.next()}"
         self.journal: Journal | None = None
         self._open_error: str | None = None
         if self._unreadable is None:
@@ -224,6 +240,8 @@ class Daemon:
             # The publisher coalesces rebirths (one pending at most).
             on_rebirth=lambda: self.inbox.put(RebirthRequest()),
             on_command=self._on_command,
+            alert_ids=self.new_alert_id,
+            on_alert=lambda alert: self.inbox.put(PublishedAlert(alert)),
         )
         self.links = {
             reader.id: ReaderLink(
@@ -259,6 +277,7 @@ class Daemon:
             open_journal=self._open_journal,
             hand_floor=self.hand_floor,
             equity=self.equity,
+            alert_ids=self.new_alert_id,
         )
         self._stopping = threading.Event()
         self._next_collect = math.inf
@@ -281,12 +300,14 @@ class Daemon:
         return journal
 
     def _journal_header(self) -> list[dict[str, Any]]:
-        """What heads a journal file begun by rotation: the table's settings and the
-        players' names (each file replays alone as this table's game)."""
+        """What heads a journal file begun by rotation: the table's settings, the
+        players' names (each file replays alone as this table's game), the dealer
+        on duty and the open alerts (so the file alone restores them, issue 14)."""
         names = self.core.engine.names
         return [settings_record(self.settings),
                 *(event_to_op(SeatName(seat, name, country))
-                  for seat, (name, country) in sorted(names.items()))]
+                  for seat, (name, country) in sorted(names.items())),
+                *self.core.book.header_ops()]
 
     # Link threads and the MQTT thread only ever put on the queue.
     def _on_message(self, reader_id: int, message: ReaderMessage, at: float) -> None:

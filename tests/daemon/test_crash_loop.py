@@ -217,6 +217,10 @@ def test_kill_9_across_a_hand_boundary_ends_the_old_hand_as_interrupted(rig: Tab
     results = [p for p in payloads(sub, "events") if p["kind"] == "hand_result"]
     (expected_one, *_rest) = reference_hands([*one, *two])
     assert [(r["hand"], r["winners"]) for r in results] == [(1, sorted(expected_one.winners))]
+    # Issue 14: hand 1's record (hands) says how it ended: while the daemon was down.
+    (record,) = [p for p in payloads(sub, "hands") if p["hand"] == 1]
+    assert record["ended"] == "interrupted"
+    assert record["winners"] == sorted(expected_one.winners)
     seated = {s["seat"] for s in state["seats"] if s["status"] == "active"}
     assert seated == {2, 4, 6, 8}
     assert state["alerts"] == []
