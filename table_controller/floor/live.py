@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from table_controller.topics import TableTopics
+
 SEVERITY_RANK: Final = {"critical": 0, "error": 1, "warning": 2}
 """docs/alerts.md severities, most urgent first; an unknown one sorts after them."""
 
@@ -38,10 +40,22 @@ MAX_OPEN: Final = 500
 MAX_READERS: Final = 32
 """Readers kept per table (a layout has a handful)."""
 
+_ANY: Final = TableTopics("_")  # the topic builder's names, read after the table level
+
+
+def _suffix(topic: str) -> str:
+    return topic[len(_ANY.base) + 1:]
+
+
 _SUFFIXES: Final = {
-    "status": "status", "state": "state", "alerts": "alert", "alerts/open": "alerts_open",
-    "alerts/changes": "alert_change", "dealer": "dealer", "hands": "hand",
+    _suffix(_ANY.status): "status", _suffix(_ANY.state): "state",
+    _suffix(_ANY.alerts): "alert", _suffix(_ANY.alerts_open): "alerts_open",
+    _suffix(_ANY.alerts_changes): "alert_change", _suffix(_ANY.dealer): "dealer",
+    _suffix(_ANY.hands): "hand",
 }
+FOLLOWED: Final = (*_SUFFIXES, _suffix(_ANY.readers_filter))
+"""What the floor follows of every table (``stud/v1/+/<suffix>``); never ``secure/``."""
+_READERS: Final = _suffix(_ANY.readers_filter).split("/")[0]
 
 
 def route(levels: list[str]) -> tuple[str, str] | None:
@@ -53,7 +67,7 @@ def route(levels: list[str]) -> tuple[str, str] | None:
     if len(levels) < 2:
         return None
     table, rest = levels[0], "/".join(levels[1:])
-    if len(levels) == 3 and levels[1] == "readers":
+    if len(levels) == 3 and levels[1] == _READERS:
         return table, "reader"
     kind = _SUFFIXES.get(rest)
     return (table, kind) if kind else None

@@ -59,7 +59,7 @@ from table_controller.broadcast.service import parse_payload
 from table_controller.console_client import NoReplyError, send_request
 from table_controller.floor.archived import ArchiveUnavailableError, StoreArchive
 from table_controller.floor.config import FloorConfig
-from table_controller.floor.live import LiveView, route
+from table_controller.floor.live import FOLLOWED, LiveView, route
 from table_controller.floor.report import Archive, MemoryArchive, Query, SearchError
 from table_controller.topics import (
     ARCHIVE_LEVEL,
@@ -85,9 +85,6 @@ MAX_NOTE: Final = 200
 """Longest resolution note (the contract's limit, checked again by the table)."""
 MAX_BODY: Final = 4096
 """Largest command or login body taken from a page."""
-SUBSCRIPTIONS: Final = ("status", "state", "alerts", "alerts/open", "alerts/changes",
-                        "dealer", "readers/+", "hands")
-"""Every table's topics the floor follows (by ``stud/v1/+/<suffix>``)."""
 COMMANDS: Final = frozenset({"ack", "resolve", "dealer"})
 
 
@@ -106,7 +103,8 @@ def _short(value: Any, what: str, limit: int) -> str:
 
 
 def build_command(name: str, body: Any, by: str) -> tuple[str, dict[str, Any]]:
-    """``(table, payload)`` of a page's command ``name``, with ``by`` set by us.
+    """``(table, payload)`` of a page's command ``name``, with ``by`` set by us (ack and
+    resolve; the contract's ``cmd/dealer`` has none).
 
     Pure: raises :class:`CommandError` with the reason for anything malformed, so
     the page is told and nothing reaches the table. A ``by`` in the body is refused:
@@ -132,11 +130,13 @@ def build_command(name: str, body: Any, by: str) -> tuple[str, dict[str, Any]]:
         if action == "out":
             if body.get("id") is not None or body.get("name") is not None:
                 raise CommandError("a sign-out takes no id or name")
-            return table, {"action": "out", "by": by}
+            return table, {"action": "out"}
         if action != "in":
             raise CommandError("action must be \"in\" or \"out\"")
+        # The contract's cmd/dealer has no ``by``: the dealer signs in, the journal and
+        # the dashboard's log say which supervisor pressed the button.
         return table, {"action": "in", "id": _short(body.get("id"), "id", 32).strip(),
-                       "name": _short(body.get("name"), "name", 64).strip(), "by": by}
+                       "name": _short(body.get("name"), "name", 64).strip()}
     payload = {"alert": _short(body.get("alert"), "alert", 128), "by": by}
     if name == "resolve":
         payload["note"] = _short(body.get("note"), "note (what was done)", MAX_NOTE).strip()
@@ -260,7 +260,7 @@ class Floor:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         # A fresh session each time: the retained status, state, alerts/open, dealer
         # and readers rebuild the whole view on (re)connect.
-        client.subscribe([(every_table(s), 1) for s in SUBSCRIPTIONS])
+        client.subscribe([(every_table(s), 1) for s in FOLLOWED])
         self.connected.set()
         self._wake_threadsafe()
         log.info("floor_mqtt_connected")

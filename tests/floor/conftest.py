@@ -5,4 +5,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "broadcast"))
+# The broadcast tests' browser rig and the daemon tests' table rig are shared.
+sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "broadcast"),
+                str(Path(__file__).resolve().parents[1] / "daemon")]
