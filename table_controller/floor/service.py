@@ -60,7 +60,9 @@ from table_controller.console_client import NoReplyError, send_request
 from table_controller.floor.archived import ArchiveUnavailableError, StoreArchive
 from table_controller.floor.config import FloorConfig
 from table_controller.floor.live import FOLLOWED, LiveView, route
+from table_controller.floor.phh import ExportError, record_to_hand
 from table_controller.floor.report import Archive, MemoryArchive, Query, SearchError
+from table_controller.handhistory.writer import write_phh
 from table_controller.topics import (
     ARCHIVE_LEVEL,
     ROOT,
@@ -492,6 +494,27 @@ class Floor:
         return Response(json.dumps(record, indent=1), media_type="application/json",
                         headers={"Content-Disposition": f'attachment; filename="{safe}.json"'})
 
+    async def export_phh(self, request: Request) -> Response:
+        """``/api/hand/{hand_id}.phh``: one hand as a PHH hand history (see :mod:`.phh`)."""
+        if self.supervisor_of(request) is None:
+            return self._denied()
+        hand_id = request.path_params["hand_id"]
+        try:
+            record = await asyncio.to_thread(self.archive.hand, hand_id)
+        except ArchiveUnavailableError as exc:
+            return PlainTextResponse(str(exc), status_code=503)
+        if record is None:
+            return PlainTextResponse("no such hand", status_code=404)
+        try:
+            # Down cards are never used: only what the public saw goes into the file.
+            text = write_phh(record_to_hand({**record, "down_cards": None}))
+        except (ExportError, ValueError) as exc:
+            return PlainTextResponse(f"cannot export this hand as PHH: {exc}",
+                                     status_code=422)
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in hand_id)[:100]
+        return Response(text, media_type="application/toml",
+                        headers={"Content-Disposition": f'attachment; filename="{safe}.phh"'})
+
     async def static(self, request: Request) -> Response:
         """The page's own CSS and script (nothing is loaded from outside the machine)."""
         name = request.path_params["name"]
@@ -511,6 +534,7 @@ class Floor:
             Route("/api/search/{what:str}", self.search),
             Route("/api/report", self.report),
             Route("/api/hand/{hand_id}.json", self.export),
+            Route("/api/hand/{hand_id}.phh", self.export_phh),
             Route("/static/{name}", self.static),
         ])
 

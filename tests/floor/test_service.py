@@ -27,6 +27,8 @@ from floor_rig import (
 )
 from mqtt_broker import MosquittoBroker, wait_until
 
+from table_controller.handhistory.reader import read_phh
+
 
 @pytest.fixture
 def floor(tmp_path: Path, mosquitto: MosquittoBroker) -> Iterator[FloorService]:
@@ -268,10 +270,10 @@ def test_bad_messages_on_the_broker_are_refused_and_change_nothing(
         client.disconnect()
 
 
-def test_search_report_and_json_export_from_the_hands_seen(
+def test_search_report_and_export_from_the_hands_seen(
         floor: FloorService, mosquitto: MosquittoBroker) -> None:
     """Hands published on ``hands`` are searchable by table, time, dealer and code,
-    counted in the shift report and exported as JSON (no down card field kept)."""
+    counted in the shift report and exported as JSON (no down card field kept) and PHH."""
     client = mqtt_client(mosquitto.port, "tables")
     t1, t2 = FakeTable(client, "t1"), FakeTable(client, "t2")
     hour = (int(time.time()) // 3600 - 2) * 3600
@@ -305,5 +307,12 @@ def test_search_report_and_json_export_from_the_hands_seen(
     exported = json.loads(text)
     assert exported["hand_id"] == records[0]["hand_id"]
     assert "down_cards" not in exported
+    status, headers, text = page.request("GET", f"/api/hand/{records[0]['hand_id']}.phh")
+    assert status == 200
+    assert 'filename="t1_1_' in headers["content-disposition"]
+    phh = read_phh(text)
+    assert phh.seats == (1, 3, 5)
+    assert [c.code for c in phh.cards_of(1)][2:] == ["Qs"]  # the up card; two stand-ins
+    assert page.request("GET", "/api/hand/t1:999:0.phh")[0] == 404
     assert page.request("GET", "/api/search/hands?since=yesterday")[0] == 400
     client.disconnect()

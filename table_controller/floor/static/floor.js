@@ -301,7 +301,8 @@ function drawResults(what, rows) {
         el("td", {}, clock(r.ended_ts)), el("td", {}, r.table), el("td", {}, r.hand_id),
         el("td", {}, r.game || ""), el("td", {}, dealerText(r.dealer)), el("td", {}, r.players),
         el("td", {}, r.pot ?? ""), el("td", {}, r.ended || ""), el("td", {}, Array.isArray(r.alerts) ? r.alerts.join(", ") : r.alerts),
-        el("td", {}, el("a", {href: href + ".json", download: ""}, "JSON"))));
+        el("td", {}, el("a", {href: href + ".json", download: ""}, "JSON"), " ",
+           el("a", {href: href + ".phh", download: ""}, "PHH"))));
     } else {
       body.append(el("tr", {class: "alert-row sev-" + r.severity},
         el("td", {}, clock(r.raised_ts)), el("td", {}, r.table), el("td", {}, el("span", {class: "sev"}, r.severity)),
