@@ -409,12 +409,15 @@ class CommandResponder:
     """
 
     def __init__(self, port: int, decide: Callable[[Got], tuple[bool, str | None, str]]
-                 | None = None) -> None:
+                 | None = None, username: str | None = None,
+                 password: str | None = None) -> None:
         self.got: list[Got] = []
         self.decide = decide or (lambda _g: (True, None, ""))
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="fake-daemons",
                                   protocol=MQTTProtocolVersion.MQTTv5)
         self.client.on_message = self._on_message
+        if username is not None:
+            self.client.username_pw_set(username, password)
         ready = threading.Event()
         self.client.on_subscribe = lambda *_a: ready.set()
         self.client.connect("127.0.0.1", port)
