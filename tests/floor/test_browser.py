@@ -207,6 +207,13 @@ def test_dashboard_in_a_real_browser(tmp_path: Path, mosquitto: MosquittoBroker,
                            ".textContent)")
         assert len(found) == expected
         assert all(r.startswith("t3 ") for r in found)  # the archive gives alert counts
+        assert browser.js("document.querySelectorAll('#results a[href$=\".phh\"]').length") \
+            == expected
+        phh = browser.call("Runtime.evaluate", {"expression": """(async () => {
+            const a = document.querySelector('#results a[href$=".phh"]');
+            const r = await fetch(a.href); return r.status + ' ' + await r.text(); })()""",
+            "awaitPromise": True, "returnByValue": True}, session=True)["result"]["value"]
+        assert phh.startswith('200 variant = "F7S"'), phh[:200]
 
         # The shift report, drawn by the page.
         browser.js("document.querySelector('#tabs button[data-tab=report]').click(); 1")
