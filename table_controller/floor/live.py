@@ -37,6 +37,10 @@ ALERT_KINDS: Final = frozenset({"alert", "alerts_open", "alert_change"})
 MAX_OPEN: Final = 500
 """Open alerts kept per table: a runaway table cannot exhaust the dashboard's memory."""
 
+MAX_TABLES: Final = 1000
+"""Tables followed at most: a client publishing under endless made-up table ids (the
+ACL should forbid it) cannot exhaust the dashboard's memory."""
+
 MAX_READERS: Final = 32
 """Readers kept per table (a layout has a handful)."""
 
@@ -167,6 +171,8 @@ class LiveView:
         self.version = 0
         self.alert_version = 0
         """Counts the changes that may touch the open alerts (pages get those at once)."""
+        self.ignored = 0
+        """Messages of tables past :data:`MAX_TABLES` (shown on the page)."""
 
     def table(self, table: str) -> TableView:
         """The view of ``table`` (created when first seen: discovery)."""
@@ -177,6 +183,9 @@ class LiveView:
 
     def take(self, table: str, kind: str, p: Mapping[str, Any]) -> None:
         """Fold one checked message (a JSON object) of ``table`` into the view."""
+        if table not in self.tables and len(self.tables) >= MAX_TABLES:
+            self.ignored += 1
+            return
         view = self.table(table)
         ts = _number(p.get("ts"))
         if ts is not None and (view.last_ts is None or ts > view.last_ts):
@@ -244,6 +253,6 @@ class LiveView:
 
     def snapshot(self) -> dict[str, Any]:
         """What the dashboard draws: every table (by id) and the sorted open alerts."""
-        return {"version": self.version,
+        return {"version": self.version, "ignored": self.ignored,
                 "tables": [self.tables[t].summary() for t in sorted(self.tables)],
                 "alerts": self.alerts()}

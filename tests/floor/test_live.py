@@ -161,3 +161,16 @@ def test_query_and_memory_archive() -> None:
     kept = memory.hand("t1:149:149")
     assert kept is not None
     assert "down_cards" not in kept
+
+
+def test_tables_past_the_limit_are_ignored_and_counted() -> None:
+    """A flood of made-up table ids stops at MAX_TABLES; the known tables go on."""
+    from table_controller.floor.live import MAX_TABLES
+
+    view = LiveView()
+    for n in range(MAX_TABLES + 50):
+        view.take(f"t{n}", "status", {"status": "online", "ts": 1.0})
+    assert len(view.tables) == MAX_TABLES
+    assert view.ignored == 50
+    view.take("t0", "status", {"status": "offline", "ts": 2.0})
+    assert view.tables["t0"].status == "offline"

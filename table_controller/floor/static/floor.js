@@ -219,7 +219,8 @@ function draw() {
   const down = view.tables.filter((t) => t.status !== "online").length;
   $("#summary").textContent = view.tables.length + " tables · " + view.alerts.length +
     " open alerts" + (down ? " · " + down + " not online" : "") +
-    (view.refused ? " · " + view.refused + " bad messages refused" : "");
+    (view.refused ? " · " + view.refused + " bad messages refused" : "") +
+    (view.ignored ? " · " + view.ignored + " messages of tables past the limit ignored" : "");
   $("#conn").textContent = view.connected ? "broker connected" : "broker LOST";
   $("#conn").className = view.connected ? "ok" : "bad";
   document.title = (view.alerts.length ? "(" + view.alerts.length + ") " : "") + "stud-table floor";
