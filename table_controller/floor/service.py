@@ -164,6 +164,7 @@ class Floor:
         self._changed = asyncio.Event()
         self._cached: tuple[int, str] = (-1, "")
         self._tasks: set[asyncio.Task[None]] = set()
+        self._unreachable_logged = False
         self.client = self._mqtt_client()
 
     # ------------------------------------------------------------------ in
@@ -248,6 +249,7 @@ class Floor:
                            keyfile=str(tls.key_file) if tls.key_file else None)
             client.tls_insecure_set(tls.insecure)
         client.on_connect = self._on_connect
+        client.on_connect_fail = self._on_connect_fail
         client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message
         return client
@@ -264,8 +266,17 @@ class Floor:
         # and readers rebuild the whole view on (re)connect.
         client.subscribe([(every_table(s), 1) for s in FOLLOWED])
         self.connected.set()
+        self._unreachable_logged = False
         self._wake_threadsafe()
         log.info("floor_mqtt_connected")
+
+    def _on_connect_fail(self, _c: mqtt.Client, _u: object) -> None:
+        # Logged once per outage (paho retries every few seconds): the page shows
+        # "broker LOST" meanwhile.
+        if not self._unreachable_logged:
+            self._unreachable_logged = True
+            broker = self.cfg.broker
+            log.error("floor_mqtt_unreachable", host=broker.host, port=broker.port)
 
     def _on_disconnect(self, _c: mqtt.Client, _u: object, _f: object, reason: ReasonCode,
                        _p: object) -> None:

@@ -9,6 +9,7 @@ record what reached the broker.
 from __future__ import annotations
 
 import json
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -316,3 +317,20 @@ def test_search_report_and_export_from_the_hands_seen(
     assert page.request("GET", "/api/hand/t1:999:0.phh")[0] == 404
     assert page.request("GET", "/api/search/hands?since=yesterday")[0] == 400
     client.disconnect()
+
+
+def test_an_unreachable_broker_is_logged_and_shown(tmp_path: Path) -> None:
+    """No broker: one error line in the log (not one per retry) and the page says the
+    broker is lost; the dashboard still serves."""
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    service = FloorService(write_config(tmp_path, port)).start(connected=False)
+    try:
+        wait_until(lambda: "floor_mqtt_unreachable" in service.text(),
+                   what="the unreachable broker logged")
+        page = logged_in(service)
+        assert page.view()["connected"] is False
+        assert service.text().count("floor_mqtt_unreachable") == 1
+    finally:
+        service.stop()
