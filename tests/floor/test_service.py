@@ -41,6 +41,22 @@ def floor(tmp_path: Path, mosquitto: MosquittoBroker) -> Iterator[FloorService]:
         service.stop()
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, FloorService]]:
+    """(broker port, service) shared by the tests that leave no state behind (commands
+    that change nothing, logins): one start instead of four on a loaded CI machine."""
+    tmp = tmp_path_factory.mktemp("floor-shared")
+    (tmp / "mq").mkdir()
+    broker = MosquittoBroker(tmp / "mq")
+    broker.start()
+    service = FloorService(write_config(tmp, broker.port)).start()
+    try:
+        yield broker.port, service
+    finally:
+        service.stop()
+        broker.close()
+
+
 def logged_in(service: FloorService, name: str = "Maria Lopez") -> Page:
     """A page logged in as ``name``."""
     page = Page(service.port)
@@ -165,10 +181,11 @@ MALFORMED: list[tuple[str, Any, str]] = [
 
 
 def test_a_malformed_command_from_a_page_is_refused_with_the_reason_and_not_sent(
-        floor: FloorService, mosquitto: MosquittoBroker) -> None:
+        shared: tuple[int, FloorService]) -> None:
     """Nothing malformed reaches the table: the page gets 400 and the reason; the good
     command sent after all of them is the first thing the table receives."""
-    responder = CommandResponder(mosquitto.port)
+    port, floor = shared
+    responder = CommandResponder(port)
     try:
         page = logged_in(floor)
         for name, body, reason in MALFORMED:
@@ -184,14 +201,14 @@ def test_a_malformed_command_from_a_page_is_refused_with_the_reason_and_not_sent
         responder.close()
 
 
-def test_the_tables_rejection_reaches_the_page(floor: FloorService,
-                                               mosquitto: MosquittoBroker) -> None:
+def test_the_tables_rejection_reaches_the_page(shared: tuple[int, FloorService]) -> None:
     """An ack of an unknown or resolved alert is refused by the table; the page shows
     the table's code and reason as given."""
     def decide(got: Got) -> tuple[bool, str | None, str]:
         return False, "unknown_alert", f"no open alert {got.body['alert']!r} at {got.table}"
 
-    responder = CommandResponder(mosquitto.port, decide)
+    port, floor = shared
+    responder = CommandResponder(port, decide)
     try:
         page = logged_in(floor)
         status, reply = page.command("ack", {"table": "t7", "alert": "t7:404"})
@@ -202,19 +219,19 @@ def test_the_tables_rejection_reaches_the_page(floor: FloorService,
         responder.close()
 
 
-def test_no_table_answering_is_a_clear_failure(floor: FloorService) -> None:
+def test_no_table_answering_is_a_clear_failure(shared: tuple[int, FloorService]) -> None:
     """No daemon on the topic: the page is told nobody answered (504), after the timeout."""
-    page = logged_in(floor)
+    page = logged_in(shared[1])
     status, reply = page.command("ack", {"table": "nobody", "alert": "nobody:1"})
     assert status == 504
     assert reply["code"] == "no_reply"
     assert "no reply from table 'nobody'" in reply["reason"]
 
 
-def test_login_is_required_and_checked(floor: FloorService) -> None:
+def test_login_is_required_and_checked(shared: tuple[int, FloorService]) -> None:
     """Without a login: redirected to /login, 401 on the API and the stream; a wrong
     password or an unknown name is refused."""
-    page = Page(floor.port)
+    page = Page(shared[1].port)
     status, headers, _ = page.request("GET", "/")
     assert status == 303
     assert headers["location"] == "/login"
