@@ -43,7 +43,7 @@ HASHES = {name: hash_password(pw, salt=b"0123456789abcdef") for name, pw in SUPE
 
 def write_config(tmp: Path, broker_port: int, *, username: str | None = None,
                  password: str | None = None, extra: str = "",
-                 archive: Path | None = None) -> Path:
+                 archive: Path | None = None, http_port: int = 0) -> Path:
     """A floor.toml for the test's broker, any free HTTP port, two supervisors."""
     creds = ""
     if username is not None:
@@ -59,7 +59,7 @@ host = "127.0.0.1"
 port = {broker_port}
 {creds}
 [http]
-port = 0
+port = {http_port}
 
 {sups}""" + (f'[archive]\npath = "{archive}"\n' if archive is not None else ""))
     return path

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -124,7 +125,11 @@ def test_dashboard_in_a_real_browser(tmp_path: Path, mosquitto: MosquittoBroker,
     tables[0].raise_alert("out_of_order", "error", "a card went to seat 4 before seat 2",
                           ts=now - 30)
 
-    service = FloorService(write_config(tmp_path, mosquitto.port, archive=database)).start()
+    with socket.socket() as sock:  # a fixed port: the restarted dashboard comes back on it
+        sock.bind(("127.0.0.1", 0))
+        http_port = sock.getsockname()[1]
+    config = write_config(tmp_path, mosquitto.port, archive=database, http_port=http_port)
+    service = FloorService(config).start()
     base = f"http://127.0.0.1:{service.port}"
     try:
         browser.open(base + "/")
@@ -238,6 +243,12 @@ def test_dashboard_in_a_real_browser(tmp_path: Path, mosquitto: MosquittoBroker,
         assert browser.js("Array.from(document.querySelectorAll('[src],[href]'))"
                           ".map(e => e.getAttribute('src') || e.getAttribute('href'))"
                           ".filter(u => /^(https?:)?\\/\\//.test(u)).length") == 0
+
+        # The dashboard restarts (logins are kept in memory only): the open page goes
+        # back to the login form by itself instead of saying "retrying" forever.
+        service.stop()
+        service = FloorService(config).start()
+        browser.wait_js("location.pathname === '/login'", what="the page back at /login")
     finally:
         service.stop()
         archive.stop()

@@ -245,7 +245,18 @@ function onView(next) {
 function connect() {
   const source = new EventSource("/sse");
   source.addEventListener("view", (ev) => onView(JSON.parse(ev.data)));
-  source.onerror = () => { $("#conn").textContent = "dashboard link lost: retrying"; $("#conn").className = "bad"; };
+  source.onerror = async () => {
+    $("#conn").textContent = "dashboard link lost: retrying";
+    $("#conn").className = "bad";
+    if (source.readyState !== EventSource.CLOSED) return;  // the browser retries itself
+    // Closed for good (an HTTP error, e.g. the dashboard restarted and forgot the
+    // login): back to the login page if that is why, else try again shortly.
+    try {
+      const resp = await fetch("/api/view");
+      if (resp.status === 401) { location.href = "/login"; return; }
+    } catch (e) { /* the dashboard is down: retry */ }
+    setTimeout(connect, 2000);
+  };
 }
 
 setInterval(() => {  // ages move on between views
