@@ -64,10 +64,17 @@ class StoreArchive:
     source = "archive"
 
     def __init__(self, db: DatabaseConfig) -> None:
+        self.path = db.path
         url = sqlite_url(str(db.path)) if db.path is not None else database_url(str(db.dsn))
         self.store = ArchiveStore(url, connect_timeout_s=db.connect_timeout_s, migrate=False)
 
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        if self.path is not None and not self.path.exists():
+            # SQLite would create an empty file here: a mistyped path would then look
+            # like an archive with no hand in it. The archive service creates the file.
+            raise ArchiveUnavailableError(
+                f"no archive at {self.path} (is stud-table archive running, and is"
+                " [archive] path the file it writes?)")
         try:
             return getattr(self.store, method)(*args, **kwargs)
         except SQLAlchemyError as exc:

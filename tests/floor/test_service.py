@@ -351,3 +351,22 @@ def test_an_unreachable_broker_is_logged_and_shown(tmp_path: Path) -> None:
         assert service.text().count("floor_mqtt_unreachable") == 1
     finally:
         service.stop()
+
+
+def test_a_missing_archive_file_is_reported_not_created(tmp_path: Path,
+                                                        shared: tuple[int, FloorService]
+                                                        ) -> None:
+    """A mistyped ``[archive] path``: search and report answer 503 with the reason and no
+    empty database file appears (it would look like an archive without hands)."""
+    missing = tmp_path / "nowhere" / "archive.sqlite"
+    service = FloorService(write_config(tmp_path, shared[0], archive=missing)).start()
+    try:
+        page = logged_in(service)
+        for path in ("/api/search/hands", "/api/search/alerts", "/api/report",
+                     "/api/hand/t1:1:0.json"):
+            status, _, text = page.request("GET", path)
+            assert status == 503, (path, status, text)
+            assert "no archive at" in text
+        assert not missing.exists()
+    finally:
+        service.stop()
