@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     from table_controller.broadcast.command import add_broadcast_parser
     from table_controller.console_client import add_console_parser
     from table_controller.equity.command import add_equity_parser
+    from table_controller.floor.command import add_floor_parser
     from table_controller.handhistory.commands import add_phh_parser
     from table_controller.republish import add_mqtt_arguments
     from table_controller.simulation.kinds import CONSOLE_KINDS, KINDS
@@ -101,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_broadcast_parser(commands)
     add_deck_parser(commands)
     add_emulate_parser(commands)
+    add_floor_parser(commands)
     add_archive_parser(commands)
     return parser
 
@@ -346,6 +348,10 @@ def _command(args: argparse.Namespace) -> int:
         from table_controller.broadcast.command import run_broadcast
 
         return run_broadcast(args)
+    if args.command == "floor":
+        from table_controller.floor.command import run_floor
+
+        return run_floor(args)
     if args.command == "archive":
         from table_controller.archive.command import run_archive
 

@@ -239,6 +239,15 @@ def is_secure(topic: str) -> bool:
     return levels[len(root) + 1] == SECURE_LEVEL
 
 
+def every_table(suffix: str) -> str:
+    """Subscription filter ``stud/v1/+/<suffix>``: one topic of every table on the broker
+    (the floor dashboard discovers tables by it). ``suffix`` may hold ``+``/``#`` levels
+    but never ``secure``: the floor's role cannot read it and must not ask."""
+    if not suffix or suffix.split("/", maxsplit=1)[0] == SECURE_LEVEL:
+        raise TopicError(f"bad every-table suffix {suffix!r}")
+    return f"{ROOT}/+/{suffix}"
+
+
 ARCHIVE_LEVEL: Final = "_archive"
 """The level under :data:`ROOT` of the archive services' own topics (issue 14). It
 cannot clash with a table: a table id may begin with ``_`` too, so deployments keep

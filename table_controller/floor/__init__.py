@@ -1,0 +1,1 @@
+"""The floor dashboard (issue 14): every table, the open alerts, search and the shift report."""

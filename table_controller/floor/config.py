@@ -1,0 +1,106 @@
+"""``floor.toml``: the floor dashboard's configuration (pydantic, like broadcast's).
+
+Every problem is one :class:`~table_controller.config_file.ConfigError` line,
+``file: key: problem``; ``stud-table floor`` exits 2 with it. A commented example is
+``deploy/floor.example.toml``; docs/floor.md explains every key.
+
+Supervisors log in with a name and a password stored only as a salted scrypt hash
+(the same scheme as the broadcast producer: ``stud-table floor --hash-password``).
+The logged-in name is the ``by`` of every acknowledgement and resolution.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any, Final
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from table_controller.archive.config import DatabaseConfig
+from table_controller.broadcast.config import _checked_hash
+from table_controller.config import BrokerConfig
+from table_controller.config_file import ConfigError, error_from_validation, read_toml
+
+MAX_NAME: Final = 40
+"""Longest supervisor name (it is the ``by`` on the table's journal and topics)."""
+
+
+def _name(value: str) -> str:
+    if not value.strip() or len(value) > MAX_NAME or not value.isprintable():
+        raise ValueError(f"a supervisor name is 1-{MAX_NAME} printable characters")
+    return value
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class HttpConfig(_Section):
+    """``[http]``: where the dashboard is served. Localhost unless said otherwise."""
+
+    host: str = Field(default="127.0.0.1", description="Bind address; put TLS in front.")
+    port: int = Field(default=8490, ge=0, le=65535, description="0: any free port.")
+
+
+class SupervisorConfig(_Section):
+    """``[[supervisors]]``: one floor supervisor who may log in."""
+
+    name: Annotated[str, AfterValidator(_name)]
+    password_hash: Annotated[str, AfterValidator(_checked_hash)] = Field(
+        description="scrypt hash (stud-table floor --hash-password).")
+
+
+class FloorConfig(_Section):
+    """The whole ``floor.toml``."""
+
+    broker: BrokerConfig = BrokerConfig()
+    http: HttpConfig = HttpConfig()
+    supervisors: list[SupervisorConfig] = Field(min_length=1)
+    archive: DatabaseConfig | None = Field(
+        default=None,
+        description="The archive's database (``stud-table archive`` writes it): search,"
+        " shift report and export come from it. None: the hands and alerts this"
+        " dashboard saw since it started only.")
+    command_timeout_s: float = Field(default=10.0, gt=0, le=60,
+                                     description="Wait for a table's reply to a command.")
+    hands_kept: int = Field(default=20_000, ge=100, le=1_000_000,
+                            description="Finished hands kept in memory without an archive.")
+
+    @model_validator(mode="after")
+    def _unique(self) -> FloorConfig:
+        names = [s.name for s in self.supervisors]
+        if len(set(names)) != len(names):
+            raise ValueError("supervisors: a name is listed twice")
+        return self
+
+    def supervisor(self, name: str) -> SupervisorConfig | None:
+        """The supervisor called ``name``, if any."""
+        return next((s for s in self.supervisors if s.name == name), None)
+
+
+def parse_floor_config(data: dict[str, Any], file: Path | str) -> FloorConfig:
+    """Validate parsed TOML ``data``; a problem is a :class:`ConfigError` naming ``file``."""
+    base = Path(file).resolve().parent
+    try:
+        cfg = FloorConfig.model_validate(data)
+    except ValidationError as exc:
+        err = error_from_validation(file, exc)
+        head, sep, rest = err.problem.partition(": ")
+        if sep and not err.key and head == "supervisors":
+            raise ConfigError(file, head, rest) from None
+        raise err from None
+    db = cfg.archive
+    if db is not None and db.path is not None and not db.path.is_absolute():
+        db = db.model_copy(update={"path": Path(os.path.normpath(base / db.path))})
+        cfg = cfg.model_copy(update={"archive": db})
+    return cfg
+
+
+def load_floor_config(path: Path | str) -> FloorConfig:
+    """Read and validate ``floor.toml``; raise :class:`ConfigError` (one line)."""
+    return parse_floor_config(read_toml(path), path)
+
+
+__all__ = ["FloorConfig", "HttpConfig", "SupervisorConfig", "load_floor_config",
+           "parse_floor_config"]

@@ -1,0 +1,581 @@
+"""``stud-table floor``: every table on the broker on one supervisor's screen.
+
+Thin edges around the pure core (:mod:`.live` folds messages into the view,
+:mod:`.report` answers searches and the shift report):
+
+* **in**: a paho-mqtt client (the broker's ``floor`` user) subscribes to every
+  table's public topics by wildcard (``stud/v1/+/status``, ``+/state``,
+  ``+/alerts/#``, ``+/dealer``, ``+/readers/+``, ``+/hands``): a table is
+  discovered by its first message. Never ``secure/``: the role cannot read it.
+  Each message is checked (a JSON object with the envelope's ``seq``/``ts``) on
+  the event loop's thread and folded into the view;
+* **out**: Starlette over uvicorn (the broadcast service's stack) serves the
+  dashboard and one server-sent-event stream per page, carrying the whole view
+  (tables and sorted open alerts) after each change. A stream that falls behind
+  skips to the newest view: the view is a state, not a log;
+* **commands**: acknowledge, resolve and dealer sign-in/out are checked here (a
+  malformed one is refused with its reason and nothing is sent), then sent as the
+  table's console commands ``cmd/ack``, ``cmd/resolve``, ``cmd/dealer`` through
+  :func:`table_controller.console_client.send_request` (MQTT 5 request/response)
+  with the logged-in supervisor's name as ``by``; the table's reply goes back to
+  the page as it is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import secrets
+import socket
+import threading
+import time
+import urllib.parse
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any, Final
+
+import paho.mqtt.client as mqtt
+import structlog
+import uvicorn
+from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
+from paho.mqtt.reasoncodes import ReasonCode
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import (
+    FileResponse,
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import Route
+
+from table_controller.broadcast.config import check_password
+from table_controller.broadcast.service import parse_payload
+from table_controller.console_client import NoReplyError, send_request
+from table_controller.floor.archived import ArchiveUnavailableError, StoreArchive
+from table_controller.floor.config import FloorConfig
+from table_controller.floor.live import FOLLOWED, LiveView, route
+from table_controller.floor.phh import ExportError, record_to_hand
+from table_controller.floor.report import Archive, MemoryArchive, Query, SearchError
+from table_controller.handhistory.writer import write_phh
+from table_controller.topics import (
+    ARCHIVE_LEVEL,
+    ROOT,
+    TopicError,
+    check_level,
+    every_table,
+)
+
+log = structlog.get_logger(__name__)
+
+STATIC: Final = Path(__file__).parent / "static"
+KEEPALIVE_S: Final = 15.0
+"""An SSE comment this often keeps proxies from closing an idle stream."""
+THROTTLE_S: Final = 0.25
+"""Shortest time between two views of a page when no open alert changed."""
+COOKIE: Final = "stud_floor"
+MAX_SESSIONS: Final = 1000
+"""Logins remembered; past this the oldest is forgotten."""
+SESSION_S: Final = 12 * 3600
+"""A login lasts a shift."""
+MAX_NOTE: Final = 200
+"""Longest resolution note (the contract's limit, checked again by the table)."""
+MAX_BODY: Final = 4096
+"""Largest command or login body taken from a page."""
+COMMANDS: Final = frozenset({"ack", "resolve", "dealer"})
+
+
+class CommandError(ValueError):
+    """A command from a page that is not sent: ``str()`` says why."""
+
+
+def _short(value: Any, what: str, limit: int) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise CommandError(f"{what} is required (a non-empty string)")
+    if len(value) > limit:
+        raise CommandError(f"{what} is longer than {limit} characters")
+    if not value.isprintable():
+        raise CommandError(f"{what} holds control characters")
+    return value
+
+
+def build_command(name: str, body: Any, by: str) -> tuple[str, dict[str, Any]]:
+    """``(table, payload)`` of a page's command ``name``, with ``by`` set by us (ack and
+    resolve; the contract's ``cmd/dealer`` has none).
+
+    Pure: raises :class:`CommandError` with the reason for anything malformed, so
+    the page is told and nothing reaches the table. A ``by`` in the body is refused:
+    the acting supervisor is the one logged in, never what a page claims.
+    """
+    if name not in COMMANDS:
+        raise CommandError(f"unknown command {name[:32]!r} (ack, resolve, dealer)")
+    if not isinstance(body, dict):
+        raise CommandError("the body must be a JSON object")
+    if "by" in body:
+        raise CommandError("by is set by the dashboard from the login, not by the page")
+    try:
+        table = check_level(_short(body.get("table"), "table", 64), "table id")
+    except TopicError as exc:
+        raise CommandError(str(exc)) from None
+    allowed = {"ack": {"table", "alert"}, "resolve": {"table", "alert", "note"},
+               "dealer": {"table", "action", "id", "name"}}[name]
+    extra = sorted(set(body) - allowed)
+    if extra:
+        raise CommandError(f"unexpected field(s) {', '.join(e[:32] for e in extra)}")
+    if name == "dealer":
+        action = body.get("action")
+        if action == "out":
+            if body.get("id") is not None or body.get("name") is not None:
+                raise CommandError("a sign-out takes no id or name")
+            return table, {"action": "out"}
+        if action != "in":
+            raise CommandError("action must be \"in\" or \"out\"")
+        # The contract's cmd/dealer has no ``by``: the dealer signs in, the journal and
+        # the dashboard's log say which supervisor pressed the button.
+        return table, {"action": "in", "id": _short(body.get("id"), "id", 32).strip(),
+                       "name": _short(body.get("name"), "name", 64).strip()}
+    payload = {"alert": _short(body.get("alert"), "alert", 128), "by": by}
+    if name == "resolve":
+        payload["note"] = _short(body.get("note"), "note (what was done)", MAX_NOTE).strip()
+    return table, payload
+
+
+class Floor:
+    """The service: live view, archive, MQTT follower, command sender and web app."""
+
+    def __init__(self, cfg: FloorConfig, clock: Callable[[], float] = time.time) -> None:
+        self.cfg = cfg
+        self.clock = clock
+        self.view = LiveView()
+        self.memory = MemoryArchive(cfg.hands_kept)
+        self.archive: Archive = (self.memory if cfg.archive is None
+                                 else StoreArchive(cfg.archive))
+        self.refused = 0
+        """Messages refused (not JSON, no envelope); shown on the page, logged."""
+        self.connected = threading.Event()
+        self._sessions: dict[str, tuple[str, float]] = {}  # token -> (name, expires)
+        self._auth_lock = asyncio.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._changed = asyncio.Event()
+        self._cached: tuple[int, str] = (-1, "")
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._unreachable_logged = False
+        self.client = self._mqtt_client()
+
+    # ------------------------------------------------------------------ in
+
+    def take(self, topic: str, raw: bytes) -> bool:
+        """One message from the broker: checked, folded in; False if refused or not ours."""
+        levels = topic.split("/")
+        root = ROOT.split("/")
+        where = route(levels[len(root):]) if levels[: len(root)] == root else None
+        if where is None:
+            return False
+        table, kind = where
+        if table == ARCHIVE_LEVEL:  # the archive services' own status, not a table
+            return False
+        try:
+            check_level(table, "table id")
+            payload = parse_payload(raw)
+        except (ValueError, TopicError) as exc:
+            self.refused += 1
+            log.warning("floor_message_refused", topic=topic[:120], problem=str(exc))
+            return False
+        if table not in self.view.tables and isinstance(self.archive, StoreArchive):
+            self._lookup_game(table)
+        self.view.take(table, kind, payload)
+        if kind == "hand":
+            self.memory.add_hand({**payload, "table": table})
+        elif kind == "alert_change":
+            self.memory.change_alert(table, payload)
+        if kind in ("alert", "alerts_open", "alert_change"):
+            for alert in self.view.tables[table].open.values():
+                self.memory.note_alert(alert)
+        self._changed.set()
+        return True
+
+    def _lookup_game(self, table: str) -> None:
+        """A newly found table's game from its last archived hand (the public state has
+        no game; the next finished hand would tell, but a supervisor wants it now)."""
+        loop = self._loop
+        if loop is None:
+            return
+
+        async def lookup() -> None:
+            try:
+                rows = await asyncio.to_thread(self.archive.search_hands, Query(table=table))
+            except (ArchiveUnavailableError, SearchError):
+                return  # the page shows the archive's state on search; the live view goes on
+            view = self.view.tables.get(table)
+            if rows and view is not None and view.game is None and rows[0].get("game"):
+                view.game = str(rows[0]["game"])[:16]
+                self._bump()
+
+        task = loop.create_task(lookup())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def snapshot_json(self) -> str:
+        """The view as JSON, encoded once per change however many pages follow it."""
+        version, text = self._cached
+        if version != self.view.version:
+            snap = self.view.snapshot()
+            snap["refused"] = self.refused
+            snap["connected"] = self.connected.is_set()
+            text = json.dumps(snap)
+            self._cached = (self.view.version, text)
+        return text
+
+    # ------------------------------------------------------------------ MQTT
+
+    def _mqtt_client(self) -> mqtt.Client:
+        broker = self.cfg.broker
+        client_id = broker.client_id or f"stud-floor-{secrets.token_hex(16)}"
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id,
+                             protocol=MQTTProtocolVersion.MQTTv5)
+        client.suppress_exceptions = True
+        client.reconnect_delay_set(broker.reconnect_min_delay, broker.reconnect_max_delay)
+        if broker.username is not None:
+            client.username_pw_set(broker.username, broker.password)
+        if broker.tls is not None:
+            tls = broker.tls
+            client.tls_set(ca_certs=str(tls.ca_file) if tls.ca_file else None,
+                           certfile=str(tls.cert_file) if tls.cert_file else None,
+                           keyfile=str(tls.key_file) if tls.key_file else None)
+            client.tls_insecure_set(tls.insecure)
+        client.on_connect = self._on_connect
+        client.on_connect_fail = self._on_connect_fail
+        client.on_disconnect = self._on_disconnect
+        client.on_message = self._on_message
+        return client
+
+    def _on_connect(self, client: mqtt.Client, _u: object, _f: object, reason: ReasonCode,
+                    _p: object) -> None:
+        if reason.is_failure:
+            log.error("floor_mqtt_refused", reason=str(reason))
+            return
+        sock = client.socket()
+        if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        # A fresh session each time: the retained status, state, alerts/open, dealer
+        # and readers rebuild the whole view on (re)connect.
+        client.subscribe([(every_table(s), 1) for s in FOLLOWED])
+        self.connected.set()
+        self._unreachable_logged = False
+        self._wake_threadsafe()
+        log.info("floor_mqtt_connected")
+
+    def _on_connect_fail(self, _c: mqtt.Client, _u: object) -> None:
+        # Logged once per outage (paho retries every few seconds): the page shows
+        # "broker LOST" meanwhile.
+        if not self._unreachable_logged:
+            self._unreachable_logged = True
+            broker = self.cfg.broker
+            log.error("floor_mqtt_unreachable", host=broker.host, port=broker.port)
+
+    def _on_disconnect(self, _c: mqtt.Client, _u: object, _f: object, reason: ReasonCode,
+                       _p: object) -> None:
+        self.connected.clear()
+        self._wake_threadsafe()
+        log.warning("floor_mqtt_disconnected", reason=str(reason))
+
+    def _wake_threadsafe(self) -> None:
+        loop = self._loop
+        if loop is not None:
+            loop.call_soon_threadsafe(self._bump)
+
+    def _bump(self) -> None:
+        self.view.version += 1  # the connection flag is part of the snapshot
+        self._changed.set()
+
+    def _on_message(self, _c: mqtt.Client, _u: object, message: mqtt.MQTTMessage) -> None:
+        loop = self._loop
+        if loop is not None:
+            loop.call_soon_threadsafe(self._take_logged, message.topic, bytes(message.payload))
+
+    def _take_logged(self, topic: str, raw: bytes) -> None:
+        try:
+            self.take(topic, raw)
+        except Exception:  # a bad message never takes the dashboard down
+            self.refused += 1
+            log.exception("floor_take_failed", topic=topic[:120])
+
+    # ------------------------------------------------------------------ stream
+
+    async def stream(self) -> AsyncIterator[str]:
+        """The SSE stream: the whole view now, then after changes.
+
+        A change to the open alerts goes out at once; other changes (a state update
+        at every card, reader heartbeats) at most every :data:`THROTTLE_S`: twenty
+        busy tables change the view hundreds of times a second, and a page redrawing
+        that often would spend the supervisor's machine on nothing they can read.
+        """
+        yield "retry: 1000\n\n"
+        sent, sent_alerts, last = -2, -2, -math.inf
+        while True:
+            version, alerts = self.view.version, self.view.alert_version
+            now = time.monotonic()
+            if version != sent and (alerts != sent_alerts or now - last >= THROTTLE_S):
+                sent, sent_alerts, last = version, alerts, now
+                yield f"event: view\ndata: {self.snapshot_json()}\n\n"
+                continue
+            self._changed.clear()
+            wait = KEEPALIVE_S if version == sent else THROTTLE_S - (now - last)
+            try:
+                await asyncio.wait_for(self._changed.wait(), timeout=wait)
+            except TimeoutError:
+                if version == sent:
+                    yield ": keepalive\n\n"
+
+    # ------------------------------------------------------------------ login
+
+    def supervisor_of(self, request: Request) -> str | None:
+        """The logged-in supervisor's name, or None."""
+        token = request.cookies.get(COOKIE)
+        session = self._sessions.get(token) if token else None
+        if session is None:
+            return None
+        name, expires = session
+        if self.clock() > expires:
+            self._sessions.pop(token or "", None)
+            return None
+        return name
+
+    async def login(self, request: Request) -> Response:
+        """``GET /login``: the form; ``POST /login``: check name and password."""
+        if request.method == "GET":
+            return self._login_page("")
+        raw = await request.body()
+        form = urllib.parse.parse_qs(raw[:MAX_BODY].decode("utf-8", "replace"))
+        name = (form.get("name") or [""])[0]
+        password = (form.get("password") or [""])[0]
+        supervisor = self.cfg.supervisor(name)
+        async with self._auth_lock:  # one scrypt at a time: no CPU flood from guesses
+            ok = supervisor is not None and await asyncio.to_thread(
+                check_password, password, supervisor.password_hash)
+            if not ok:
+                await asyncio.sleep(0.5)
+        if not ok:
+            log.warning("floor_login_refused", name=name[:40])
+            return self._login_page("Unknown name or wrong password.", status=401)
+        token = secrets.token_urlsafe(32)
+        if len(self._sessions) >= MAX_SESSIONS:
+            self._sessions.pop(next(iter(self._sessions)))
+        self._sessions[token] = (name, self.clock() + SESSION_S)
+        log.info("floor_login", name=name)
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/",
+                            max_age=int(SESSION_S))
+        return response
+
+    async def logout(self, request: Request) -> Response:
+        """``POST /logout``: forget the session."""
+        self._sessions.pop(request.cookies.get(COOKIE) or "", None)
+        response = RedirectResponse("/login", status_code=303)
+        response.delete_cookie(COOKIE, path="/")
+        return response
+
+    def _login_page(self, problem: str, status: int = 200) -> Response:
+        html = (STATIC / "login.html").read_text().replace(
+            "{{PROBLEM}}", problem.replace("<", "&lt;"))
+        return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
+
+    # ------------------------------------------------------------------ pages and API
+
+    async def page(self, request: Request) -> Response:
+        """``/``: the dashboard (``?tab=report`` opens the shift report)."""
+        name = self.supervisor_of(request)
+        if name is None:
+            return RedirectResponse("/login", status_code=303)
+        html = (STATIC / "floor.html").read_text().replace(
+            "{{SUPERVISOR}}", name.replace("&", "&amp;").replace("<", "&lt;")
+            .replace('"', "&quot;"))
+        return HTMLResponse(html, headers={"Cache-Control": "no-store"})
+
+    def _denied(self) -> Response:
+        return PlainTextResponse("log in first (/login)", status_code=401)
+
+    async def events(self, request: Request) -> Response:
+        """``/sse``: the view's event stream."""
+        if self.supervisor_of(request) is None:
+            return self._denied()
+        return StreamingResponse(self.stream(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store",
+                                          "X-Accel-Buffering": "no"})
+
+    async def view_json(self, request: Request) -> Response:
+        """``/api/view``: the view now (for scripts and the tests)."""
+        if self.supervisor_of(request) is None:
+            return self._denied()
+        return Response(self.snapshot_json(), media_type="application/json")
+
+    async def command(self, request: Request) -> Response:
+        """``POST /api/cmd/{ack|resolve|dealer}``: check, send to the table, return its reply."""
+        name = self.supervisor_of(request)
+        if name is None:
+            return self._denied()
+        if request.headers.get("x-stud-table") != "1":  # no cross-site form can set it
+            return self._refuse("missing X-Stud-Table header")
+        raw = await request.body()
+        command = request.path_params["name"]
+        try:
+            if len(raw) > MAX_BODY:
+                raise CommandError(f"the body is larger than {MAX_BODY} bytes")
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                raise CommandError("the body is not JSON") from None
+            table, payload = build_command(command, body, name)
+        except CommandError as exc:
+            log.warning("floor_command_refused", command=command[:32], by=name,
+                        problem=str(exc))
+            return self._refuse(str(exc))
+        broker = self.cfg.broker
+        try:
+            reply = await asyncio.to_thread(
+                send_request, broker.host, broker.port, table, command,
+                json.dumps(payload).encode(), timeout=self.cfg.command_timeout_s,
+                username=broker.username, password=broker.password)
+        except NoReplyError as exc:
+            log.error("floor_command_unanswered", command=command, table=table, by=name,
+                      problem=str(exc))
+            return JSONResponse({"accepted": False, "code": "no_reply", "reason": str(exc)},
+                                status_code=504)
+        log.info("floor_command", command=command, table=table, by=name,
+                 accepted=reply.get("accepted"), code=reply.get("code"))
+        return JSONResponse(reply)
+
+    def _refuse(self, reason: str) -> Response:
+        return JSONResponse({"accepted": False, "code": "malformed", "reason": reason},
+                            status_code=400)
+
+    async def search(self, request: Request) -> Response:
+        """``/api/search/{hands|alerts}?table=&since=&until=&dealer=&code=``."""
+        if self.supervisor_of(request) is None:
+            return self._denied()
+        try:
+            q = Query.from_params(dict(request.query_params))
+        except SearchError as exc:
+            return PlainTextResponse(str(exc), status_code=400)
+        what = request.path_params["what"]
+        if what not in ("hands", "alerts"):
+            return PlainTextResponse("search hands or alerts", status_code=404)
+        try:
+            rows = await asyncio.to_thread(
+                self.archive.search_hands if what == "hands" else self.archive.search_alerts, q)
+        except ArchiveUnavailableError as exc:
+            return PlainTextResponse(str(exc), status_code=503)
+        return JSONResponse({"rows": rows, "source": self.archive.source})
+
+    async def report(self, request: Request) -> Response:
+        """``/api/report?since=&until=``: the shift report (default: the last 8 hours)."""
+        if self.supervisor_of(request) is None:
+            return self._denied()
+        try:
+            q = Query.from_params(dict(request.query_params))
+            until = q.until if q.until is not None else self.clock()
+            since = q.since if q.since is not None else until - 8 * 3600
+            body = await asyncio.to_thread(self.archive.report, since, until)
+        except SearchError as exc:
+            return PlainTextResponse(str(exc), status_code=400)
+        except ArchiveUnavailableError as exc:
+            return PlainTextResponse(str(exc), status_code=503)
+        body["source"] = self.archive.source
+        return JSONResponse(body)
+
+    async def export(self, request: Request) -> Response:
+        """``/api/hand/{hand_id}.json``: one hand record, as a download."""
+        if self.supervisor_of(request) is None:
+            return self._denied()
+        hand_id = request.path_params["hand_id"]
+        try:
+            record = await asyncio.to_thread(self.archive.hand, hand_id)
+        except ArchiveUnavailableError as exc:
+            return PlainTextResponse(str(exc), status_code=503)
+        if record is None:
+            return PlainTextResponse("no such hand", status_code=404)
+        # The floor never shows a down card, even from a secure archive.
+        record = {k: v for k, v in record.items() if k != "down_cards"}
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in hand_id)[:100]
+        return Response(json.dumps(record, indent=1), media_type="application/json",
+                        headers={"Content-Disposition": f'attachment; filename="{safe}.json"'})
+
+    async def export_phh(self, request: Request) -> Response:
+        """``/api/hand/{hand_id}.phh``: one hand as a PHH hand history (see :mod:`.phh`)."""
+        if self.supervisor_of(request) is None:
+            return self._denied()
+        hand_id = request.path_params["hand_id"]
+        try:
+            record = await asyncio.to_thread(self.archive.hand, hand_id)
+        except ArchiveUnavailableError as exc:
+            return PlainTextResponse(str(exc), status_code=503)
+        if record is None:
+            return PlainTextResponse("no such hand", status_code=404)
+        try:
+            # Down cards are never used: only what the public saw goes into the file.
+            text = write_phh(record_to_hand({**record, "down_cards": None}))
+        except (ExportError, ValueError) as exc:
+            return PlainTextResponse(f"cannot export this hand as PHH: {exc}",
+                                     status_code=422)
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in hand_id)[:100]
+        return Response(text, media_type="application/toml",
+                        headers={"Content-Disposition": f'attachment; filename="{safe}.phh"'})
+
+    async def static(self, request: Request) -> Response:
+        """The page's own CSS and script (nothing is loaded from outside the machine)."""
+        name = request.path_params["name"]
+        if name not in ("floor.css", "floor.js"):
+            return PlainTextResponse("not found", status_code=404)
+        return FileResponse(STATIC / name, headers={"Cache-Control": "no-cache"})
+
+    def app(self) -> Starlette:
+        """The ASGI app."""
+        return Starlette(routes=[
+            Route("/", self.page),
+            Route("/login", self.login, methods=["GET", "POST"]),
+            Route("/logout", self.logout, methods=["POST"]),
+            Route("/sse", self.events),
+            Route("/api/view", self.view_json),
+            Route("/api/cmd/{name}", self.command, methods=["POST"]),
+            Route("/api/search/{what:str}", self.search),
+            Route("/api/report", self.report),
+            Route("/api/hand/{hand_id}.json", self.export),
+            Route("/api/hand/{hand_id}.phh", self.export_phh),
+            Route("/static/{name}", self.static),
+        ])
+
+    # ------------------------------------------------------------------ run
+
+    async def serve(self, ready: Callable[[int], None] | None = None) -> None:
+        """Connect to the broker, serve HTTP until cancelled."""
+        self._loop = asyncio.get_running_loop()
+        broker = self.cfg.broker
+        self.client.connect_async(broker.host, broker.port, keepalive=broker.keepalive,
+                                  clean_start=True)
+        self.client.loop_start()
+        config = uvicorn.Config(self.app(), host=self.cfg.http.host, port=self.cfg.http.port,
+                                log_level="warning", access_log=False, lifespan="off",
+                                timeout_graceful_shutdown=1)
+        server = uvicorn.Server(config)
+        serving = asyncio.create_task(server.serve())
+        try:
+            while not server.started:
+                if serving.done():
+                    await serving
+                    raise OSError(f"cannot serve on {self.cfg.http.host}:{self.cfg.http.port}")
+                await asyncio.sleep(0.05)
+            port = server.servers[0].sockets[0].getsockname()[1]
+            log.info("floor_serving", host=self.cfg.http.host, port=port)
+            if ready is not None:
+                ready(port)
+            await serving
+        finally:
+            self.client.disconnect()
+            self.client.loop_stop()
+            with contextlib.suppress(Exception):
+                self._changed.set()

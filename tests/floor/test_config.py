@@ -1,0 +1,55 @@
+"""floor.toml: the example file loads; every problem is one clear line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from table_controller.broadcast.config import hash_password
+from table_controller.config_file import ConfigError
+from table_controller.floor.config import load_floor_config, parse_floor_config
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "floor.example.toml"
+HASH = hash_password("floor-secret-1", salt=b"0123456789abcdef")
+
+
+def test_the_example_loads_with_a_real_hash(tmp_path: Path) -> None:
+    """deploy/floor.example.toml is valid once its placeholder hash is replaced."""
+    text = EXAMPLE.read_text()
+    placeholder = "scrypt$16384$8$1$<salt from the command>$<hash from the command>"
+    assert placeholder in text
+    path = tmp_path / "floor.toml"
+    path.write_text(text.replace(placeholder, HASH))
+    cfg = load_floor_config(path)
+    assert cfg.http.host == "127.0.0.1"
+    assert cfg.broker.username == "stud-floor"
+    assert [s.name for s in cfg.supervisors] == ["Maria Lopez"]
+    assert cfg.archive is None
+
+
+@pytest.mark.parametrize(("data", "problem"), [
+    ({"supervisors": []}, "supervisors"),
+    ({"supervisors": [{"name": "A", "password_hash": "hunter2"}]}, "never the password"),
+    ({"supervisors": [{"name": "A", "password_hash": HASH},
+                      {"name": "A", "password_hash": HASH}]}, "listed twice"),
+    ({"supervisors": [{"name": "", "password_hash": HASH}]}, "supervisor name"),
+    ({"supervisors": [{"name": "A", "password_hash": HASH}], "colour": "red"}, "colour"),
+    ({"supervisors": [{"name": "A", "password_hash": HASH}],
+      "archive": {"path": "a.sqlite", "dsn": "postgresql://x@y/z"}}, "exactly one"),
+])
+def test_problems_are_one_line(data: dict[str, object], problem: str) -> None:
+    """A bad config names the file, the key and the problem."""
+    with pytest.raises(ConfigError) as err:
+        parse_floor_config(data, "floor.toml")
+    assert problem in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_archive_path_is_relative_to_the_config(tmp_path: Path) -> None:
+    """``[archive] path`` resolves against the config file's directory."""
+    cfg = parse_floor_config({"supervisors": [{"name": "A", "password_hash": HASH}],
+                              "archive": {"path": "db/archive.sqlite"}},
+                             tmp_path / "floor.toml")
+    assert cfg.archive is not None
+    assert cfg.archive.path == tmp_path / "db" / "archive.sqlite"

@@ -1,0 +1,176 @@
+"""The floor's pure core: the live view, the command checker, search and the shift report
+(no broker, no clock). Hypothesis drives the view with arbitrary message sequences."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from table_controller.floor.live import SEVERITY_RANK, LiveView, route, sort_key
+from table_controller.floor.report import (
+    MemoryArchive,
+    Query,
+    SearchError,
+    hand_matches,
+    shift_report,
+)
+from table_controller.floor.service import CommandError, build_command
+
+KINDS = ["status", "state", "alert", "alerts_open", "alert_change", "dealer", "reader", "hand"]
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12)
+ALERT = st.fixed_dictionaries({
+    "id": st.sampled_from(["a", "b", "c", "d", "e"]),
+    "code": st.sampled_from(["missing_burn", "too_many_cards", "illegal_bet"]),
+    "severity": st.sampled_from([*SEVERITY_RANK, "bogus"]),
+    "ts": st.floats(0, 1e10), "raised_ts": st.floats(0, 1e10) | st.none(),
+    "state": st.sampled_from(["open", "acknowledged"]),
+})
+MESSAGE = st.tuples(st.sampled_from(["t1", "t2", "t3"]), st.sampled_from(KINDS),
+                    st.one_of(
+                        st.dictionaries(st.sampled_from(
+                            ["id", "state", "alerts", "seats", "dealer", "reader", "hand",
+                             "ts", "status", "game", "by"]), JSON, max_size=5),
+                        ALERT,
+                        st.fixed_dictionaries({"alerts": st.lists(ALERT | JSON, max_size=4)}),
+                        st.fixed_dictionaries({"id": st.sampled_from(["a", "b", "c"]),
+                                               "state": st.sampled_from(
+                                                   ["acknowledged", "resolved", "x"]),
+                                               "by": st.text(max_size=5)})))
+
+
+@settings(max_examples=100)
+@given(st.lists(MESSAGE, max_size=30))
+def test_any_messages_never_raise_and_alerts_stay_sorted(messages: list[Any]) -> None:
+    """Whatever the tables (or a hostile client) publish, the view folds it without an
+    exception, and the open alerts are always most severe first, then oldest first."""
+    view = LiveView()
+    for table, kind, payload in messages:
+        view.take(table, kind, payload)
+        snap = view.snapshot()
+        keys = [sort_key(a) for a in snap["alerts"]]
+        assert keys == sorted(keys)
+        ranks = [SEVERITY_RANK.get(a["severity"], 3) for a in snap["alerts"]]
+        assert ranks == sorted(ranks)
+
+
+def test_resolved_alert_is_not_brought_back_by_a_late_redelivery() -> None:
+    """QoS 1 may deliver ``alerts`` again after the resolution: it stays resolved."""
+    view = LiveView()
+    alert = {"id": "t1:5", "code": "missing_burn", "severity": "error", "ts": 10.0}
+    view.take("t1", "alert", alert)
+    view.take("t1", "alert_change", {"id": "t1:5", "state": "resolved", "by": "M"})
+    view.take("t1", "alert", alert)
+    assert view.alerts() == []
+    view.take("t1", "alerts_open", {"alerts": [{**alert, "raised_ts": 10.0}]})
+    assert [a["id"] for a in view.alerts()] == ["t1:5"]  # the table's own set wins
+
+
+def test_severity_then_age() -> None:
+    """critical before error before warning; within one, the oldest first."""
+    view = LiveView()
+    for ident, severity, ts in (("w", "warning", 1.0), ("e2", "error", 30.0),
+                                ("c", "critical", 50.0), ("e1", "error", 20.0)):
+        view.take("t1", "alert", {"id": ident, "severity": severity, "ts": ts, "code": "x"})
+    assert [a["id"] for a in view.alerts()] == ["c", "e1", "e2", "w"]
+
+
+def test_route_never_takes_secure_topics() -> None:
+    """The floor has no business with ``secure/``."""
+    assert route(["t1", "alerts", "open"]) == ("t1", "alerts_open")
+    assert route(["t1", "readers", "r1"]) == ("t1", "reader")
+    assert route(["t1", "secure", "hands"]) is None
+    assert route(["t1", "secure", "state"]) is None
+
+
+def test_build_command_sets_by_and_refuses_a_forged_one() -> None:
+    """``by`` is the login's, never the page's."""
+    assert build_command("ack", {"table": "t1", "alert": "t1:4"}, "Maria") == (
+        "t1", {"alert": "t1:4", "by": "Maria"})
+    with pytest.raises(CommandError, match="by is set by the dashboard"):
+        build_command("ack", {"table": "t1", "alert": "t1:4", "by": "Eve"}, "Maria")
+
+
+def hand(table: str, n: int, ended: float, dealer: str, codes: list[tuple[str, str]]
+         ) -> dict[str, Any]:
+    """A minimal public hand record."""
+    return {"table": table, "hand_id": f"{table}:{n}:{int(ended)}", "ended_ts": ended,
+            "dealer": {"id": dealer, "name": f"Name {dealer}"}, "players": [],
+            "alerts": [{"id": f"{table}:{n}:{c}", "code": c, "severity": s} for c, s in codes]}
+
+
+def test_shift_report_arithmetic() -> None:
+    """Hands per hour, per-code rates, errors vs warnings per dealer and table (rule-free
+    arithmetic over the records; the window is half-open)."""
+    records = [hand("t1", 1, 3600 * 10 + 5, "D1", [("missing_burn", "error")]),
+               hand("t1", 2, 3600 * 10 + 50, "D1", [("illegal_bet", "warning")]),
+               hand("t2", 1, 3600 * 11 + 5, "D2", [("too_many_cards", "critical"),
+                                                   ("missing_burn", "error")]),
+               hand("t2", 2, 3600 * 12, "D2", [])]  # at `until`: outside
+    report = shift_report(records, 3600 * 10, 3600 * 12)
+    assert report["hands"] == 3
+    assert report["errors"] == 3
+    assert [h["hands"] for h in report["hours"]] == [2, 1]
+    assert {c["code"]: (c["count"], c["per_100"]) for c in report["codes"]} == {
+        "missing_burn": (2, 66.67), "illegal_bet": (1, 33.33), "too_many_cards": (1, 33.33)}
+    assert {d["dealer"]: (d["hands"], d["errors"], d["warnings"], d["errors_per_100"])
+            for d in report["dealers"]} == {"Name D1 (D1)": (2, 1, 1, 50.0),
+                                            "Name D2 (D2)": (1, 2, 0, 200.0)}
+    with pytest.raises(SearchError):
+        shift_report(records, 10, 10)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["t1", "t2"]), st.floats(0, 20 * 3600),
+                          st.sampled_from(["D1", "D2"]),
+                          st.lists(st.sampled_from([("missing_burn", "error"),
+                                                    ("illegal_bet", "warning")]),
+                                   max_size=3)), max_size=40))
+def test_report_counts_every_hand_in_the_window_once(rows: list[Any]) -> None:
+    """Hours, dealers and tables each add up to the hands in the window."""
+    records = [hand(t, i, e, d, c) for i, (t, e, d, c) in enumerate(rows)]
+    report = shift_report(records, 3600.0, 15 * 3600.0)
+    inside = [r for r in records if 3600 <= r["ended_ts"] < 15 * 3600]
+    assert report["hands"] == len(inside)
+    assert sum(h["hands"] for h in report["hours"]) == len(inside)
+    assert sum(d["hands"] for d in report["dealers"]) == len(inside)
+    assert sum(t["hands"] for t in report["tables"]) == len(inside)
+    assert all(not math.isnan(d["errors_per_100"] or 0) for d in report["dealers"])
+
+
+def test_query_and_memory_archive() -> None:
+    """Query parsing refuses what it cannot use; the memory archive is bounded."""
+    with pytest.raises(SearchError, match="since"):
+        Query.from_params({"since": "yesterday"})
+    with pytest.raises(SearchError, match="until is before since"):
+        Query.from_params({"since": "20", "until": "10"})
+    q = Query.from_params({"table": "t1", "dealer": "name d1", "code": "missing_burn"})
+    record = hand("t1", 1, 5.0, "D1", [("missing_burn", "error")])
+    assert hand_matches(record, q)
+    assert not hand_matches(record, Query(code="illegal_bet"))
+    memory = MemoryArchive(hands_kept=100)
+    for n in range(150):
+        memory.add_hand({**hand("t1", n, float(n), "D1", []), "down_cards": {"1": ["As"]}})
+    rows = memory.search_hands(Query())
+    assert len(rows) == 100
+    assert rows[0]["hand_id"] == "t1:149:149"
+    kept = memory.hand("t1:149:149")
+    assert kept is not None
+    assert "down_cards" not in kept
+
+
+def test_tables_past_the_limit_are_ignored_and_counted() -> None:
+    """A flood of made-up table ids stops at MAX_TABLES; the known tables go on."""
+    from table_controller.floor.live import MAX_TABLES
+
+    view = LiveView()
+    for n in range(MAX_TABLES + 50):
+        view.take(f"t{n}", "status", {"status": "online", "ts": 1.0})
+    assert len(view.tables) == MAX_TABLES
+    assert view.ignored == 50
+    view.take("t0", "status", {"status": "offline", "ts": 2.0})
+    assert view.tables["t0"].status == "offline"
