@@ -265,7 +265,8 @@ def test_cli_round_trip(rig: TableRig) -> None:
                        == "Ann Lee")
     done = run_cli(rig, "seat", "4", "x" * 300)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "rejected" in done.stdout and "longer than" in done.stdout
+    assert "rejected" in done.stdout
+    assert "longer than" in done.stdout
 
 
 def test_kill9_mid_betting_replays_to_the_same_pot_and_stacks(rig: TableRig) -> None:
