@@ -30,12 +30,13 @@ from table_controller.daemon.floor import (
 )
 from table_controller.daemon.projection import HandFacts, hand_id, hand_records
 from table_controller.engine.alerts import AlertCode
-from table_controller.engine.dealing import DealingEngine
+from table_controller.engine.dealing import DealingEngine, expected_face
 from table_controller.events import AlertAck, AlertResolve, DealerChange, FloorCommand
 from table_controller.journal import current_hand_records
 from table_controller.ops import MAX_NOTE_CHARS, floor_op, parse_floor
 from table_controller.script import ScriptParser
-from table_controller.simulation import deal_random
+from table_controller.simulation import PhysicalDeal, deal_random
+from table_controller.zones import ZoneKind
 
 # ------------------------------------------------------------------ parsing
 
@@ -217,6 +218,12 @@ def test_replay_of_a_journal_skips_the_floor_records() -> None:
 seat_sets = st.lists(st.integers(1, 8), min_size=2, max_size=8, unique=True).map(sorted)
 
 
+def dealt(deal: PhysicalDeal, seat: int, face: ZoneKind) -> list[str]:
+    """The cards ``seat`` was dealt with ``face`` (folded hands too), in order."""
+    return [card.code for number, card in enumerate(deal.cards[seat], start=1)
+            if expected_face(number) is face]
+
+
 @settings(max_examples=150)
 @given(seat_sets, st.dictionaries(st.integers(1, 8), st.integers(3, 7)),
        st.integers(0, 2**32 - 1))
@@ -248,10 +255,13 @@ def test_public_record_has_no_unshown_down_card(
     assert public.down_cards is None
     shown = {int(seat) for seat in public.shown}
     assert shown <= set(deal.live_seats)  # folded hands are never shown
+    dealt_down = {s: dealt(deal, s, ZoneKind.DOWN) for s in seats}
     for seat in seats:
-        for card in hand.seats[seat].down:
-            assert (f'"{card.code}"' in text) == (seat in shown), (seat, card)
-    assert secure.down_cards == {str(s): [c.code for c in hand.seats[s].down] for s in seats}
+        for code in dealt_down[seat]:
+            assert (f'"{code}"' in text) == (seat in shown), (seat, code)
+    # Every down card as dealt, folded hands' too, is in the secure record only.
+    assert secure.down_cards == {str(s): dealt_down[s] for s in seats}
+    assert public.up_cards == {str(s): dealt(deal, s, ZoneKind.UP) for s in seats}
     assert public.hand_id == hand_id("t1", hand.number, 1.5) == f"t1:{hand.number}:1500"
     assert public.ended == ("showdown" if shown else "fold" if hand.winners else "killed")
     # No console, so no notice computed from down cards: the rest is the same.
