@@ -12,6 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from table_controller.cli import build_parser
+from table_controller.console_client import command_payload
 from table_controller.console_commands import (
     BAD_JSON,
     INVALID_COMMAND,
@@ -87,6 +89,56 @@ def test_floor_command_not_json() -> None:
 def test_floor_op_round_trips(command: FloorCommand) -> None:
     op = floor_op(command)
     assert parse_floor(op["op"], op) == command
+
+
+@settings(max_examples=300)
+@given(
+    st.sampled_from(["ack", "resolve", "dealer"]),
+    st.dictionaries(st.sampled_from(["alert", "by", "note", "action", "id", "name", "x"]),
+                    st.one_of(st.none(), st.integers(-3, 3), st.text(max_size=8),
+                              st.sampled_from(["in", "out", "t1:5", "Ann"]),
+                              st.text(min_size=199, max_size=202)),
+                    max_size=4),
+)
+def test_any_json_object_is_a_floor_command_that_journals_or_a_clear_refusal(
+    name: str, body: dict[str, object]
+) -> None:
+    """Fuzzed payloads: a refusal with a stable code and a reason, or a command whose
+    journal op parses back to the same command (what a restart replays)."""
+    error: CommandError | None = None
+    try:
+        command = parse_command(name, json.dumps(body).encode(), seats=8)
+    except CommandError as exc:
+        error = exc
+    if error is not None:
+        assert error.code in (BAD_JSON, INVALID_COMMAND)
+        assert error.reason.startswith(f"{name}: ")
+        return
+    assert isinstance(command, AlertAck | AlertResolve | DealerChange)
+    op = floor_op(command)
+    assert parse_floor(op["op"], op) == command
+
+
+def test_cli_arguments_build_the_floor_commands() -> None:
+    parser = build_parser()
+    cases = [
+        (["ack", "t1:5", "--by", "Bob"], ("ack", {"alert": "t1:5", "by": "Bob"})),
+        (["resolve", "t1:5", "--by", "Bob", "--note", "misdeal called"],
+         ("resolve", {"alert": "t1:5", "by": "Bob", "note": "misdeal called"})),
+        (["dealer", "in", "D17", "Ann Lee"],
+         ("dealer", {"action": "in", "id": "D17", "name": "Ann Lee"})),
+        (["dealer", "out"], ("dealer", {"action": "out"})),
+    ]
+    for argv, (name, body) in cases:
+        args = parser.parse_args(["console", "--table", "t1", *argv])
+        got_name, payload = command_payload(args)
+        assert (got_name, json.loads(payload)) == (name, body)
+        parse_command(got_name, payload, seats=8)  # the daemon accepts what the CLI sends
+    for bad in (["ack", "t1:5"], ["resolve", "t1:5", "--by", "Bob"], ["dealer", "in", "D1"],
+                ["dealer"]):
+        with pytest.raises(SystemExit) as exited:
+            parser.parse_args(["console", "--table", "t1", *bad])
+        assert exited.value.code == 2
 
 
 # ------------------------------------------------------------------ the book
