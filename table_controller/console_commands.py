@@ -5,7 +5,10 @@ to :func:`parse_command` on the engine thread. A well-formed command becomes
 the :mod:`table_controller.events` event the engine applies and the journal
 stores (``hand`` -> :class:`HandStarted`, ``act`` -> :class:`ConsoleAction`,
 ``kill``/``live`` -> :class:`FloorRuling`, ``end`` -> :class:`HandEnded`,
-``seat`` -> :class:`SeatName`).
+``seat`` -> :class:`SeatName`); the floor's commands (issue 14) become floor
+commands the daemon applies itself, never the engine (``ack`` -> :class:`AlertAck`,
+``resolve`` -> :class:`AlertResolve`, ``dealer`` -> :class:`DealerChange`), and
+whether the alert they name exists is the daemon's alert book's call.
 Anything else raises :class:`CommandError` with a stable ``code`` and a reason
 a dealer can read; such a command never reaches the engine or the journal.
 

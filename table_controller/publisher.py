@@ -301,7 +301,9 @@ class MqttPublisher:
         self._dealer: DealerPayload | None = None
         # Alerts, alert changes and hand records wait here while offline (the
         # floor and the archive must get them); oldest dropped first, counted.
-        self._alerts: deque[tuple[str, BaseModel]] = deque(maxlen=broker.alert_queue)
+        # A hand record's two messages are one entry (they share one seq).
+        self._alerts: deque[tuple[tuple[str, BaseModel], ...]] = deque(
+            maxlen=broker.alert_queue)
         self._pending: deque[mqtt.MQTTMessageInfo] = deque()
         # The ack counters have a lock of their own: paho calls on_publish holding
         # its message mutex, which the engine thread takes (in publish) while
@@ -511,7 +513,8 @@ class MqttPublisher:
             self._send(self.topics.secure_events, _stamp(secure, seq, ts), retain=False)
 
     def publish_alert(self, alert: AlertPayload) -> None:
-        """Publish one alert; offline it waits in the bounded queue (stamped now).
+        """Publish one alert; offline it waits in the bounded queue (stamped again when
+        it goes out, so seq follows the order messages reach the broker).
         An alert without an id gets one here (see ``alert_ids``)."""
         self._check_table(alert.table)
         with self._lock:
@@ -519,7 +522,7 @@ class MqttPublisher:
             stamped = _stamp(alert, seq, self._clock())
             if not stamped.id:
                 stamped = stamped.model_copy(update={"id": self._new_alert_id(seq)})
-            self._send_or_queue(self.topics.alerts, stamped)
+            self._send_or_queue((self.topics.alerts, stamped))
 
     def publish_open_alerts(self, payload: OpenAlertsPayload) -> None:
         """Publish ``alerts/open`` retained; kept for republishing (issue 14)."""
@@ -535,8 +538,8 @@ class MqttPublisher:
         waits in the alert queue."""
         self._check_table(change.table)
         with self._lock:
-            self._send_or_queue(self.topics.alerts_changes,
-                                _stamp(change, self._seq.next(), self._clock()))
+            self._send_or_queue((self.topics.alerts_changes,
+                                 _stamp(change, self._seq.next(), self._clock())))
 
     def publish_dealer(self, payload: DealerPayload) -> None:
         """Publish ``dealer`` retained; kept for republishing."""
@@ -553,19 +556,20 @@ class MqttPublisher:
         self._check_table(public.table, secure.table)
         with self._lock:
             seq, ts = self._seq.next(), self._clock()
-            self._send_or_queue(self.topics.hands, _stamp(public, seq, ts))
-            self._send_or_queue(self.topics.secure_hands, _stamp(secure, seq, ts))
+            self._send_or_queue((self.topics.hands, _stamp(public, seq, ts)),
+                                (self.topics.secure_hands, _stamp(secure, seq, ts)))
 
-    def _send_or_queue(self, topic: str, stamped: BaseModel) -> None:
-        """Send now, or (offline) keep in the bounded queue (lock held)."""
+    def _send_or_queue(self, *messages: tuple[str, BaseModel]) -> None:
+        """Send now, or (offline) keep in the bounded queue as one entry (lock held)."""
         if self._online:
-            self._send(topic, stamped, retain=False)
+            for topic, stamped in messages:
+                self._send(topic, stamped, retain=False)
             return
         if len(self._alerts) == self._alerts.maxlen:
             self._alerts_dropped += 1  # deque drops the oldest on append
             if self._alerts_dropped == 1:
                 log.warning("mqtt_alert_queue_full", size=self._alerts.maxlen)
-        self._alerts.append((topic, stamped))
+        self._alerts.append(messages)
 
     def _new_alert_id(self, seq: int) -> str:
         return self._alert_ids() if self._alert_ids is not None else f"{self._table}:{seq}"
@@ -810,8 +814,13 @@ class MqttPublisher:
             self._republish_locked()
             queued = len(self._alerts)
             while self._alerts:
-                topic, queued_payload = self._alerts.popleft()
-                self._send(topic, queued_payload, retain=False)
+                # Stamped again as they go out: seq increases in the order messages
+                # reach the broker, and the republish above took newer numbers than
+                # those they were queued with. (Their ids, and alerts/open's
+                # raised_ts, keep when they were raised.)
+                seq, ts = self._seq.next(), self._clock()
+                for topic, queued_payload in self._alerts.popleft():
+                    self._send(topic, _stamp(queued_payload, seq, ts), retain=False)
             if self._alerts_dropped:
                 dropped, self._alerts_dropped = self._alerts_dropped, 0
                 overflow = self._own_alert(

@@ -345,7 +345,7 @@ class TableCore:
         the next hand number on disk beside the journal. ``equity`` computes the
         live equity (None: the secure state has neither equity nor readings).
         ``alert_ids`` hands out alert ids that are never reused (the daemon's
-        persistent counter; without it ids count on from the journal's)."""
+        persistent counter; without it ids count on from the highest the book saw)."""
         self.table_id = table_id
         self.layout = layout
         self.engine = DealingEngine(settings)

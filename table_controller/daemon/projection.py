@@ -293,6 +293,11 @@ class HandFacts:
     notices: list[tuple[str, str, bool]] = field(default_factory=list)
     """(code, message, secret) of each notice."""
     shown: dict[int, list[str]] = field(default_factory=dict)
+    up: dict[int, list[str]] = field(default_factory=dict)
+    """seat -> up cards as dealt (a folded hand's cards leave its seat: the record
+    keeps what the table saw)."""
+    down: dict[int, list[str]] = field(default_factory=dict)
+    """seat -> down cards as dealt: for the secure record only."""
     interrupted: bool = False
 
     def note_outputs(self, outputs: Sequence[object]) -> None:
@@ -310,6 +315,12 @@ class HandFacts:
                     last = self.actions[-1] if self.actions else None
                     if last is None or last[1:3] != (output.seat, "fold"):
                         self.actions.append((output.street, output.seat, "fold", None))
+                elif (output.kind is GameEventKind.CARD_DEALT_UP and output.seat is not None
+                      and output.card is not None):
+                    self.up.setdefault(output.seat, []).append(output.card.code)
+                elif (output.kind is GameEventKind.CARD_DEALT_DOWN and output.seat is not None
+                      and output.card is not None):
+                    self.down.setdefault(output.seat, []).append(output.card.code)
                 elif output.kind is GameEventKind.HAND_RESULT:
                     for shown in output.shown:
                         self.shown[shown.seat] = [card.code for card in shown.cards]
@@ -361,7 +372,7 @@ def hand_records(
         "players": players,
         "actions": [{"street": street, "seat": seat, "action": action, "amount": amount}
                     for street, seat, action, amount in facts.actions],
-        "up_cards": {str(s): [c.code for c in hand.seats[s].up] for s in hand.players},
+        "up_cards": {str(s): list(facts.up.get(s, ())) for s in hand.players},
         "shown": {str(s): cards for s, cards in sorted(facts.shown.items())},
         "pot": sum(award.amount for award in paid) if betting is not None else None,
         "winners": list(hand.winners),
@@ -376,7 +387,7 @@ def hand_records(
     })
     secure = SecureHandRecord.model_validate({
         **common,
-        "down_cards": {str(s): [c.code for c in hand.seats[s].down] for s in hand.players},
+        "down_cards": {str(s): list(facts.down.get(s, ())) for s in hand.players},
         "notices": [{"code": c, "message": m} for c, m, _ in facts.notices],
     })
     return public, secure

@@ -76,7 +76,8 @@ def daemon_topics() -> tuple[str, ...]:
     """Prefixes of every topic the daemon may publish on."""
     return tuple(
         f"{ROOT}/{level}"
-        for level in ("status", "state", "events", "secure/", "alerts", "readers/", "reply/")
+        for level in ("status", "state", "events", "secure/", "alerts", "readers/", "reply/",
+                      "dealer", "hands")  # issue 14: alerts/open, alerts/changes too
     )
 
 

@@ -33,7 +33,7 @@ from table_controller.simulation import deal_random
 
 CARD_KINDS = {"card_dealt_down", "card_dealt_up", "card_burned", "community_card"}
 OBSERVED = [f"{ROOT}/{t}" for t in ("status", "state", "events", "secure/#", "alerts",
-                                    "readers/+", "reply/+")]
+                                    "alerts/+", "dealer", "hands", "readers/+", "reply/+")]
 
 
 @pytest.fixture

@@ -12,6 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from table_controller.cli import build_parser
+from table_controller.console_client import command_payload
 from table_controller.console_commands import (
     BAD_JSON,
     INVALID_COMMAND,
@@ -30,12 +32,13 @@ from table_controller.daemon.floor import (
 )
 from table_controller.daemon.projection import HandFacts, hand_id, hand_records
 from table_controller.engine.alerts import AlertCode
-from table_controller.engine.dealing import DealingEngine
+from table_controller.engine.dealing import DealingEngine, expected_face
 from table_controller.events import AlertAck, AlertResolve, DealerChange, FloorCommand
 from table_controller.journal import current_hand_records
 from table_controller.ops import MAX_NOTE_CHARS, floor_op, parse_floor
 from table_controller.script import ScriptParser
-from table_controller.simulation import deal_random
+from table_controller.simulation import PhysicalDeal, deal_random
+from table_controller.zones import ZoneKind
 
 # ------------------------------------------------------------------ parsing
 
@@ -86,6 +89,56 @@ def test_floor_command_not_json() -> None:
 def test_floor_op_round_trips(command: FloorCommand) -> None:
     op = floor_op(command)
     assert parse_floor(op["op"], op) == command
+
+
+@settings(max_examples=300)
+@given(
+    st.sampled_from(["ack", "resolve", "dealer"]),
+    st.dictionaries(st.sampled_from(["alert", "by", "note", "action", "id", "name", "x"]),
+                    st.one_of(st.none(), st.integers(-3, 3), st.text(max_size=8),
+                              st.sampled_from(["in", "out", "t1:5", "Ann"]),
+                              st.text(min_size=199, max_size=202)),
+                    max_size=4),
+)
+def test_any_json_object_is_a_floor_command_that_journals_or_a_clear_refusal(
+    name: str, body: dict[str, object]
+) -> None:
+    """Fuzzed payloads: a refusal with a stable code and a reason, or a command whose
+    journal op parses back to the same command (what a restart replays)."""
+    error: CommandError | None = None
+    try:
+        command = parse_command(name, json.dumps(body).encode(), seats=8)
+    except CommandError as exc:
+        error = exc
+    if error is not None:
+        assert error.code in (BAD_JSON, INVALID_COMMAND)
+        assert error.reason.startswith(f"{name}: ")
+        return
+    assert isinstance(command, AlertAck | AlertResolve | DealerChange)
+    op = floor_op(command)
+    assert parse_floor(op["op"], op) == command
+
+
+def test_cli_arguments_build_the_floor_commands() -> None:
+    parser = build_parser()
+    cases = [
+        (["ack", "t1:5", "--by", "Bob"], ("ack", {"alert": "t1:5", "by": "Bob"})),
+        (["resolve", "t1:5", "--by", "Bob", "--note", "misdeal called"],
+         ("resolve", {"alert": "t1:5", "by": "Bob", "note": "misdeal called"})),
+        (["dealer", "in", "D17", "Ann Lee"],
+         ("dealer", {"action": "in", "id": "D17", "name": "Ann Lee"})),
+        (["dealer", "out"], ("dealer", {"action": "out"})),
+    ]
+    for argv, (name, body) in cases:
+        args = parser.parse_args(["console", "--table", "t1", *argv])
+        got_name, payload = command_payload(args)
+        assert (got_name, json.loads(payload)) == (name, body)
+        parse_command(got_name, payload, seats=8)  # the daemon accepts what the CLI sends
+    for bad in (["ack", "t1:5"], ["resolve", "t1:5", "--by", "Bob"], ["dealer", "in", "D1"],
+                ["dealer"]):
+        with pytest.raises(SystemExit) as exited:
+            parser.parse_args(["console", "--table", "t1", *bad])
+        assert exited.value.code == 2
 
 
 # ------------------------------------------------------------------ the book
@@ -217,6 +270,12 @@ def test_replay_of_a_journal_skips_the_floor_records() -> None:
 seat_sets = st.lists(st.integers(1, 8), min_size=2, max_size=8, unique=True).map(sorted)
 
 
+def dealt(deal: PhysicalDeal, seat: int, face: ZoneKind) -> list[str]:
+    """The cards ``seat`` was dealt with ``face`` (folded hands too), in order."""
+    return [card.code for number, card in enumerate(deal.cards[seat], start=1)
+            if expected_face(number) is face]
+
+
 @settings(max_examples=150)
 @given(seat_sets, st.dictionaries(st.integers(1, 8), st.integers(3, 7)),
        st.integers(0, 2**32 - 1))
@@ -248,10 +307,13 @@ def test_public_record_has_no_unshown_down_card(
     assert public.down_cards is None
     shown = {int(seat) for seat in public.shown}
     assert shown <= set(deal.live_seats)  # folded hands are never shown
+    dealt_down = {s: dealt(deal, s, ZoneKind.DOWN) for s in seats}
     for seat in seats:
-        for card in hand.seats[seat].down:
-            assert (f'"{card.code}"' in text) == (seat in shown), (seat, card)
-    assert secure.down_cards == {str(s): [c.code for c in hand.seats[s].down] for s in seats}
+        for code in dealt_down[seat]:
+            assert (f'"{code}"' in text) == (seat in shown), (seat, code)
+    # Every down card as dealt, folded hands' too, is in the secure record only.
+    assert secure.down_cards == {str(s): dealt_down[s] for s in seats}
+    assert public.up_cards == {str(s): dealt(deal, s, ZoneKind.UP) for s in seats}
     assert public.hand_id == hand_id("t1", hand.number, 1.5) == f"t1:{hand.number}:1500"
     assert public.ended == ("showdown" if shown else "fold" if hand.winners else "killed")
     # No console, so no notice computed from down cards: the rest is the same.

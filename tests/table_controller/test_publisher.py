@@ -318,6 +318,30 @@ def test_alert_queue_overflow_is_reported(
     assert pub.counters().alerts_dropped == 0
 
 
+def test_queued_alert_is_stamped_after_the_republish(
+    persistent_broker: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
+) -> None:
+    """Regression (issue 14): a message queued while offline kept the seq it was queued
+    with and reached the broker after the republished retained set, so seq went
+    backwards (a restarted daemon's republished hand record did, caught by
+    test_hand_numbers_go_on_after_sigterm_and_kill_9). Now stamped as it goes out."""
+    broker = persistent_broker
+    sub = _subscribe(broker.port, subscribers, client_id="restamp-sub", persistent=True)
+    pub = _publisher(broker.port, tmp_path, publishers)
+    assert pub.wait_online(WAIT)
+    pub.publish_state(*sample.states())
+    sub.wait_topic(TOPICS.state)
+    broker.stop()
+    wait_until(lambda: not pub.online, what="publisher to notice the broker is gone")
+    pub.publish_alert(sample.alert(1))
+    broker.start()
+    assert pub.wait_online(WAIT)
+    alert = sub.wait_topic(TOPICS.alerts).json()
+    assert alert["id"]  # the id it was given when raised stays
+    republished = [m.json()["seq"] for m in sub.on_topic(TOPICS.state)][-1]
+    assert alert["seq"] > republished
+
+
 def test_exception_in_handler_does_not_disconnect(
     mosquitto: MosquittoBroker, tmp_path: Path, subscribers: list, publishers: list
 ) -> None:
