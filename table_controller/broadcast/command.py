@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from table_controller.broadcast.config import hash_password, load_broadcast_config
+from table_controller.broadcast.config import load_broadcast_config
 from table_controller.config_file import ConfigError
+from table_controller.web.passwords import hash_password
 
 EXIT_BAD_CONFIG = 2
 EXIT_NEEDS_PERSON = 3

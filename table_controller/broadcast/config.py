@@ -11,9 +11,6 @@ the password itself except to check a login against the hash.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import os
 from pathlib import Path
 from typing import Annotated, Any, Final
@@ -31,52 +28,10 @@ from table_controller.broadcast.delay import MAX_DELAY_S, MAX_OFFSET_MS, Reveal
 from table_controller.config import BrokerConfig
 from table_controller.config_file import ConfigError, error_from_validation, read_toml
 from table_controller.topics import TopicError, check_level
+from table_controller.web.passwords import checked_hash
 
 RESERVED: Final = frozenset({"venue", "producer", "static", "api", "login"})
 """Output names taken by the service's own pages."""
-
-_SCRYPT: Final = {"n": 2**14, "r": 8, "p": 1}
-# scrypt's interactive-login parameters (RFC 7914 section 2): ~50 ms and 16 MiB per
-# check, so a stolen config cannot be brute-forced cheaply.
-
-
-def hash_password(password: str, salt: bytes | None = None) -> str:
-    """The config form of ``password``: ``scrypt$N$r$p$<salt>$<hash>`` (base64)."""
-    salt = salt if salt is not None else os.urandom(16)
-    digest = hashlib.scrypt(password.encode(), salt=salt, **_SCRYPT, dklen=32)
-    b64 = base64.b64encode
-    return (f"scrypt${_SCRYPT['n']}${_SCRYPT['r']}${_SCRYPT['p']}$"
-            f"{b64(salt).decode()}${b64(digest).decode()}")
-
-
-def _parse_hash(value: str) -> tuple[int, int, int, bytes, bytes]:
-    parts = value.split("$")
-    if len(parts) != 6 or parts[0] != "scrypt":
-        raise ValueError("must be a hash from `stud-table broadcast --hash-password`"
-                         " (scrypt$N$r$p$salt$hash), never the password itself")
-    try:
-        n, r, p = (int(x) for x in parts[1:4])
-        salt, digest = base64.b64decode(parts[4], validate=True), base64.b64decode(
-            parts[5], validate=True)
-    except ValueError:
-        raise ValueError("is not a valid scrypt$N$r$p$salt$hash string") from None
-    if n < 2**10 or n & (n - 1) or not 1 <= r <= 64 or not 1 <= p <= 16 or len(digest) < 16:
-        raise ValueError("scrypt parameters out of range (N a power of two >= 1024)")
-    return n, r, p, salt, digest
-
-
-def _checked_hash(value: str) -> str:
-    _parse_hash(value)
-    return value
-
-
-def check_password(password: str, stored: str) -> bool:
-    """True if ``password`` matches the ``stored`` hash (constant-time compare)."""
-    n, r, p, salt, digest = _parse_hash(stored)
-    got = hashlib.scrypt(password.encode(), salt=salt, n=n, r=r, p=p, dklen=len(digest),
-                         maxmem=256 * 1024 * 1024)
-    return hmac.compare_digest(got, digest)
-
 
 def _level(what: str) -> AfterValidator:
     def check(value: str) -> str:
@@ -101,7 +56,7 @@ class HttpConfig(_Section):
 class ProducerConfig(_Section):
     """``[producer]``: the lock of the producer page, the delay control and locked outputs."""
 
-    password_hash: Annotated[str, AfterValidator(_checked_hash)] = Field(
+    password_hash: Annotated[str, AfterValidator(checked_hash)] = Field(
         description="scrypt hash (stud-table broadcast --hash-password).")
 
 
@@ -185,8 +140,6 @@ __all__ = [
     "HttpConfig",
     "OutputConfig",
     "ProducerConfig",
-    "check_password",
-    "hash_password",
     "load_broadcast_config",
     "parse_broadcast_config",
 ]

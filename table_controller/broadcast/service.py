@@ -27,7 +27,6 @@ import base64
 import binascii
 import contextlib
 import json
-import math
 import secrets
 import socket
 import sqlite3
@@ -57,7 +56,7 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
-from table_controller.broadcast.config import BroadcastConfig, OutputConfig, check_password
+from table_controller.broadcast.config import BroadcastConfig, OutputConfig
 from table_controller.broadcast.delay import (
     DelayError,
     DelayLine,
@@ -69,12 +68,12 @@ from table_controller.broadcast.delay import (
 )
 from table_controller.broadcast.store import Store, Stored
 from table_controller.topics import ROOT, TableTopics
+from table_controller.web.inbound import parse_payload
+from table_controller.web.passwords import check_password
 
 log = structlog.get_logger(__name__)
 
 STATIC: Final = Path(__file__).parent / "static"
-MAX_PAYLOAD: Final = 256 * 1024
-"""Largest message taken from the broker; a state of 8 seats is a few KiB."""
 KEEPALIVE_S: Final = 15.0
 """An SSE comment this often keeps proxies from closing an idle stream."""
 COOKIE: Final = "stud_broadcast"
@@ -107,24 +106,6 @@ def route(topic: str) -> tuple[str, str, str] | None:
         return table, "secure", "reader"
     hit = _ROUTES.get(rest)
     return (table, *hit) if hit else None
-
-
-def parse_payload(raw: bytes) -> dict[str, Any]:
-    """A message's JSON object, or ``ValueError`` saying why it is refused."""
-    if len(raw) > MAX_PAYLOAD:
-        raise ValueError(f"{len(raw)} bytes, more than {MAX_PAYLOAD}")
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise ValueError(f"not JSON ({str(exc)[:60]})") from None
-    if not isinstance(data, dict):
-        raise ValueError("not a JSON object")
-    seq, ts = data.get("seq"), data.get("ts")
-    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
-        raise ValueError("no envelope seq")
-    if isinstance(ts, bool) or not isinstance(ts, int | float) or not math.isfinite(ts):
-        raise ValueError("no envelope ts")
-    return data
 
 
 @dataclass

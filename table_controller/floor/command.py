@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from table_controller.broadcast.config import hash_password
 from table_controller.config_file import ConfigError
 from table_controller.floor.config import load_floor_config
+from table_controller.web.passwords import hash_password
 
 EXIT_BAD_CONFIG = 2
 

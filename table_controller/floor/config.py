@@ -18,9 +18,9 @@ from typing import Annotated, Any, Final
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from table_controller.archive.config import DatabaseConfig
-from table_controller.broadcast.config import _checked_hash
 from table_controller.config import BrokerConfig
 from table_controller.config_file import ConfigError, error_from_validation, read_toml
+from table_controller.web.passwords import checked_hash
 
 MAX_NAME: Final = 40
 """Longest supervisor name (it is the ``by`` on the table's journal and topics)."""
@@ -47,7 +47,7 @@ class SupervisorConfig(_Section):
     """``[[supervisors]]``: one floor supervisor who may log in."""
 
     name: Annotated[str, AfterValidator(_name)]
-    password_hash: Annotated[str, AfterValidator(_checked_hash)] = Field(
+    password_hash: Annotated[str, AfterValidator(checked_hash)] = Field(
         description="scrypt hash (stud-table floor --hash-password).")
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from mqtt_broker import WAIT, wait_until
 
-from table_controller.broadcast.config import hash_password
+from table_controller.web.passwords import hash_password
 
 PASSWORD = "producer-secret-1"
 PASSWORD_HASH = hash_password(PASSWORD, salt=b"0123456789abcdef")

@@ -27,8 +27,8 @@ from browser import CHROMIUM, Browser, seats
 from daemon_rig import TableRig, clear_table, latest, subscribe, wait_state
 from mqtt_broker import MosquittoBroker
 
-from table_controller.console_client import send_request
 from table_controller.events import CardPlaced, ConsoleAction, HandStarted, TableEvent
+from table_controller.mqtt_request import send_request
 from table_controller.script import event_to_op
 from table_controller.simulation import deal_random
 from table_controller.simulation.players import deal_betting

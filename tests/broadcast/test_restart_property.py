@@ -15,8 +15,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.broadcast.config import hash_password, parse_broadcast_config
+from table_controller.broadcast.config import parse_broadcast_config
 from table_controller.broadcast.service import Broadcast
+from table_controller.web.passwords import hash_password
 
 HASH = hash_password("restart-test-pw", salt=b"0123456789abcdef")
 

@@ -19,9 +19,9 @@ from daemon_rig import ROOT, TABLE, TableRig, events_of, latest, subscribe, wait
 from mqtt_broker import WAIT, RecordingSubscriber, wait_until
 
 from table_controller.cards import Card
-from table_controller.console_client import send_request
 from table_controller.events import CardPlaced, CardRemoved
 from table_controller.journal import read_journal
+from table_controller.mqtt_request import send_request
 from table_controller.zones import Zone, ZoneKind
 
 STATE = f"{ROOT}/state"

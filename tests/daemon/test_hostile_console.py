@@ -20,10 +20,10 @@ from mqtt_broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
 
 from table_controller.cards import Card
 from table_controller.config import load_config
-from table_controller.console_client import send_request
 from table_controller.daemon.runner import Daemon
 from table_controller.events import CardPlaced
 from table_controller.journal import read_journal
+from table_controller.mqtt_request import send_request
 from table_controller.zones import Zone
 
 STATE = f"{ROOT}/state"

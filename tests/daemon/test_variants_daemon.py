@@ -17,12 +17,12 @@ import sys
 from daemon_rig import TABLE, TableRig, clear_table, subscribe, wait_state
 
 from table_controller.config import load_config
-from table_controller.console_client import send_request
 from table_controller.daemon.runner import table_settings
 from table_controller.engine.dealing import replay_events
 from table_controller.engine.settings import TableSettings
 from table_controller.engine.variants import Game
 from table_controller.journal import read_journal, strip_envelope
+from table_controller.mqtt_request import send_request
 from table_controller.replay import replay_file, replay_path
 from table_controller.simulation import deal_random
 

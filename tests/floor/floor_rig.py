@@ -34,8 +34,8 @@ from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from table_controller.broadcast.config import hash_password
 from table_controller.topics import TableTopics
+from table_controller.web.passwords import hash_password
 
 SUPERVISORS = {"Maria Lopez": "floor-secret-1", "Tom Reyes": "floor-secret-2"}
 HASHES = {name: hash_password(pw, salt=b"0123456789abcdef") for name, pw in SUPERVISORS.items()}

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from table_controller.broadcast.config import hash_password
 from table_controller.config_file import ConfigError
 from table_controller.floor.config import load_floor_config, parse_floor_config
+from table_controller.web.passwords import hash_password
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "floor.example.toml"
 HASH = hash_password("floor-secret-1", salt=b"0123456789abcdef")

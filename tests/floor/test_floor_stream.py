@@ -12,10 +12,10 @@ import asyncio
 import json
 from pathlib import Path
 
-from table_controller.broadcast.config import hash_password
 from table_controller.floor.config import parse_floor_config
 from table_controller.floor.live import LiveView
 from table_controller.floor.service import Floor
+from table_controller.web.passwords import hash_password
 
 HASH = hash_password("floor-secret-1", salt=b"0123456789abcdef")
 

@@ -1,0 +1,1 @@
+"""What the web services (broadcast pages, floor dashboard) share: passwords, inbound messages."""
