@@ -28,9 +28,13 @@ from browser import CHROMIUM, Browser, seats
 from mqtt_broker import wait_until
 from test_demo import DEMO, RUN_TIMEOUT, _assert_cleaned_up, _gone
 
-from table_controller.demo.broadcast import SEAT_NAMES
+from table_controller.broadcast.config import check_password, load_broadcast_config
+from table_controller.broadcast.delay import Reveal
+from table_controller.cli import main
+from table_controller.demo.broadcast import SEAT_NAMES, DemoBroadcast
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (scripts/setup)")
+needs_chromium = pytest.mark.skipif(CHROMIUM is None,
+                                    reason="chromium not installed (scripts/setup)")
 
 URL = re.compile(r"^  (overlay|venue|producer) .*?: (http://127\.0\.0\.1:(\d+)/\S+)", re.MULTILINE)
 PASSWORD = re.compile(r"user producer, password (\S+)$", re.MULTILINE)
@@ -54,6 +58,7 @@ def _status(port: int, path: str, password: str | None) -> int:
         conn.close()
 
 
+@needs_chromium
 def test_demo_broadcast_newcomer_path(tmp_path: Path) -> None:
     """Issue 12 "Done when": one command, then the printed URLs work as printed."""
     lines: list[str] = []
@@ -122,3 +127,27 @@ def test_demo_broadcast_newcomer_path(tmp_path: Path) -> None:
     assert service, output
     wait_until(lambda: _gone(int(service[1])), 20, "the broadcast service to be gone")
     _assert_cleaned_up(output)
+
+
+def test_demo_config_stores_only_the_password_hash(tmp_path: Path) -> None:
+    """The generated broadcast.toml is valid, follows the demo table with the overlay
+    delayed as asked and revealing all, and holds the password only as its hash."""
+    demo = DemoBroadcast(tmp_path, 1883, delay=7.5)
+    path = tmp_path / "broadcast.toml"
+    path.write_text(demo.config_text())
+    cfg = load_broadcast_config(path)
+    assert cfg.tables == ["demo"]
+    assert [(o.name, o.delay_s, o.reveal, o.locked) for o in cfg.outputs] == [
+        ("overlay", 7.5, Reveal.ALL, False)]
+    # The floor is the chosen delay: the producer's control may not shorten it.
+    assert cfg.min_public_delay_s == 7.5
+    assert (cfg.broker.host, cfg.broker.port, cfg.http.host) == ("127.0.0.1", 1883, "127.0.0.1")
+    assert demo.password not in path.read_text()
+    assert check_password(demo.password, cfg.producer.password_hash)
+    assert DemoBroadcast(tmp_path, 1883).password != demo.password, "new at every run"
+
+
+def test_delay_without_broadcast_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--delay`` alone would be silently ignored: it is a usage error instead."""
+    assert main(["demo", "--delay", "5", "--hands", "1"]) == 2
+    assert "--delay needs --broadcast" in capsys.readouterr().err
