@@ -260,10 +260,14 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from table_controller.broadcast.delay import MAX_DELAY_S
     from table_controller.demo import run_demo
 
     if args.delay is not None and not args.broadcast:
         print("stud-table demo: --delay needs --broadcast", file=sys.stderr)
+        return 2
+    if args.delay is not None and args.delay > MAX_DELAY_S:
+        print(f"stud-table demo: --delay: at most {MAX_DELAY_S:.0f} s", file=sys.stderr)
         return 2
     return run_demo(hands=args.hands, speed=args.speed, seed=args.seed, keep=args.keep,
                     broadcast=args.broadcast,

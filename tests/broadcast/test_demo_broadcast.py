@@ -147,7 +147,10 @@ def test_demo_config_stores_only_the_password_hash(tmp_path: Path) -> None:
     assert DemoBroadcast(tmp_path, 1883).password != demo.password, "new at every run"
 
 
-def test_delay_without_broadcast_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    """``--delay`` alone would be silently ignored: it is a usage error instead."""
+def test_bad_delay_options_are_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--delay`` alone would be silently ignored, and one over the service's maximum
+    would fail in the child: both are usage errors (exit 2) before anything starts."""
     assert main(["demo", "--delay", "5", "--hands", "1"]) == 2
     assert "--delay needs --broadcast" in capsys.readouterr().err
+    assert main(["demo", "--broadcast", "--delay", "90000", "--hands", "1"]) == 2
+    assert "--delay: at most 86400 s" in capsys.readouterr().err
