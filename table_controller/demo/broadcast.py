@@ -143,18 +143,19 @@ class DemoBroadcast:
         return f"http://127.0.0.1:{self.port}/{page}/{self.table_id}"
 
     def lines(self) -> list[str]:
-        """What the demo prints once: the three pages, the password, OBS, the caveat."""
+        """What the demo prints once: the three pages, the password, OBS, the caveat.
+
+        Each URL (and the password) comes first on its line: a terminal redrawn in
+        place cuts lines at its width, and a cut URL would be useless.
+        """
         return [
-            f"broadcast service pid {self.pid}, log {self.log_path}:",
-            f"  overlay  (delayed {self.delay:g} s, every hole card; OBS browser source):"
-            f" {self.url('overlay')}",
-            f"  venue    (live, public information only): {self.url('venue')}",
-            f"  producer (live, every card, locked): {self.url('producer')}"
-            f"  user producer, password {self.password}",
-            "  OBS: Sources > + > Browser, URL = the overlay URL above, width 1920,"
-            " height 1080 (the page is transparent over your video)",
-            "  demo only: this broker has no users (anonymous, loopback only) and the"
-            " password is new each run; a real table: docs/broadcast.md",
+            f"broadcast pid {self.pid} (demo broker: anonymous, loopback only; not for a"
+            f" show), log {self.log_path}",
+            f"  overlay  {self.url('overlay')}  (delayed {self.delay:g} s, every hole card)",
+            f"  venue    {self.url('venue')}  (live, public information only)",
+            f"  producer {self.url('producer')}  password {self.password}"
+            "  (user producer; live, every card; new each run)",
+            "  OBS: Browser source = overlay URL, 1920x1080. Real table: docs/broadcast.md",
         ]
 
     def log_tail(self, lines: int = 15) -> str:

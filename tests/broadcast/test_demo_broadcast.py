@@ -36,9 +36,9 @@ from table_controller.demo.broadcast import SEAT_NAMES, DemoBroadcast
 needs_chromium = pytest.mark.skipif(CHROMIUM is None,
                                     reason="chromium not installed (scripts/setup)")
 
-URL = re.compile(r"^  (overlay|venue|producer) .*?: (http://127\.0\.0\.1:(\d+)/\S+)", re.MULTILINE)
-PASSWORD = re.compile(r"user producer, password (\S+)$", re.MULTILINE)
-SERVICE_PID = re.compile(r"^broadcast service pid (\d+), log ", re.MULTILINE)
+URL = re.compile(r"^  (overlay|venue|producer) +(http://127\.0\.0\.1:(\d+)/\S+)", re.MULTILINE)
+PASSWORD = re.compile(r"^  producer \S+  password (\S+)  \(user producer", re.MULTILINE)
+SERVICE_PID = re.compile(r"^broadcast pid (\d+) ", re.MULTILINE)
 NAMES = {name for name, _country in SEAT_NAMES}
 
 
@@ -77,7 +77,7 @@ def test_demo_broadcast_newcomer_path(tmp_path: Path) -> None:
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
         try:
-            wait_until(lambda: proc.poll() is not None or "demo only:" in "".join(lines),
+            wait_until(lambda: proc.poll() is not None or "  OBS: " in "".join(lines),
                        RUN_TIMEOUT, "the demo to print the broadcast URLs")
             printed = "".join(lines)
             found = list(URL.finditer(printed))
@@ -86,7 +86,7 @@ def test_demo_broadcast_newcomer_path(tmp_path: Path) -> None:
             password = PASSWORD.search(printed)
             assert password, printed
             port = int(found[0][3])
-            assert "width 1920, height 1080" in printed, "the OBS browser-source size"
+            assert "Browser source = overlay URL, 1920x1080" in printed, "OBS, in one line"
             assert "anonymous" in printed, "says the demo broker has no users"
 
             # The producer page is locked; the printed password opens it.
