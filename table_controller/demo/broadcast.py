@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import socket
 import subprocess
 import sys
 import time
@@ -38,6 +39,10 @@ START_TIMEOUT: Final = 60.0
 
 STOP_TIMEOUT: Final = 20.0
 """Seconds the service gets to stop after SIGTERM before it is killed."""
+
+PREFERRED_PORT: Final = 8480
+"""The service's usual port: the same overlay URL from one demo run to the next, so an
+OBS browser source set up once keeps working. Taken: any free port (printed)."""
 
 SERVICE_COMMAND: Final = (sys.executable, "-m", "table_controller", "broadcast")
 """``stud-table broadcast``, with the same Python as this process."""
@@ -70,6 +75,9 @@ class DemoBroadcast:
         self.log_path = workdir / "broadcast.log"
         self.process: subprocess.Popen[bytes] | None = None
         self.port = 0
+        """The port the service serves on, once :meth:`start` has returned."""
+        self.http_port = _preferred_port()
+        """The configured port: :data:`PREFERRED_PORT`, or 0 (any) if it is taken."""
 
     def config_text(self) -> str:
         """The ``broadcast.toml``: the demo table, an overlay revealing all after ``delay``.
@@ -88,7 +96,7 @@ class DemoBroadcast:
             "reconnect_max_delay = 2",
             "[http]",
             'host = "127.0.0.1"',
-            "port = 0",  # any free port: a second demo on the machine must not clash
+            f"port = {self.http_port}",
             "[producer]",
             f"password_hash = {_toml_str(hash_password(self.password))}",
             "[[outputs]]",
@@ -172,6 +180,17 @@ class DemoBroadcast:
         if self.process is None:
             return None
         return stop_process(self.process, STOP_TIMEOUT, group=True)
+
+
+def _preferred_port() -> int:
+    """:data:`PREFERRED_PORT` if nothing listens on it now, else 0 (the service picks a
+    free one): a second demo, or another program on 8480, must not stop this one."""
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", PREFERRED_PORT))
+        except OSError:
+            return 0
+    return PREFERRED_PORT
 
 
 def _unbuffered() -> dict[str, str]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import http.client
 import re
+import socket
 import subprocess
 import threading
 from pathlib import Path
@@ -31,7 +32,7 @@ from test_demo import DEMO, RUN_TIMEOUT, _assert_cleaned_up, _gone
 from table_controller.broadcast.config import check_password, load_broadcast_config
 from table_controller.broadcast.delay import Reveal
 from table_controller.cli import main
-from table_controller.demo.broadcast import SEAT_NAMES, DemoBroadcast
+from table_controller.demo.broadcast import PREFERRED_PORT, SEAT_NAMES, DemoBroadcast
 
 needs_chromium = pytest.mark.skipif(CHROMIUM is None,
                                     reason="chromium not installed (scripts/setup)")
@@ -154,3 +155,17 @@ def test_bad_delay_options_are_usage_errors(capsys: pytest.CaptureFixture[str]) 
     assert "--delay needs --broadcast" in capsys.readouterr().err
     assert main(["demo", "--broadcast", "--delay", "90000", "--hands", "1"]) == 2
     assert "--delay: at most 86400 s" in capsys.readouterr().err
+
+
+def test_port_8480_when_free_else_any(tmp_path: Path) -> None:
+    """The overlay URL stays the same from run to run (port 8480) so an OBS source set
+    up once keeps working; a port already held never stops the demo (any free one)."""
+    with socket.socket() as holder:
+        try:
+            holder.bind(("127.0.0.1", PREFERRED_PORT))
+            holder.listen()
+        except OSError:
+            pass  # someone else holds it: the same case
+        demo = DemoBroadcast(tmp_path, 1883)
+        assert demo.http_port == 0
+        assert "[http]\nhost = \"127.0.0.1\"\nport = 0\n" in demo.config_text()
