@@ -65,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=None, help="seed of the random hands")
     demo.add_argument("--keep", action="store_true",
                       help="keep the work directory (the daemon's journal and log) on exit")
+    demo.add_argument("--broadcast", action="store_true",
+                      help="also run the broadcast service and print its overlay, venue and"
+                      " producer URLs with a one-time producer password (docs/broadcast.md)")
+    demo.add_argument("--delay", type=_non_negative_float, default=None,
+                      help="seconds the --broadcast overlay runs behind the table (default 10)")
     simulate = commands.add_parser(
         "simulate",
         help="deal simulated hands with injected dealing errors and report what was caught",
@@ -143,6 +148,13 @@ def _positive_float(text: str) -> float:
     value = float(text)
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be positive, not {text}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be zero or positive, not {text}")
     return value
 
 
@@ -252,9 +264,18 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from table_controller.broadcast.delay import MAX_DELAY_S
     from table_controller.demo import run_demo
 
-    return run_demo(hands=args.hands, speed=args.speed, seed=args.seed, keep=args.keep)
+    if args.delay is not None and not args.broadcast:
+        print("stud-table demo: --delay needs --broadcast", file=sys.stderr)
+        return 2
+    if args.delay is not None and args.delay > MAX_DELAY_S:
+        print(f"stud-table demo: --delay: at most {MAX_DELAY_S:.0f} s", file=sys.stderr)
+        return 2
+    return run_demo(hands=args.hands, speed=args.speed, seed=args.seed, keep=args.keep,
+                    broadcast=args.broadcast,
+                    **({"delay": args.delay} if args.delay is not None else {}))
 
 
 def _simulate(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ lines otherwise (CI logs, pipes). SIGINT/SIGTERM stop everything and exit 0.
 
 from __future__ import annotations
 
+import json
 import queue
 import random
 import shutil
@@ -23,6 +24,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Final, TextIO
 
+from table_controller.console_client import NoReplyError, send_request
+from table_controller.demo.broadcast import DEFAULT_DELAY, SEAT_NAMES, DemoBroadcast
 from table_controller.demo.broker import BrokerError
 from table_controller.demo.dealer import VirtualDealer
 from table_controller.demo.feed import TableFeed
@@ -167,6 +170,8 @@ def run_demo(
     out: TextIO | None = None,
     interactive: bool | None = None,
     keep: bool = False,
+    broadcast: bool = False,
+    delay: float = DEFAULT_DELAY,
 ) -> int:
     """Run the demo until ``hands`` hands are done (None: until Ctrl-C); exit code.
 
@@ -174,10 +179,14 @@ def run_demo(
     repeatable (random if None, and printed). ``interactive`` (default: whether
     ``out`` is a terminal) redraws the table in place. ``keep`` keeps the work
     directory (the daemon's journal and log) instead of deleting it; either way
-    the last line says where it is or was.
+    the last line says where it is or was. ``broadcast`` also runs the broadcast
+    service (overlay delayed ``delay`` seconds, venue and producer pages) and
+    names the players (:mod:`table_controller.demo.broadcast`).
     """
     if speed <= 0:
         raise ValueError("speed must be positive")
+    if delay < 0:
+        raise ValueError("delay must be zero or positive")
     stream = out if out is not None else sys.stdout
     console = Console(stream, stream.isatty() if interactive is None else interactive)
     # Warnings only from this process: the daemon's own logs go to its file.
@@ -188,7 +197,8 @@ def run_demo(
     workdir = Path(tempfile.mkdtemp(prefix="stud-demo-"))
     with _stop_on_signals(stop):
         try:
-            return _run(console, workdir, stop, hands=hands, speed=speed, seed=seed, keep=keep)
+            return _run(console, workdir, stop, hands=hands, speed=speed, seed=seed, keep=keep,
+                        broadcast=delay if broadcast else None)
         except (BrokerError, DemoError) as exc:
             print(f"stud-table demo: {exc}", file=sys.stderr)
             return EXIT_FAILURE
@@ -209,12 +219,18 @@ def _leftovers_line(workdir: Path, keep: bool) -> str:
 
 
 def _run(console: Console, workdir: Path, stop: threading.Event, *,
-         hands: int | None, speed: float, seed: int, keep: bool = False) -> int:
+         hands: int | None, speed: float, seed: int, keep: bool = False,
+         broadcast: float | None = None) -> int:
+    """The demo itself; ``broadcast``: the overlay's delay, or None for no service."""
     table = DemoTable(workdir, scan_period=scan_period_for(speed))
     feed: TableFeed | None = None
     dealer: VirtualDealer | None = None
+    service: DemoBroadcast | None = None
     try:
         table.start()
+        if broadcast is not None:
+            # Before the first card: the delayed overlay then has the whole first hand.
+            service = DemoBroadcast(workdir, table.port, delay=broadcast).start(stop.is_set)
         feed = TableFeed("127.0.0.1", table.port, TABLE_ID, console.say_all).start()
         console.feed = feed
         console.header = [
@@ -225,6 +241,7 @@ def _run(console: Console, workdir: Path, stop: threading.Event, *,
             f"journal {table.journal_path}"
             + ("" if keep else " (deleted on exit; --keep keeps it)"),
             *watch_lines(table.port),
+            *(service.lines() if service is not None else []),
         ]
         console.write("\n".join(console.header) + "\n")
         readers = len(table.layout.readers)
@@ -237,6 +254,8 @@ def _run(console: Console, workdir: Path, stop: threading.Event, *,
         if not ready:
             return _daemon_failed(console, table, "the daemon did not publish its table with"
                                   f" every reader online within {READY_TIMEOUT:.0f} s")
+        if service is not None:
+            _name_players(console, table.port)
         assert table.table is not None
         dealer = VirtualDealer(
             table.table, feed, seed=seed, speed=speed, hands=hands,
@@ -246,6 +265,10 @@ def _run(console: Console, workdir: Path, stop: threading.Event, *,
             console.refresh()
             if not table.daemon_alive():
                 return _daemon_failed(console, table, "the daemon stopped unexpectedly")
+            if service is not None and not service.alive():
+                console.write("stud-table demo: the broadcast service stopped unexpectedly;"
+                              f" its log ends with:\n{service.log_tail()}\n")
+                return EXIT_FAILURE
             stop.wait(REDRAW_PERIOD)
         dealer.stop()
         console.refresh()
@@ -258,12 +281,22 @@ def _run(console: Console, workdir: Path, stop: threading.Event, *,
         if dealer is not None:
             dealer.stop()
         try:
-            table.close()
+            # The service first: it follows the broker, which goes last.
+            if service is not None:
+                service.stop()
         finally:
-            if feed is not None:
-                feed.stop()
+            _close_table(table, feed)
         if console.interactive:
             console.write("\n")
+
+
+def _close_table(table: DemoTable, feed: TableFeed | None) -> None:
+    """Stop the daemon, readers and broker, then the feed (each even if one failed)."""
+    try:
+        table.close()
+    finally:
+        if feed is not None:
+            feed.stop()
 
 
 def _daemon_failed(console: Console, table: DemoTable, why: str) -> int:
@@ -273,3 +306,17 @@ def _daemon_failed(console: Console, table: DemoTable, why: str) -> int:
     console.write(f"stud-table demo: {why}{status}; the daemon's log ends with:\n"
                   f"{table.daemon_log_tail()}\n")
     return EXIT_FAILURE
+
+
+def _name_players(console: Console, port: int) -> None:
+    """Seat the demo's players by name (``cmd/seat``), so the broadcast pages show
+    names. A refusal or no answer is said and the demo goes on without that name."""
+    for seat, (name, country) in enumerate(SEAT_NAMES, start=1):
+        payload = json.dumps({"seat": seat, "name": name, "country": country}).encode()
+        try:
+            reply = send_request("127.0.0.1", port, TABLE_ID, "seat", payload)
+        except NoReplyError as exc:
+            console.say(f"demo: seat {seat} not named: {exc}")
+            continue
+        if not reply.get("accepted"):
+            console.say(f"demo: seat {seat} not named: {reply.get('reason')}")
