@@ -208,7 +208,7 @@ class LinkStats:
     gap_inventories: int = 0
     """Full inventories requested because frames went missing (sequence gaps)."""
     last_heartbeat: float | None = None
-    """``time.monotonic()`` of the last HEARTBEAT, or ``None``."""
+    """``time.monotonic()`` of the last HEARTBEAT from the expected reader, or ``None``."""
     last_frame: float | None = None
     """``time.monotonic()`` of the last good frame, or ``None``."""
     hello: Hello | None = None
@@ -468,8 +468,6 @@ class ReaderLink:
         message = item.message
         with self._lock:
             self._last_frame = now
-            if isinstance(message, Heartbeat):
-                self._last_heartbeat = now
         if isinstance(message, Hello):
             if message.reader_id != self.reader_id:
                 # Said once (the problem), not on every HELLO the retries bring.
@@ -496,6 +494,11 @@ class ReaderLink:
             return
         else:
             self._reconcile_after_gap(port, now)
+        if isinstance(message, Heartbeat):
+            # Only the expected reader's: a wrong reader's heartbeats (discarded
+            # above) would show as this reader's and move its retained topic.
+            with self._lock:
+                self._last_heartbeat = now
         if isinstance(message, TagArrived | TagLeft | Inventory) or (
             isinstance(message, ReaderFault) and message.antenna is not None
         ):

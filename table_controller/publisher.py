@@ -86,6 +86,7 @@ from table_controller.payloads import (
     NoticePayload,
     PublicEvent,
     PublicState,
+    ReaderStats,
     ReaderStatus,
     SecureEvent,
     SecureState,
@@ -184,6 +185,9 @@ class Publisher(Protocol):
 
     def publish_reader(self, status: ReaderStatus) -> None:
         """Publish (retained) one reader's status."""
+
+    def publish_reader_stats(self, stats: ReaderStats) -> None:
+        """Publish one reader's periodic figures (not retained; skipped while offline)."""
 
     def stop(self, timeout: float = DEFAULT_STOP_TIMEOUT) -> None:
         """Publish ``offline``, wait for acknowledgements (bounded), disconnect."""
@@ -530,6 +534,18 @@ class MqttPublisher:
             self._readers[status.reader] = stamped
             if self._online:
                 self._send(self.topics.reader(status.reader), stamped, retain=True)
+
+    def publish_reader_stats(self, stats: ReaderStats) -> None:
+        """Publish one reader's periodic figures, not retained. While offline they
+        are not kept (and take no ``seq``): the next period's figures supersede them.
+        While the outgoing queue is backlogged they are skipped too, so figures never
+        stand in the way of live events and alerts."""
+        self._check_table(stats.table)
+        with self._lock:
+            if not self._online or self._backlogged:
+                return
+            stamped = _stamp(stats, self._seq.next(), self._clock())
+            self._send(self.topics.reader_stats(stats.reader), stamped, retain=False)
 
     def republish_retained(self) -> None:
         """Republish the whole retained set with fresh ``seq``/``ts`` (rebirth). Thread-safe.

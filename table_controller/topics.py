@@ -11,6 +11,7 @@ Every topic of a table lives under the versioned root ``stud/v1/<table>/``::
     notices                      what needs no action (rule 15, ...)
     secure/notices               every notice, also those computed from down cards
     readers/<reader>   retained  one reader's link status
+    readers/<reader>/stats  -    one reader's figures, every 5 s (counts only)
     cmd/rebirth                  command: republish the full retained set
     cmd/<name>                   console commands (MQTT 5 request/response)
     reply/<client>               the reply to one console client's command: the
@@ -119,6 +120,10 @@ class TableTopics:
     def reader(self, reader_id: str) -> str:
         """Retained status of reader ``reader_id``."""
         return f"{self.base}/readers/{check_level(reader_id, 'reader id')}"
+
+    def reader_stats(self, reader_id: str) -> str:
+        """Periodic figures of reader ``reader_id`` (not retained)."""
+        return f"{self.reader(reader_id)}/stats"
 
     @property
     def readers_filter(self) -> str:
