@@ -1,0 +1,1 @@
+"""Command-line tools: the stud-table subcommands beside the daemon."""
