@@ -146,6 +146,11 @@ _PROBLEM_HINTS: Final = {
 """What to do about each problem: one clause for the log line."""
 
 
+def problem_hint(problem: LinkProblem) -> str:
+    """What to do about ``problem``: one clause for a person (log line, terminal view)."""
+    return _PROBLEM_HINTS[problem]
+
+
 def open_problem(exc: BaseException) -> LinkProblem:
     """The :class:`LinkProblem` of a failed port open (pyserial keeps the OS ``errno``)."""
     code = getattr(exc, "errno", None)

@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     from table_controller.handhistory.commands import add_phh_parser
     from table_controller.republish import add_mqtt_arguments
     from table_controller.simulation.kinds import CONSOLE_KINDS, KINDS
+    from table_controller.tools.readers_view import add_readers_parser
 
     parser = argparse.ArgumentParser(
         prog="stud-table", description="RFID Seven Card Stud table controller"
@@ -96,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_console_parser(commands)
     add_equity_parser(commands)
     add_broadcast_parser(commands)
+    add_readers_parser(commands)
     return parser
 
 
@@ -340,6 +342,10 @@ def _command(args: argparse.Namespace) -> int:
         from table_controller.broadcast.command import run_broadcast
 
         return run_broadcast(args)
+    if args.command == "readers":
+        from table_controller.tools.readers_view import run_readers
+
+        return run_readers(args)
     if args.command == "equity":
         from table_controller.equity.command import run_equity
 
