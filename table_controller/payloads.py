@@ -516,11 +516,17 @@ class AntennaStats(_Model):
     )
 
 
-class ReaderStats(Envelope):
+class ReaderStats(_Model):
     """``readers/<reader>/stats`` topic (not retained, every 5 s): one reader's
     figures for the producer and floor pages. Counts only: never a tag UID, and
-    nothing that tells which card lies in a zone."""
+    nothing that tells which card lies in a zone.
 
+    Not an :class:`Envelope`: an observation beside the table's sequenced stream,
+    not part of it, so it takes no ``seq`` (a consumer that does not follow it
+    sees no gap) and no ``hand``."""
+
+    table: str = Field(description="Table id.")
+    ts: float = Field(description="Publication time, Unix epoch seconds (UTC).")
     reader: str = Field(description="Reader id from the layout file.")
     state: str = Field(description="Connection state, as on readers/<reader>.")
     firmware: str | None = Field(description="Firmware version from HELLO, or null.")

@@ -536,15 +536,16 @@ class MqttPublisher:
                 self._send(self.topics.reader(status.reader), stamped, retain=True)
 
     def publish_reader_stats(self, stats: ReaderStats) -> None:
-        """Publish one reader's periodic figures, not retained. While offline they
-        are not kept (and take no ``seq``): the next period's figures supersede them.
-        While the outgoing queue is backlogged they are skipped too, so figures never
-        stand in the way of live events and alerts."""
+        """Publish one reader's periodic figures, not retained, stamped with ``ts``
+        only (they are not part of the sequenced stream: no ``seq``). While offline
+        they are not kept: the next period's figures supersede them. While the
+        outgoing queue is backlogged they are skipped too, so figures never stand
+        in the way of live events and alerts."""
         self._check_table(stats.table)
         with self._lock:
             if not self._online or self._backlogged:
                 return
-            stamped = _stamp(stats, self._seq.next(), self._clock())
+            stamped = stats.model_copy(update={"ts": self._clock()})
             self._send(self.topics.reader_stats(stats.reader), stamped, retain=False)
 
     def republish_retained(self) -> None:

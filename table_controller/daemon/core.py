@@ -1150,13 +1150,10 @@ class TableCore:
                 reads_per_s=round(seen.reads_per_s, 2) if seen is not None else 0.0,
                 dropouts=seen.dropouts if seen is not None else 0,
             ))
-        hand = self.engine.hand
         self._publish(
             self.publisher.publish_reader_stats,
             ReaderStats(
                 table=self.table_id,
-                hand=hand.number if hand else None,
-                seq=0,
                 ts=0.0,
                 reader=str(reader),
                 state=_shown_state(state, stats),

@@ -254,4 +254,6 @@ def test_wrong_reader_through_the_daemon_says_so_on_the_topic_without_flapping(
     assert len(states) <= 3, [(s["state"], s["reason"], s["last_heartbeat"]) for s in states]
     # (the start-up snapshot, at most one handshake step, then this)
     assert stats["firmware"] == "1.0.0"
+    # Beside the sequenced stream: a consumer not following the figures sees no seq gap.
+    assert "seq" not in stats
     assert [a["port"] for a in stats["antennas"]] == sorted(a["port"] for a in stats["antennas"])
