@@ -30,7 +30,14 @@ from typing import Final, TextIO
 
 from firmware_bridge.figures import FigureCounter, ReaderFigures
 from firmware_bridge.link import ConnectionState, LinkStats, ReaderLink, problem_hint
-from firmware_bridge.messages import Inventory, ReaderMessage, TagArrived, TagLeft
+from firmware_bridge.messages import (
+    FaultCode,
+    Inventory,
+    ReaderFault,
+    ReaderMessage,
+    TagArrived,
+    TagLeft,
+)
 from table_controller.config import load_config
 from table_controller.config_file import ConfigError
 from table_controller.layout import TableLayout, load_layout
@@ -91,6 +98,8 @@ class ReaderBank:
         self._inbox: queue.SimpleQueue[_Message | _State] = queue.SimpleQueue()
         self.figures = {reader.id: FigureCounter() for reader in layout.readers}
         self.states = {reader.id: ConnectionState.CONNECTING for reader in layout.readers}
+        self.faults: dict[int, tuple[ReaderFault, float]] = {}
+        """Each reader's last READER_FAULT and when it came (the daemon alerts on them)."""
         self.links = {
             reader.id: ReaderLink(reader.device, reader.id, self._on_message, self._on_state,
                                   heartbeat_period=heartbeat_period)
@@ -126,6 +135,8 @@ class ReaderBank:
                     readers[item.reader] = None
                 else:
                     self.figures[item.reader].feed(item.message, item.at)
+                    if isinstance(item.message, ReaderFault):
+                        self.faults[item.reader] = (item.message, item.at)
                     if isinstance(item.message, TagArrived | TagLeft | Inventory):
                         antennas[(item.reader, item.message.antenna)] = None
                 item = self._inbox.get_nowait()
@@ -151,13 +162,26 @@ def state_line(reader: int, state: ConnectionState, stats: LinkStats) -> str:
             f" — {problem_hint(stats.problem)}")
 
 
+def fault_line(fault: ReaderFault, age: float) -> str:
+    """``last fault 12 s ago: antenna 3: antenna open: <text>``."""
+    try:
+        kind = FaultCode(fault.code).name.lower().replace("_", " ")
+    except ValueError:
+        kind = f"code {fault.code}"
+    where = f"antenna {fault.antenna}: " if fault.antenna is not None else ""
+    return f"last fault {age:.0f} s ago: {where}{kind}{': ' + fault.text if fault.text else ''}"
+
+
 def render(
     layout: TableLayout,
     readers: Mapping[int, tuple[ConnectionState, LinkStats, ReaderFigures]],
     *,
+    faults: Mapping[int, tuple[ReaderFault, float]] | None = None,
+    now: float = 0.0,
     now_text: str = "",
 ) -> list[str]:
-    """The live view's lines (pure): a block per reader, a line per antenna port."""
+    """The live view's lines (pure): a block per reader, a line per antenna port;
+    ``faults`` are each reader's last READER_FAULT with its monotonic time."""
     lines = [f"stud-table readers — {layout.name or 'layout'}: {len(layout.readers)} readers,"
              f" {layout.seats} seats   {now_text}   Ctrl-C quits", ""]
     for config in layout.readers:
@@ -171,6 +195,9 @@ def render(
             f" other {stats.errors - stats.crc_errors - stats.framing_errors}"
             f"   missed {stats.frames_missed}   reconnects {stats.reconnects}"
         )
+        if faults and config.id in faults:
+            fault, at = faults[config.id]
+            lines.append(f"  {fault_line(fault, max(0.0, now - at))}")
         lines.append(
             f"  {'port':>4}  {'zone':<11} {'tags':>4} {'reads/s':>8} {'dropouts':>8}  UIDs"
         )
@@ -200,7 +227,8 @@ def run_view(layout: TableLayout, heartbeat_period: float, out: TextIO,
             now = clock()
             if now >= next_draw:
                 next_draw = now + REDRAW_PERIOD
-                lines = render(layout, bank.snapshot(now), now_text=time.strftime("%H:%M:%S"))
+                lines = render(layout, bank.snapshot(now), faults=bank.faults, now=now,
+                               now_text=time.strftime("%H:%M:%S"))
                 out.write(_CLEAR_SCREEN + "".join(f"{line}{_CLEAR_LINE_END}\n" for line in lines))
                 out.flush()
     except KeyboardInterrupt:
