@@ -131,6 +131,11 @@ class TableTopics:
         return f"{self.base}/readers/+"
 
     @property
+    def reader_stats_filter(self) -> str:
+        """Subscription filter matching every reader's periodic figures of this table."""
+        return f"{self.base}/readers/+/stats"
+
+    @property
     def cmd_rebirth(self) -> str:
         """Command: the daemon republishes its full retained set."""
         return self.cmd("rebirth")

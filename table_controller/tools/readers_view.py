@@ -20,6 +20,7 @@ Exit 2 with one line on a bad layout or configuration file.
 from __future__ import annotations
 
 import argparse
+import os
 import queue
 import sys
 import time
@@ -40,6 +41,7 @@ from firmware_bridge.messages import (
 )
 from table_controller.config import load_config
 from table_controller.config_file import ConfigError
+from table_controller.console_client import PASSWORD_ENV
 from table_controller.layout import TableLayout, load_layout
 from table_controller.logging import configure_logging
 from table_controller.tools.layout_walk import (
@@ -52,6 +54,8 @@ from table_controller.tools.layout_walk import (
     Verdict,
     WalkOutput,
 )
+from table_controller.tools.readers_remote import run_remote_view
+from table_controller.topics import check_level
 
 EXIT_OK: Final = 0
 EXIT_WALK_FAILED: Final = 1
@@ -315,6 +319,14 @@ def add_readers_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     readers.add_argument("--config", type=Path, default=None,
                          help="table.toml: its layout and heartbeat_period")
     readers.add_argument("--walk", action="store_true", help="run the layout walk")
+    readers.add_argument("--broker", default=None, metavar="HOST:PORT",
+                         help="while the daemon runs: show what it publishes on the table's"
+                         " readers/<id> topics instead of opening the readers (counts only)")
+    readers.add_argument("--table", default=None,
+                         help="with --broker: the table id (default: the one of --config)")
+    readers.add_argument("--username", default=None, help="with --broker: broker user name")
+    readers.add_argument("--password", default=None,
+                         help=f"with --broker: broker password (default: ${PASSWORD_ENV})")
     readers.add_argument("--settle", type=float, default=DEFAULT_SETTLE,
                          help=f"walk: seconds to watch a new card before judging"
                          f" (default {DEFAULT_SETTLE:g})")
@@ -329,9 +341,34 @@ def add_readers_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
                          f" else {DEFAULT_HEARTBEAT_PERIOD:g})")
 
 
+def _run_broker_view(args: argparse.Namespace) -> int:
+    """``--broker``: the view from the daemon's topics (the daemon holds the ports)."""
+    host, _, port_text = args.broker.rpartition(":")
+    table = args.table
+    try:
+        if args.walk:
+            raise ValueError("--walk opens the readers itself: stop the daemon, drop --broker")
+        if not host or not port_text.isdecimal() or not 0 < int(port_text) < 65536:
+            raise ValueError(f"--broker: expected HOST:PORT, not {args.broker!r}")
+        if table is None and args.config is not None:
+            table = load_config(args.config).table.id
+        if table is None:
+            raise ValueError("--broker needs --table (or --config)")
+        check_level(table, "table id")
+    except (ValueError, ConfigError) as exc:  # TopicError is a ValueError
+        print(f"stud-table readers: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    configure_logging("console", "error")
+    password = args.password if args.password is not None else os.environ.get(PASSWORD_ENV)
+    return run_remote_view(host, int(port_text), table, sys.stdout,
+                           username=args.username, password=password)
+
+
 def run_readers(args: argparse.Namespace) -> int:
     """Run ``stud-table readers`` with parsed ``args``."""
     heartbeat = args.heartbeat_period
+    if args.broker is not None:
+        return _run_broker_view(args)
     try:
         if args.layout is None and args.config is None:
             print("stud-table readers: give --layout or --config", file=sys.stderr)

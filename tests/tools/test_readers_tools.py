@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -15,10 +16,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import paho.mqtt.client as mqtt
 import pytest
+from mqtt_broker import MosquittoBroker
+from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 
 from firmware_bridge.emulator import ReaderEmulator
 from firmware_bridge.link import LinkProblem
+from table_controller.payloads import AntennaStats, ReaderStats, ReaderStatus, to_json
 
 REPO = Path(__file__).resolve().parents[2]
 WAIT = 30.0
@@ -284,3 +289,65 @@ def test_permission_denied_on_a_real_device(tmp_path: Path) -> None:
     assert distinct == "1"
     assert result.stderr.count("reader_unavailable") == 1, result.stderr  # logged once
     assert LinkProblem.PERMISSION_DENIED.value == "permission_denied"
+
+
+def test_broker_view_shows_what_the_daemon_publishes(mosquitto: MosquittoBroker,
+                                                     tmp_path: Path) -> None:
+    """``--broker`` (the daemon holds the ports): the view follows the table's
+    retained reader statuses and their periodic figures on a real Mosquitto, says
+    why a reader is offline, counts and ignores a junk message on a reader topic,
+    and quits on Ctrl-C (SIGINT) with 0."""
+    frame_errors = {"crc": 0, "framing": 3, "oversized": 0, "truncated": 0, "unknown_type": 0,
+                    "unsupported_version": 0, "malformed": 0, "missed": 0}
+    now = time.time()
+    messages = [
+        ("readers/1", ReaderStatus(table="t1", hand=None, seq=5, ts=now, reader="1",
+                                   state="online", firmware="1.2.0", last_heartbeat=now,
+                                   frame_errors=frame_errors, zones=["seat1.down"])),
+        ("readers/3", ReaderStatus(table="t1", hand=None, seq=6, ts=now, reader="3",
+                                   state="offline", reason="port_missing",
+                                   detail="no such file /dev/r3", last_heartbeat=None,
+                                   frame_errors=frame_errors, zones=["burn"])),
+        ("readers/1/stats", ReaderStats(
+            table="t1", ts=now, reader="1", state="online", firmware="1.2.0",
+            heartbeat_age=0.3, frame_errors=frame_errors,
+            antennas=[AntennaStats(port=0, zone="seat1.down", tags=2, reads_per_s=1.0,
+                                   dropouts=4)])),
+    ]
+    publisher = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=MQTTProtocolVersion.MQTTv5)
+    publisher.connect("127.0.0.1", mosquitto.port)
+    publisher.loop_start()
+    screen = tmp_path / "screen.txt"
+    try:
+        for topic, payload in messages:
+            publisher.publish(f"stud/v1/t1/{topic}", to_json(payload), qos=1,
+                              retain=True).wait_for_publish(WAIT)
+        publisher.publish("stud/v1/t1/readers/7", b"{not json", qos=1,
+                          retain=True).wait_for_publish(WAIT)
+        with screen.open("w") as out, subprocess.Popen(
+            [sys.executable, "-m", "table_controller", "readers", "--broker",
+             f"127.0.0.1:{mosquitto.port}", "--table", "t1"],
+            stdout=out, stderr=subprocess.DEVNULL, env=_env(),
+        ) as process:
+            expected = ["reader 1: online", "firmware 1.2.0", "frame errors: framing 3",
+                        "reader 3: offline — port missing: no such file /dev/r3",
+                        "1 invalid messages ignored"]
+            deadline = time.monotonic() + WAIT
+            while time.monotonic() < deadline:
+                last = screen.read_text().split("\x1b[H\x1b[2J")[-1].replace("\x1b[K", "")
+                rows = [line.split() for line in last.splitlines()]
+                if all(e in last for e in expected) and ["0", "seat1.down", "2", "1.0", "4"] in [
+                        r[:5] for r in rows]:
+                    break
+                time.sleep(0.3)
+            else:
+                process.kill()
+                pytest.fail(f"the view never showed everything:\n{screen.read_text()[-3000:]}")
+            process.send_signal(signal.SIGINT)
+            try:
+                assert process.wait(timeout=WAIT) == 0
+            finally:
+                process.kill()  # (no-op once it has ended)
+    finally:
+        publisher.disconnect()
+        publisher.loop_stop()
