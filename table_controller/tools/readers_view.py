@@ -14,6 +14,9 @@ the daemon does not (the daemon holds the ports, exclusively).
   one line per prompt and verdict on stdout, a summary, exit 0 when every zone
   was confirmed and 1 otherwise.
 
+* ``--broker HOST:PORT``: while the daemon runs, the same figures (counts only,
+  no UIDs) from its ``readers/<id>`` topics (:mod:`table_controller.tools.readers_remote`).
+
 Exit 2 with one line on a bad layout or configuration file.
 """
 
