@@ -71,6 +71,13 @@ class RemoteReaders:
             return dict(self.statuses), dict(self.stats), self.ignored, self.connection
 
 
+def draw(out: TextIO, lines: list[str]) -> None:
+    """Redraw the terminal with ``lines`` (plain ANSI: home, clear, each line cleared
+    to its end), for both views."""
+    out.write(_CLEAR_SCREEN + "".join(f"{line}{_CLEAR_LINE_END}\n" for line in lines))
+    out.flush()
+
+
 def _reader_order(reader: str) -> tuple[int, str]:
     return (int(reader), reader) if reader.isdecimal() else (1 << 20, reader)
 
@@ -155,10 +162,8 @@ def run_remote_view(
     try:
         while True:
             statuses, stats, ignored, connection = readers.copy()
-            lines = render_remote(table, statuses, stats, now=clock(),
-                                  connection=connection, ignored=ignored)
-            out.write(_CLEAR_SCREEN + "".join(f"{line}{_CLEAR_LINE_END}\n" for line in lines))
-            out.flush()
+            draw(out, render_remote(table, statuses, stats, now=clock(),
+                                    connection=connection, ignored=ignored))
             time.sleep(REDRAW_PERIOD)
     except KeyboardInterrupt:
         return 0

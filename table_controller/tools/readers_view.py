@@ -57,7 +57,7 @@ from table_controller.tools.layout_walk import (
     Verdict,
     WalkOutput,
 )
-from table_controller.tools.readers_remote import run_remote_view
+from table_controller.tools.readers_remote import draw, run_remote_view
 from table_controller.topics import check_level
 
 EXIT_OK: Final = 0
@@ -77,9 +77,6 @@ printed first)."""
 
 _POLL: Final = 0.1
 """Seconds a loop waits for the readers' next message: bounds the walk's timing."""
-
-_CLEAR_SCREEN: Final = "\x1b[H\x1b[2J"
-_CLEAR_LINE_END: Final = "\x1b[K"
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,10 +231,8 @@ def run_view(layout: TableLayout, heartbeat_period: float, out: TextIO,
             now = clock()
             if now >= next_draw:
                 next_draw = now + REDRAW_PERIOD
-                lines = render(layout, bank.snapshot(now), faults=bank.faults, now=now,
-                               now_text=time.strftime("%H:%M:%S"))
-                out.write(_CLEAR_SCREEN + "".join(f"{line}{_CLEAR_LINE_END}\n" for line in lines))
-                out.flush()
+                draw(out, render(layout, bank.snapshot(now), faults=bank.faults, now=now,
+                                 now_text=time.strftime("%H:%M:%S")))
     except KeyboardInterrupt:
         return EXIT_OK
     finally:
