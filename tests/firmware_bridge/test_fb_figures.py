@@ -107,7 +107,7 @@ class Naive:
         return total
 
 
-@settings(max_examples=300)
+@settings(max_examples=200)
 @given(traffic(), st.sampled_from([0.0, 0.5, 4.9, 5.0, 7.0]))
 def test_figures_match_the_naive_model(
     messages: list[tuple[float, ReaderMessage]], later: float
@@ -134,7 +134,7 @@ def test_figures_match_the_naive_model(
     assert snap.heartbeat_age == (now - beats[-1] if beats else None)
 
 
-@settings(max_examples=100)
+@settings(max_examples=50)
 @given(traffic())
 def test_memory_stays_within_the_windows(messages: list[tuple[float, ReaderMessage]]) -> None:
     """Whatever the traffic, the counter keeps no read older than the rate window and
