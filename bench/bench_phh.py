@@ -57,6 +57,9 @@ class NullPublisher:
     def publish_reader(self, status: Any) -> None:
         """Dropped."""
 
+    def publish_reader_stats(self, stats: Any) -> None:
+        """Dropped."""
+
     def publish_notice(self, public: Any, secure: Any) -> None:
         """Dropped."""
 

@@ -146,6 +146,11 @@ _PROBLEM_HINTS: Final = {
 """What to do about each problem: one clause for the log line."""
 
 
+def problem_hint(problem: LinkProblem) -> str:
+    """What to do about ``problem``: one clause for a person (log line, terminal view)."""
+    return _PROBLEM_HINTS[problem]
+
+
 def open_problem(exc: BaseException) -> LinkProblem:
     """The :class:`LinkProblem` of a failed port open (pyserial keeps the OS ``errno``)."""
     code = getattr(exc, "errno", None)
@@ -208,7 +213,7 @@ class LinkStats:
     gap_inventories: int = 0
     """Full inventories requested because frames went missing (sequence gaps)."""
     last_heartbeat: float | None = None
-    """``time.monotonic()`` of the last HEARTBEAT, or ``None``."""
+    """``time.monotonic()`` of the last HEARTBEAT from the expected reader, or ``None``."""
     last_frame: float | None = None
     """``time.monotonic()`` of the last good frame, or ``None``."""
     hello: Hello | None = None
@@ -468,8 +473,6 @@ class ReaderLink:
         message = item.message
         with self._lock:
             self._last_frame = now
-            if isinstance(message, Heartbeat):
-                self._last_heartbeat = now
         if isinstance(message, Hello):
             if message.reader_id != self.reader_id:
                 # Said once (the problem), not on every HELLO the retries bring.
@@ -496,6 +499,11 @@ class ReaderLink:
             return
         else:
             self._reconcile_after_gap(port, now)
+        if isinstance(message, Heartbeat):
+            # Only the expected reader's: a wrong reader's heartbeats (discarded
+            # above) would show as this reader's and move its retained topic.
+            with self._lock:
+                self._last_heartbeat = now
         if isinstance(message, TagArrived | TagLeft | Inventory) or (
             isinstance(message, ReaderFault) and message.antenna is not None
         ):

@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     from table_controller.simulation.kinds import CONSOLE_KINDS, KINDS
     from table_controller.tools.deck_command import add_deck_parser
     from table_controller.tools.emulate import add_emulate_parser
+    from table_controller.tools.readers_view import add_readers_parser
 
     parser = argparse.ArgumentParser(
         prog="stud-table", description="RFID Seven Card Stud table controller"
@@ -109,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_emulate_parser(commands)
     add_floor_parser(commands)
     add_archive_parser(commands)
+    add_readers_parser(commands)
     return parser
 
 
@@ -377,6 +379,10 @@ def _command(args: argparse.Namespace) -> int:
         from table_controller.archive.command import run_archive
 
         return run_archive(args)
+    if args.command == "readers":
+        from table_controller.tools.readers_view import run_readers
+
+        return run_readers(args)
     if args.command == "equity":
         from table_controller.equity.command import run_equity
 

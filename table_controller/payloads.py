@@ -518,11 +518,34 @@ SECURE_EVENT_ADAPTER: Final[TypeAdapter[SecureEvent]] = TypeAdapter(SecureEvent)
 # --------------------------------------------------------------------------- readers
 
 
+ReaderProblem = Literal[
+    "port_missing", "permission_denied", "port_busy", "open_failed", "port_lost",
+    "no_hello", "wrong_reader", "incompatible", "silent",
+]
+"""Why a reader is not being read (``firmware_bridge.link.LinkProblem``)."""
+
+
 class ReaderStatus(Envelope):
-    """``readers/<reader>`` topic: one reader's link health. Never a tag UID."""
+    """``readers/<reader>`` topic: one reader's link health. Never a tag UID.
+
+    Retained, and republished only when what it shows changes (state, reason,
+    firmware, heartbeat, error counters): a reader retrying every 2 s does not
+    flap it."""
 
     reader: str = Field(description="Reader id from the layout file.")
-    state: str = Field(description="Connection state, e.g. online, offline, connecting.")
+    state: str = Field(
+        description="Connection state: online, stale, offline, connecting, handshake,"
+        " wrong_reader, incompatible, stopped."
+    )
+    reason: ReaderProblem | None = Field(
+        default=None, description="Why the reader is not being read, or null while it is."
+    )
+    detail: str = Field(
+        default="", description="One line about the reason (the OS error, the id that answered)."
+    )
+    firmware: str | None = Field(
+        default=None, description="Firmware version from the reader's HELLO (major.minor.patch)."
+    )
     last_heartbeat: float | None = Field(
         description="Unix epoch seconds of the last heartbeat frame, or null if none yet."
     )
@@ -530,6 +553,43 @@ class ReaderStatus(Envelope):
         description="Counters of rejected frames by reason (e.g. crc, framing, oversize)."
     )
     zones: list[ZoneName] = Field(description="Zones this reader's antennas cover.")
+
+
+class AntennaStats(_Model):
+    """One antenna port's figures on ``readers/<reader>/stats``: counts only."""
+
+    port: int = Field(ge=0, le=15, description="Antenna port on the reader, 0..15.")
+    zone: ZoneName | None = Field(description="The zone the layout maps it to, or null.")
+    tags: int = Field(ge=0, description="How many tags the antenna sees now (never which).")
+    reads_per_s: float = Field(
+        ge=0, description="Tag reports per second over the last 5 s (arrivals and inventories)."
+    )
+    dropouts: int = Field(
+        ge=0, description="Tags gone and back within 1.5 s since the daemon started."
+    )
+
+
+class ReaderStats(_Model):
+    """``readers/<reader>/stats`` topic (not retained, every 5 s): one reader's
+    figures for the producer and floor pages. Counts only: never a tag UID, and
+    nothing that tells which card lies in a zone.
+
+    Not an :class:`Envelope`: an observation beside the table's sequenced stream,
+    not part of it, so it takes no ``seq`` (a consumer that does not follow it
+    sees no gap) and no ``hand``."""
+
+    table: str = Field(description="Table id.")
+    ts: float = Field(description="Publication time, Unix epoch seconds (UTC).")
+    reader: str = Field(description="Reader id from the layout file.")
+    state: str = Field(description="Connection state, as on readers/<reader>.")
+    firmware: str | None = Field(description="Firmware version from HELLO, or null.")
+    heartbeat_age: float | None = Field(
+        description="Seconds since the last heartbeat, or null if none yet."
+    )
+    frame_errors: dict[str, int] = Field(
+        description="The same counters as readers/<reader>; missed counts sequence gaps."
+    )
+    antennas: list[AntennaStats] = Field(description="Every port of the reader, in port order.")
 
 
 # --------------------------------------------------------------------------- console
@@ -638,6 +698,7 @@ SCHEMAS: Final[dict[str, TypeAdapter[Any]]] = {
     "alert": TypeAdapter(AlertPayload),
     "notice": TypeAdapter(NoticePayload),
     "reader": TypeAdapter(ReaderStatus),
+    "reader-stats": TypeAdapter(ReaderStats),
     "console-reply": TypeAdapter(ConsoleReply),
     "alerts-open": TypeAdapter(OpenAlertsPayload),
     "alert-change": TypeAdapter(AlertChangePayload),

@@ -90,6 +90,7 @@ from table_controller.payloads import (
     PublicEvent,
     PublicHandRecord,
     PublicState,
+    ReaderStats,
     ReaderStatus,
     SecureEvent,
     SecureHandRecord,
@@ -189,6 +190,9 @@ class Publisher(Protocol):
 
     def publish_reader(self, status: ReaderStatus) -> None:
         """Publish (retained) one reader's status."""
+
+    def publish_reader_stats(self, stats: ReaderStats) -> None:
+        """Publish one reader's periodic figures (not retained; skipped while offline)."""
 
     def stop(self, timeout: float = DEFAULT_STOP_TIMEOUT) -> None:
         """Publish ``offline``, wait for acknowledgements (bounded), disconnect."""
@@ -616,6 +620,19 @@ class MqttPublisher:
             self._readers[status.reader] = stamped
             if self._online:
                 self._send(self.topics.reader(status.reader), stamped, retain=True)
+
+    def publish_reader_stats(self, stats: ReaderStats) -> None:
+        """Publish one reader's periodic figures, not retained, stamped with ``ts``
+        only (they are not part of the sequenced stream: no ``seq``). While offline
+        they are not kept: the next period's figures supersede them. While the
+        outgoing queue is backlogged they are skipped too, so figures never stand
+        in the way of live events and alerts."""
+        self._check_table(stats.table)
+        with self._lock:
+            if not self._online or self._backlogged:
+                return
+            stamped = stats.model_copy(update={"ts": self._clock()})
+            self._send(self.topics.reader_stats(stats.reader), stamped, retain=False)
 
     def republish_retained(self) -> None:
         """Republish the whole retained set with fresh ``seq``/``ts`` (rebirth). Thread-safe.

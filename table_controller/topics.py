@@ -16,6 +16,7 @@ Every topic of a table lives under the versioned root ``stud/v1/<table>/``::
     notices                      what needs no action (rule 15, ...)
     secure/notices               every notice, also those computed from down cards
     readers/<reader>   retained  one reader's link status
+    readers/<reader>/stats  -    one reader's figures, every 5 s (counts only)
     cmd/rebirth                  command: republish the full retained set
     cmd/<name>                   console commands (MQTT 5 request/response)
     reply/<client>               the reply to one console client's command: the
@@ -150,10 +151,19 @@ class TableTopics:
         """Retained status of reader ``reader_id``."""
         return f"{self.base}/readers/{check_level(reader_id, 'reader id')}"
 
+    def reader_stats(self, reader_id: str) -> str:
+        """Periodic figures of reader ``reader_id`` (not retained)."""
+        return f"{self.reader(reader_id)}/stats"
+
     @property
     def readers_filter(self) -> str:
         """Subscription filter matching every reader status of this table."""
         return f"{self.base}/readers/+"
+
+    @property
+    def reader_stats_filter(self) -> str:
+        """Subscription filter matching every reader's periodic figures of this table."""
+        return f"{self.base}/readers/+/stats"
 
     @property
     def cmd_rebirth(self) -> str:

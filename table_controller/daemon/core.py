@@ -76,6 +76,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 import structlog
 
+from firmware_bridge.figures import FigureCounter
 from firmware_bridge.link import ConnectionState, LinkProblem, LinkStats
 from firmware_bridge.messages import Inventory, ReaderFault, ReaderMessage, TagArrived, TagLeft
 from table_controller.cards import Card
@@ -126,12 +127,14 @@ from table_controller.ops import ALERT_OP, FLOOR_OPS, floor_op
 from table_controller.payloads import (
     AlertChangePayload,
     AlertPayload,
+    AntennaStats,
     ConsoleReply,
     DealerInfo,
     DealerPayload,
     FloorAlert,
     OpenAlertsPayload,
     PublicHandRecord,
+    ReaderStats,
     ReaderStatus,
     SecureHandRecord,
     SecureState,
@@ -378,6 +381,10 @@ class TableCore:
         self._reader_stats: dict[int, LinkStats] = {}
         self._offline_alerted: set[int] = set()
         self._reader_published: dict[int, tuple[object, ...]] = {}
+        self._figures: dict[int, FigureCounter] = {
+            reader.id: FigureCounter() for reader in layout.readers
+        }
+        """Per reader: tags per antenna, reads/s, dropouts (``readers/<id>/stats``)."""
         """What each reader's retained topic last said (see :meth:`_publish_reader`)."""
         self._next_reader_refresh = 0.0
         self.events_applied = 0
@@ -541,6 +548,7 @@ class TableCore:
             self._next_reader_refresh = now + READER_REFRESH_PERIOD
             for reader in self.layout.readers:
                 self._publish_reader(reader.id)
+                self._publish_reader_stats(reader.id, now)
 
     # ------------------------------------------------------------ zone events
 
@@ -1097,6 +1105,9 @@ class TableCore:
 
     def _reader_report(self, item: ReaderReport) -> None:
         message, reader, at = item.message, item.reader_id, item.at
+        figures = self._figures.get(reader)
+        if figures is not None:  # figures only: the table's state comes from presence
+            figures.feed(message, at)
         if isinstance(message, TagArrived):
             events = self.presence.tag_arrived(reader, message.antenna, message.uid, at)
         elif isinstance(message, TagLeft):
@@ -1372,24 +1383,19 @@ class TableCore:
         published (or ``force``): its shown state, last heartbeat or error counters.
         Consumers get a message when there is something new to show, not one per
         link retry or per refresh of a reader that stays offline."""
-        state = self._reader_state.get(reader, ConnectionState.CONNECTING)
-        fresh = self._link_stats(reader) if self._link_stats else None
-        stats = fresh or self._reader_stats.get(reader, LinkStats())
+        state, stats = self._reader_link(reader)
         last_hb = stats.last_heartbeat
-        shown = "offline" if state is ConnectionState.DISCONNECTED else state.value
-        frame_errors = {
-            "crc": stats.crc_errors,
-            "framing": stats.framing_errors,
-            "oversized": stats.oversized,
-            "truncated": stats.truncated,
-            "unknown_type": stats.unknown_type,
-            "unsupported_version": stats.unsupported_version,
-            "malformed": stats.malformed,
-            "missed": stats.frames_missed,
-        }
+        shown = _shown_state(state, stats)
+        reason = stats.problem.value if stats.problem is not None else None
+        detail = stats.problem_detail if reason is not None else ""
+        firmware = (".".join(map(str, stats.hello.firmware_version))
+                    if stats.hello is not None else None)
+        frame_errors = _frame_errors(stats)
         # The heartbeat's monotonic stamp, not its wall-clock rendering: the latter
-        # drifts by float noise between two refreshes of an unchanged reader.
-        key = (shown, last_hb, tuple(frame_errors.values()))
+        # drifts by float noise between two refreshes of an unchanged reader. The
+        # reason and its detail are part of what it shows: a change of cause is news,
+        # the link's retries with the same cause are not (issue 13).
+        key = (shown, reason, detail, firmware, last_hb, tuple(frame_errors.values()))
         if not force and self._reader_published.get(reader) == key:
             return
         self._reader_published[reader] = key
@@ -1403,6 +1409,9 @@ class TableCore:
                 ts=0.0,
                 reader=str(reader),
                 state=shown,
+                reason=reason,  # type: ignore[arg-type]  # LinkProblem values == ReaderProblem
+                detail=detail,
+                firmware=firmware,
                 last_heartbeat=(
                     self._wall() - (self._mono() - last_hb) if last_hb is not None else None
                 ),
@@ -1410,3 +1419,75 @@ class TableCore:
                 zones=[zone.name for zone in self.layout.zones_of_reader(reader)],
             )
         )
+
+    def _reader_link(self, reader: int) -> tuple[ConnectionState, LinkStats]:
+        """Reader ``reader``'s link state and freshest counters."""
+        state = self._reader_state.get(reader, ConnectionState.CONNECTING)
+        fresh = self._link_stats(reader) if self._link_stats else None
+        return state, fresh or self._reader_stats.get(reader, LinkStats())
+
+    def _publish_reader_stats(self, reader: int, now: float) -> None:
+        """Publish reader ``reader``'s periodic figures: counts per antenna, never
+        a UID (``readers/<id>/stats``, issue 13)."""
+        state, stats = self._reader_link(reader)
+        figures = self._figures[reader].snapshot(now)
+        config = self.layout.reader(reader)
+        ports = sorted({a.port for a in figures.antennas} | set(config.antennas if config else ()))
+        antennas = []
+        for port in ports:
+            zone = self.layout.zone_for(reader, port)
+            seen = figures.antenna(port)
+            antennas.append(AntennaStats(
+                port=port,
+                zone=zone.name if zone is not None else None,
+                tags=seen.count if seen is not None else 0,
+                reads_per_s=round(seen.reads_per_s, 2) if seen is not None else 0.0,
+                dropouts=seen.dropouts if seen is not None else 0,
+            ))
+        self._publish(
+            self.publisher.publish_reader_stats,
+            ReaderStats(
+                table=self.table_id,
+                ts=0.0,
+                reader=str(reader),
+                state=_shown_state(state, stats),
+                firmware=figures.firmware_text,
+                heartbeat_age=(round(figures.heartbeat_age, 3)
+                               if figures.heartbeat_age is not None else None),
+                frame_errors=_frame_errors(stats),
+                antennas=antennas,
+            ),
+        )
+
+
+def _shown_state(state: ConnectionState, stats: LinkStats) -> str:
+    """The state a reader's topic shows: ``offline`` for a port that cannot be
+    opened; for one still connecting or in handshake once the link knows why
+    nothing arrives, the state that reason leads to (the link names the reason a
+    moment before it changes state: shown this way, the topic changes once)."""
+    if state is ConnectionState.DISCONNECTED:
+        return "offline"
+    if state in (ConnectionState.CONNECTING, ConnectionState.HANDSHAKE) and stats.problem:
+        return _PROBLEM_STATE.get(stats.problem, "offline")
+    return str(state.value)
+
+
+_PROBLEM_STATE: Final = {
+    LinkProblem.WRONG_READER: ConnectionState.WRONG_READER.value,
+    LinkProblem.INCOMPATIBLE: ConnectionState.INCOMPATIBLE.value,
+}
+"""Problems with a state of their own (see :func:`_shown_state`)."""
+
+
+def _frame_errors(stats: LinkStats) -> dict[str, int]:
+    """The frame error counters every reader payload carries (``missed``: sequence gaps)."""
+    return {
+        "crc": stats.crc_errors,
+        "framing": stats.framing_errors,
+        "oversized": stats.oversized,
+        "truncated": stats.truncated,
+        "unknown_type": stats.unknown_type,
+        "unsupported_version": stats.unsupported_version,
+        "malformed": stats.malformed,
+        "missed": stats.frames_missed,
+    }

@@ -24,13 +24,13 @@ from pathlib import Path
 from types import FrameType
 from typing import Final, TextIO
 
-from table_controller.console_client import NoReplyError, send_request
 from table_controller.demo.broadcast import DEFAULT_DELAY, SEAT_NAMES, DemoBroadcast
 from table_controller.demo.broker import BrokerError
 from table_controller.demo.dealer import VirtualDealer
 from table_controller.demo.feed import TableFeed
 from table_controller.demo.session import TABLE_ID, DemoError, DemoTable
 from table_controller.logging import configure_logging
+from table_controller.mqtt_request import NoReplyError, send_request
 from table_controller.topics import SECURE_LEVEL, TableTopics
 
 EXIT_OK: Final = 0

@@ -26,9 +26,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from table_controller.broadcast.config import hash_password
 from table_controller.demo.broker import stop_process
 from table_controller.demo.session import TABLE_ID, DemoError, _toml_str
+from table_controller.web.passwords import hash_password
 
 DEFAULT_DELAY: Final = 10.0
 """Seconds the demo's overlay runs behind the table: long enough to see the delay

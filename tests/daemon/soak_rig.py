@@ -53,6 +53,7 @@ from table_controller.payloads import (
     NoticePayload,
     PublicEvent,
     PublicState,
+    ReaderStats,
     ReaderStatus,
     SecureEvent,
     SecureState,
@@ -290,6 +291,10 @@ class DroppingPublisher:
 
     def publish_reader(self, status: ReaderStatus) -> None:
         """Count a reader status."""
+        self.published += 1
+
+    def publish_reader_stats(self, stats: ReaderStats) -> None:
+        """Count a reader's periodic figures."""
         self.published += 1
 
     def publish_notice(self, public: NoticePayload | None, secure: NoticePayload) -> None:

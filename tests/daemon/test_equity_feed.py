@@ -101,6 +101,10 @@ class Recorder:
         """Reader statuses are public."""
         self._add("readers", status)
 
+    def publish_reader_stats(self, stats: Any) -> None:
+        """Reader figures are public (counts only)."""
+        self._add("reader-stats", stats)
+
     def set_health(self, problem: str | None) -> None:
         """Not recorded."""
 

@@ -181,6 +181,9 @@ class RecordingPublisher:
     def publish_reader(self, status: Any) -> None:
         """Replays have no readers."""
 
+    def publish_reader_stats(self, stats: Any) -> None:
+        """Replays have no readers."""
+
     def stop(self, timeout: float = 0.0) -> None:
         """Nothing to stop."""
 

@@ -1,0 +1,46 @@
+"""Issue 13: the live view's drawing (pure): every reader, why it is down, every
+port with its zone, the figures, the last fault; the UIDs only here."""
+
+from __future__ import annotations
+
+from firmware_bridge.figures import FigureCounter
+from firmware_bridge.link import ConnectionState, LinkProblem, LinkStats
+from firmware_bridge.messages import Heartbeat, Hello, ReaderFault, TagArrived
+from table_controller.layout import TableLayout
+from table_controller.tools.readers_view import render
+
+LAYOUT = TableLayout.model_validate({
+    "name": "test", "seats": 2,
+    "readers": [
+        {"id": 1, "device": "/dev/r1",
+         "antennas": {"0": "seat1.down", "1": "seat1.up", "2": "seat2.down", "3": "seat2.up"}},
+        {"id": 10, "device": "/dev/r10", "antennas": {"0": "burn", "1": "muck", "2": "board"}},
+    ],
+})
+
+
+def test_render_shows_figures_uids_faults_and_why_a_reader_is_down() -> None:
+    seats = FigureCounter()
+    seats.feed(Hello(1, (1, 4, 2), 5), 0.0)  # five ports: port 4 is not in the layout
+    seats.feed(Heartbeat(100, 1), 9.0)
+    seats.feed(TagArrived(1, "04A1B2C3"), 9.5)
+    missing = LinkStats(problem=LinkProblem.PORT_MISSING, problem_detail="no such file /dev/r10")
+    lines = render(
+        LAYOUT,
+        {1: (ConnectionState.ONLINE, LinkStats(frames_ok=12, crc_errors=2, frames_missed=1),
+             seats.snapshot(10.0)),
+         10: (ConnectionState.DISCONNECTED, missing, FigureCounter().snapshot(10.0))},
+        faults={1: (ReaderFault(1, 3, "open circuit"), 4.0)},
+        now=10.0,
+    )
+    text = "\n".join(lines)
+    assert "reader 1: online   /dev/r1" in text
+    assert "firmware 1.4.2   heartbeat 1.0 s ago   frames 12   errors: crc 2" in text
+    assert "missed 1" in text
+    assert "last fault 6 s ago: antenna 3: antenna open: open circuit" in text
+    rows = {tuple(line.split()[:2]): line.split() for line in lines if line.startswith("  ")}
+    assert rows[("1", "seat1.up")][2:] == ["1", "0.2", "0", "04A1B2C3"]
+    assert rows[("4", "(unmapped)")][2:] == ["0", "0.0", "0"]
+    assert ("reader 10: offline — port missing: no such file /dev/r10 — is the reader"
+            " plugged in" in text)
+    assert rows[("2", "board")][2:] == ["0", "0.0", "0"]
