@@ -140,14 +140,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             brokers = {"mosquitto_table": pair.table, "mosquitto_central": pair.central}
             table_port, central_port = pair.table.port, pair.central.port
             creds = (READER.name, READER.password)
-            link_up = threading.Event()
-            link = mqtt_client(table_port, "bench-room-link")
-            link.on_message = lambda _c, _u, m: link_up.set() if m.payload == b"1" else None
-            link.subscribe(LINK_STATE, qos=1)
-            if not link_up.wait(120):
-                raise SystemExit("the bridge did not come up")
-            link.disconnect()
-            link.loop_stop()
+            try:  # both brokers run: stop them if the link never comes up
+                link_up = threading.Event()
+                link = mqtt_client(table_port, "bench-room-link")
+                link.on_message = lambda _c, _u, m: link_up.set() if m.payload == b"1" else None
+                link.subscribe(LINK_STATE, qos=1)
+                if not link_up.wait(120):
+                    raise SystemExit("the bridge did not come up")
+                link.disconnect()
+                link.loop_stop()
+            except BaseException:
+                pair.close()
+                raise
         else:
             broker = MosquittoBroker(tmp / "mosquitto")
             (tmp / "mosquitto").mkdir()
@@ -182,7 +186,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                             raised[alert["id"]] = alert["raised_ts"]
 
             # What the (central) broker delivered: the reference for "nothing lost".
-            delivered = {"alerts": set(), "hands": set()}
+            delivered: dict[str, set[str]] = {"alerts": set(), "hands": set()}
 
             def on_message(_c: Any, _u: Any, msg: Any) -> None:
                 body = json.loads(msg.payload)
