@@ -80,6 +80,18 @@ class TableRig:
         self._thread.start()
         return self.daemon
 
+    def refused_start(self) -> str:
+        """Run ``stud-table run`` on the rig's (edited) config and expect the start to be
+        refused: exit 2 with one line on stderr, which is returned."""
+        result = subprocess.run(
+            [sys.executable, "-m", "table_controller", "run", "--config", str(self.config_path)],
+            capture_output=True, text=True, timeout=60, check=False,
+        )
+        assert result.returncode == 2, result.stdout + result.stderr
+        message = result.stderr.strip()
+        assert "\n" not in message, message
+        return message
+
     def start_process(self) -> subprocess.Popen[bytes]:
         """Run ``stud-table run --config`` as a child process."""
         log = (self.tmp / "daemon.log").open("ab")
