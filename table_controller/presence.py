@@ -186,9 +186,8 @@ class PresenceTracker:
         """
         due = self._report(reader_id, now)
         key = (reader_id, antenna)
-        zone = self._zone_of.get(key)
+        zone = self._mapped_zone(key)
         if zone is None:
-            self._stats.unmapped_reports += 1
             return due
         seen = self._seen[key]
         if uid in seen:
@@ -205,9 +204,8 @@ class PresenceTracker:
         """
         due = self._report(reader_id, now)
         key = (reader_id, antenna)
-        zone = self._zone_of.get(key)
+        zone = self._mapped_zone(key)
         if zone is None:
-            self._stats.unmapped_reports += 1
             return due
         seen = self._seen[key]
         if uid in seen:
@@ -226,9 +224,8 @@ class PresenceTracker:
         """
         events = self._report(reader_id, now)
         key = (reader_id, antenna)
-        zone = self._zone_of.get(key)
+        zone = self._mapped_zone(key)
         if zone is None:
-            self._stats.unmapped_reports += 1
             return events
         seen = self._seen[key]
         current = set(uids)
@@ -362,6 +359,15 @@ class PresenceTracker:
         return result
 
     # ---------------------------------------------------------------- internals
+
+    def _mapped_zone(self, key: Antenna) -> Zone | None:
+        """The zone of antenna ``key`` (reader id, antenna), or None, counted as an
+        unmapped report, for an antenna the layout does not map (its reports are
+        ignored)."""
+        zone = self._zone_of.get(key)
+        if zone is None:
+            self._stats.unmapped_reports += 1
+        return zone
 
     def _report(self, reader_id: int, now: float) -> list[ZoneEvent]:
         """Bookkeeping common to every report; returns the holds expired by ``now``."""
