@@ -44,15 +44,16 @@ from typing import Any
 from bench_daemon_latency import (
     READY_TIMEOUT,
     _event_key,
+    deal_hands,
     hook_frame_writes,
     ms,
     percentile,
     rss_kib,
     stamped_subscriber,
+    wait_ready,
 )
 
 from table_controller.daemon.runner import EQUITY_WORKER_ENV
-from table_controller.demo.dealer import VirtualDealer
 from table_controller.demo.feed import TableFeed
 from table_controller.demo.session import TABLE_ID, DemoTable
 from table_controller.logging import configure_logging
@@ -158,21 +159,12 @@ def run(mode: str, hands: int, speed: float, seed: int) -> dict[str, Any]:
         try:
             demo.start()
             feed = TableFeed("127.0.0.1", demo.port, TABLE_ID, lambda _lines: None).start()
-            deadline = time.monotonic() + READY_TIMEOUT
-            while not (feed.ready and feed.readers_online(len(demo.layout.readers))):
-                if time.monotonic() > deadline or not demo.daemon_alive():
-                    raise RuntimeError("daemon not ready:\n" + demo.daemon_log_tail())
-                time.sleep(0.05)
+            wait_ready(demo, feed)
             time.sleep(2.0)  # the equity child builds its tables once
             probe.attach()
             assert demo.table is not None
             assert demo.daemon_pid is not None
-            dealer = VirtualDealer(demo.table, feed, seed=seed, speed=speed, hands=hands,
-                                   players=8, settle_time=demo.presence_hold + 0.5)
-            started = time.monotonic()
-            dealer.start()
-            dealer.done.wait()
-            elapsed = time.monotonic() - started
+            dealer, elapsed = deal_hands(demo, feed, seed=seed, speed=speed, hands=hands)
             if dealer.failure:
                 raise RuntimeError(f"{dealer.failure}\n{demo.daemon_log_tail()}")
             time.sleep(1.5)

@@ -136,6 +136,30 @@ def hook_frame_writes(demo: DemoTable, record: Callable[[float, str], None]) -> 
         emulator.on_frame_written = hook
 
 
+def wait_ready(demo: DemoTable, feed: TableFeed) -> None:
+    """Wait until the demo's daemon publishes its state and every reader is online."""
+    deadline = time.monotonic() + READY_TIMEOUT
+    readers = len(demo.layout.readers)
+    while not (feed.ready and feed.readers_online(readers)):
+        if time.monotonic() > deadline or not demo.daemon_alive():
+            raise RuntimeError("daemon not ready:\n" + demo.daemon_log_tail())
+        time.sleep(0.05)
+
+
+def deal_hands(
+    demo: DemoTable, feed: TableFeed, *, seed: int, speed: float, hands: int
+) -> tuple[VirtualDealer, float]:
+    """Deal ``hands`` 8-player hands on the demo's table with a virtual dealer; the
+    dealer (its ``failure`` for the caller to report) and the seconds it took."""
+    assert demo.table is not None
+    dealer = VirtualDealer(demo.table, feed, seed=seed, speed=speed, hands=hands,
+                           players=8, settle_time=demo.presence_hold + 0.5)
+    started = time.monotonic()
+    dealer.start()
+    dealer.done.wait()
+    return dealer, time.monotonic() - started
+
+
 class LatencyProbe:
     """Pairs 'frame written' times with 'message received' times (see module doc).
 
@@ -259,22 +283,12 @@ def run_end_to_end(hands: int, speed: float, fsync: str, seed: int,
         try:
             demo.start()
             feed = TableFeed("127.0.0.1", demo.port, TABLE_ID, lambda _lines: None).start()
-            deadline = time.monotonic() + READY_TIMEOUT
-            readers = len(demo.layout.readers)
-            while not (feed.ready and feed.readers_online(readers)):
-                if time.monotonic() > deadline or not demo.daemon_alive():
-                    raise RuntimeError("daemon not ready:\n" + demo.daemon_log_tail())
-                time.sleep(0.05)
+            wait_ready(demo, feed)
             probe.attach()
             assert demo.daemon_pid is not None
             assert demo.table is not None
             memory_start = rss_kib(demo.daemon_pid)
-            dealer = VirtualDealer(demo.table, feed, seed=seed, speed=speed, hands=hands,
-                                   players=8, settle_time=demo.presence_hold + 0.5)
-            started = time.monotonic()
-            dealer.start()
-            dealer.done.wait()
-            elapsed = time.monotonic() - started
+            dealer, elapsed = deal_hands(demo, feed, seed=seed, speed=speed, hands=hands)
             if dealer.failure:
                 kept = Path(tempfile.mkdtemp(prefix="bench-daemon-failed-"))
                 shutil.copytree(demo.workdir / "journal", kept / "journal")
