@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -42,11 +41,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_daemon_latency import READY_TIMEOUT, _event_key, ms, percentile, rss_kib
+from bench_daemon_latency import (
+    READY_TIMEOUT,
+    _event_key,
+    deal_hands,
+    hook_frame_writes,
+    ms,
+    percentile,
+    rss_kib,
+    stamped_subscriber,
+    wait_ready,
+)
 
-from firmware_bridge.messages import Message, TagArrived
 from table_controller.daemon.runner import EQUITY_WORKER_ENV
-from table_controller.demo.dealer import VirtualDealer
 from table_controller.demo.feed import TableFeed
 from table_controller.demo.session import TABLE_ID, DemoTable
 from table_controller.logging import configure_logging
@@ -74,34 +81,18 @@ class Probe:
 
     def attach(self) -> None:
         """Start mosquitto_sub and hook the emulators' frame writes."""
-        binary = shutil.which("mosquitto_sub")
-        if binary is None:
-            raise RuntimeError("mosquitto_sub not found: run scripts/setup")
-        with self.out.open("wb") as out:
-            self.proc = subprocess.Popen(
-                [binary, "-h", "127.0.0.1", "-p", str(self.demo.port), "-q", "1",
-                 "-t", self.topics.secure_events, "-t", self.topics.state,
-                 "-t", self.topics.secure_state, "-F", "%U %t %p", "--nodelay",
-                 "-i", "bench-equity-probe"],
-                stdout=out, stderr=subprocess.DEVNULL,
-            )
+        topics = [self.topics.secure_events, self.topics.state, self.topics.secure_state]
+        self.proc = stamped_subscriber(self.demo.port, self.out, topics, "bench-equity-probe")
         deadline = time.monotonic() + READY_TIMEOUT
         while not self.out.read_bytes():  # the retained state arrives once subscribed
             if time.monotonic() > deadline:
                 raise RuntimeError("mosquitto_sub never received")
             time.sleep(0.1)
-        assert self.demo.table is not None
-        layout, registry = self.demo.layout, self.demo.registry
-        for reader_id, emulator in self.demo.table.readers.items():
-            def hook(message: Message, at: float, reader_id: int = reader_id) -> None:
-                if not isinstance(message, TagArrived):
-                    return
-                zone = layout.zone_for(reader_id, message.antenna)
-                found = registry.lookup(message.uid)
-                if zone is not None and found is not None:
-                    with self.lock:
-                        self.writes.setdefault(f"{found.card.code}@{zone.name}", []).append(at)
-            emulator.on_frame_written = hook
+        hook_frame_writes(self.demo, self._record)
+
+    def _record(self, at: float, key: str) -> None:
+        with self.lock:
+            self.writes.setdefault(key, []).append(at)
 
     def close(self) -> None:
         """Stop mosquitto_sub."""
@@ -168,21 +159,12 @@ def run(mode: str, hands: int, speed: float, seed: int) -> dict[str, Any]:
         try:
             demo.start()
             feed = TableFeed("127.0.0.1", demo.port, TABLE_ID, lambda _lines: None).start()
-            deadline = time.monotonic() + READY_TIMEOUT
-            while not (feed.ready and feed.readers_online(len(demo.layout.readers))):
-                if time.monotonic() > deadline or not demo.daemon_alive():
-                    raise RuntimeError("daemon not ready:\n" + demo.daemon_log_tail())
-                time.sleep(0.05)
+            wait_ready(demo, feed)
             time.sleep(2.0)  # the equity child builds its tables once
             probe.attach()
             assert demo.table is not None
             assert demo.daemon_pid is not None
-            dealer = VirtualDealer(demo.table, feed, seed=seed, speed=speed, hands=hands,
-                                   players=8, settle_time=demo.presence_hold + 0.5)
-            started = time.monotonic()
-            dealer.start()
-            dealer.done.wait()
-            elapsed = time.monotonic() - started
+            dealer, elapsed = deal_hands(demo, feed, seed=seed, speed=speed, hands=hands)
             if dealer.failure:
                 raise RuntimeError(f"{dealer.failure}\n{demo.daemon_log_tail()}")
             time.sleep(1.5)

@@ -43,6 +43,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -99,6 +100,66 @@ def rss_kib(pid: int) -> dict[str, int]:
     return out
 
 
+def stamped_subscriber(
+    port: int, out: Path, topics: list[str], client_id: str
+) -> subprocess.Popen[bytes]:
+    """``mosquitto_sub`` (C, its own process) writing every message on ``topics`` to
+    ``out`` as ``<wall time received> <topic> <payload>`` lines: a Python subscriber
+    in the busy bench process would add its own GIL waits to the figures."""
+    binary = shutil.which("mosquitto_sub")
+    if binary is None:
+        raise RuntimeError("mosquitto_sub not found: run scripts/setup")
+    args = [binary, "-h", "127.0.0.1", "-p", str(port), "-q", "1"]
+    for topic in topics:
+        args += ["-t", topic]
+    args += ["-F", "%U %t %p", "--nodelay", "-i", client_id]
+    with out.open("wb") as sink:
+        return subprocess.Popen(args, stdout=sink, stderr=subprocess.DEVNULL)
+
+
+def hook_frame_writes(demo: DemoTable, record: Callable[[float, str], None]) -> None:
+    """Hook every emulated reader of ``demo``: each TAG_ARRIVED frame written to its
+    pty calls ``record(time written, "card@zone")`` (the key :func:`_event_key`
+    gives the matching ``secure/events`` message)."""
+    assert demo.table is not None
+    layout, registry = demo.layout, demo.registry
+    for reader_id, emulator in demo.table.readers.items():
+
+        def hook(message: Message, at: float, reader_id: int = reader_id) -> None:
+            if not isinstance(message, TagArrived):
+                return
+            zone = layout.zone_for(reader_id, message.antenna)
+            found = registry.lookup(message.uid)
+            if zone is not None and found is not None:
+                record(at, f"{found.card.code}@{zone.name}")
+
+        emulator.on_frame_written = hook
+
+
+def wait_ready(demo: DemoTable, feed: TableFeed) -> None:
+    """Wait until the demo's daemon publishes its state and every reader is online."""
+    deadline = time.monotonic() + READY_TIMEOUT
+    readers = len(demo.layout.readers)
+    while not (feed.ready and feed.readers_online(readers)):
+        if time.monotonic() > deadline or not demo.daemon_alive():
+            raise RuntimeError("daemon not ready:\n" + demo.daemon_log_tail())
+        time.sleep(0.05)
+
+
+def deal_hands(
+    demo: DemoTable, feed: TableFeed, *, seed: int, speed: float, hands: int
+) -> tuple[VirtualDealer, float]:
+    """Deal ``hands`` 8-player hands on the demo's table with a virtual dealer; the
+    dealer (its ``failure`` for the caller to report) and the seconds it took."""
+    assert demo.table is not None
+    dealer = VirtualDealer(demo.table, feed, seed=seed, speed=speed, hands=hands,
+                           players=8, settle_time=demo.presence_hold + 0.5)
+    started = time.monotonic()
+    dealer.start()
+    dealer.done.wait()
+    return dealer, time.monotonic() - started
+
+
 class LatencyProbe:
     """Pairs 'frame written' times with 'message received' times (see module doc).
 
@@ -118,16 +179,9 @@ class LatencyProbe:
 
     def attach(self) -> None:
         """Start the subscriber, wait until it receives, then hook every reader."""
-        binary = shutil.which("mosquitto_sub")
-        if binary is None:
-            raise RuntimeError("mosquitto_sub not found: run scripts/setup")
-        with self._out.open("wb") as out:
-            self._proc = subprocess.Popen(
-                [binary, "-h", "127.0.0.1", "-p", str(self.demo.port), "-q", "1",
-                 "-t", self.topics.secure_events, "-t", BASELINE_TOPIC,
-                 "-F", "%U %t %p", "--nodelay", "-i", "bench-probe"],
-                stdout=out, stderr=subprocess.DEVNULL,
-            )
+        self._proc = stamped_subscriber(
+            self.demo.port, self._out, [self.topics.secure_events, BASELINE_TOPIC], "bench-probe"
+        )
         deadline = time.monotonic() + READY_TIMEOUT
         while b"ping" not in self._out.read_bytes():
             if time.monotonic() > deadline:
@@ -135,9 +189,7 @@ class LatencyProbe:
             subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(self.demo.port),
                             "-t", BASELINE_TOPIC, "-m", '{"ping": 1}'], check=True)
             time.sleep(0.2)
-        assert self.demo.table is not None
-        for reader_id, emulator in self.demo.table.readers.items():
-            emulator.on_frame_written = self._frame_hook(reader_id)
+        hook_frame_writes(self.demo, self._record)
 
     def close(self) -> None:
         """Stop the subscriber."""
@@ -146,19 +198,9 @@ class LatencyProbe:
             self._proc.wait(timeout=10)
             self._proc = None
 
-    def _frame_hook(self, reader_id: int) -> Any:
-        layout, registry = self.demo.layout, self.demo.registry
-
-        def hook(message: Message, at: float) -> None:
-            if not isinstance(message, TagArrived):
-                return
-            zone = layout.zone_for(reader_id, message.antenna)
-            found = registry.lookup(message.uid)
-            if zone is not None and found is not None:
-                with self._lock:
-                    self._writes.append((at, f"{found.card.code}@{zone.name}"))
-
-        return hook
+    def _record(self, at: float, key: str) -> None:
+        with self._lock:
+            self._writes.append((at, key))
 
     def measure_baseline(self, count: int) -> None:
         """MQTT alone: a paho client publishing from a thread of its own (as the
@@ -241,22 +283,12 @@ def run_end_to_end(hands: int, speed: float, fsync: str, seed: int,
         try:
             demo.start()
             feed = TableFeed("127.0.0.1", demo.port, TABLE_ID, lambda _lines: None).start()
-            deadline = time.monotonic() + READY_TIMEOUT
-            readers = len(demo.layout.readers)
-            while not (feed.ready and feed.readers_online(readers)):
-                if time.monotonic() > deadline or not demo.daemon_alive():
-                    raise RuntimeError("daemon not ready:\n" + demo.daemon_log_tail())
-                time.sleep(0.05)
+            wait_ready(demo, feed)
             probe.attach()
             assert demo.daemon_pid is not None
             assert demo.table is not None
             memory_start = rss_kib(demo.daemon_pid)
-            dealer = VirtualDealer(demo.table, feed, seed=seed, speed=speed, hands=hands,
-                                   players=8, settle_time=demo.presence_hold + 0.5)
-            started = time.monotonic()
-            dealer.start()
-            dealer.done.wait()
-            elapsed = time.monotonic() - started
+            dealer, elapsed = deal_hands(demo, feed, seed=seed, speed=speed, hands=hands)
             if dealer.failure:
                 kept = Path(tempfile.mkdtemp(prefix="bench-daemon-failed-"))
                 shutil.copytree(demo.workdir / "journal", kept / "journal")

@@ -20,7 +20,6 @@ at least 10 times faster than PokerKit in every game.
 from __future__ import annotations
 
 import argparse
-import random
 import statistics
 import sys
 import time
@@ -35,20 +34,10 @@ from pokerkit_stud import play  # noqa: E402 - found through the path above
 from table_controller.engine.dealing import replay_events  # noqa: E402
 from table_controller.engine.settings import TableSettings  # noqa: E402
 from table_controller.hands import Game  # noqa: E402
-from table_controller.simulation import PhysicalDeal, deal_random  # noqa: E402
+from table_controller.simulation import PhysicalDeal, random_hands  # noqa: E402
 
 WARM_UP = 50
 """Untimed hands run through both before measuring."""
-
-
-def make_hands(count: int, seed: int, fold_chance: float) -> list[PhysicalDeal]:
-    """``count`` seeded random hands of 2-8 players."""
-    rng = random.Random(seed)
-    hands = []
-    for _ in range(count):
-        seats = sorted(rng.sample(range(1, 9), rng.randint(2, 8)))
-        hands.append(deal_random(seats, rng, fold_chance=fold_chance))
-    return hands
 
 
 def time_interleaved(
@@ -108,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     games = list(Game) if args.game == "all" else [Game(args.game)]
 
-    hands = make_hands(args.hands, args.seed, args.fold_chance)
+    hands = random_hands(args.hands, args.seed, args.fold_chance)
     events = sum(len(hand.events) for hand in hands)
     seventh = sum(hand.last_street == 7 for hand in hands)
     print(
@@ -117,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     # Warm-up, untimed: the evaluator builds its lookup tables on first use and
     # PokerKit its own; steady-state hands are what a running table sees.
-    warm = make_hands(WARM_UP, args.seed + 1, args.fold_chance)
+    warm = random_hands(WARM_UP, args.seed + 1, args.fold_chance)
     for game in games:
         time_interleaved(warm, runs_for(game))
     for game in games:

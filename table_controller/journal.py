@@ -348,9 +348,11 @@ def _renumbered(records: Sequence[Mapping[str, Any]]) -> bytes:
     return b"".join(out)
 
 
-def _write_file(path: Path, data: bytes) -> None:
-    """Write ``data`` to a new ``path`` and fsync it (removing it again on failure)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+def write_file_synced(path: Path, data: bytes, mode: int = 0o640) -> None:
+    """Write ``data`` to a new ``path`` (created with ``mode``) and fsync it, removing
+    it again on failure: the journal's rewritten file and the sequence counter's
+    temporary file are written this one way."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
         view = memoryview(data)
         while view:
@@ -473,7 +475,7 @@ class Journal:
     def _recover(file: Path, existing: JournalReadResult, now: float) -> Recovery:
         fresh = file.with_name(file.name + ".recovering")
         try:
-            _write_file(fresh, _renumbered(existing.records))
+            write_file_synced(fresh, _renumbered(existing.records))
             moved = damaged_name(file, now)
             os.replace(file, moved)
             os.replace(fresh, file)

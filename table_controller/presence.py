@@ -184,13 +184,10 @@ class PresenceTracker:
         Like every report, first emits whatever holds expired by ``now`` (see
         :meth:`tick`), so a late tick can never reorder events.
         """
-        due = self._report(reader_id, now)
-        key = (reader_id, antenna)
-        zone = self._zone_of.get(key)
+        due, zone = self._report_on(reader_id, antenna, now)
         if zone is None:
-            self._stats.unmapped_reports += 1
             return due
-        seen = self._seen[key]
+        seen = self._seen[(reader_id, antenna)]
         if uid in seen:
             return due  # a repeated report: this antenna already sees it
         seen[uid] = now
@@ -203,13 +200,10 @@ class PresenceTracker:
         Its own removal is held (see :meth:`tick`); returns only other tags'
         holds that expired by ``now``.
         """
-        due = self._report(reader_id, now)
-        key = (reader_id, antenna)
-        zone = self._zone_of.get(key)
+        due, zone = self._report_on(reader_id, antenna, now)
         if zone is None:
-            self._stats.unmapped_reports += 1
             return due
-        seen = self._seen[key]
+        seen = self._seen[(reader_id, antenna)]
         if uid in seen:
             del seen[uid]
             self._unsighted(uid, zone, now)
@@ -224,13 +218,10 @@ class PresenceTracker:
         leave (held like :meth:`tag_left`). Repeating an unchanged inventory
         emits nothing.
         """
-        events = self._report(reader_id, now)
-        key = (reader_id, antenna)
-        zone = self._zone_of.get(key)
+        events, zone = self._report_on(reader_id, antenna, now)
         if zone is None:
-            self._stats.unmapped_reports += 1
             return events
-        seen = self._seen[key]
+        seen = self._seen[(reader_id, antenna)]
         current = set(uids)
         # Sorted, so the events of one inventory come in a reproducible order.
         for uid in sorted(seen.keys() - current):
@@ -362,6 +353,18 @@ class PresenceTracker:
         return result
 
     # ---------------------------------------------------------------- internals
+
+    def _report_on(
+        self, reader_id: int, antenna: int, now: float
+    ) -> tuple[list[ZoneEvent], Zone | None]:
+        """Bookkeeping of a report about one antenna (:meth:`_report`): the holds
+        expired by ``now``, and the antenna's zone, or None, counted as an unmapped
+        report, for an antenna the layout does not map (its reports are ignored)."""
+        due = self._report(reader_id, now)
+        zone = self._zone_of.get((reader_id, antenna))
+        if zone is None:
+            self._stats.unmapped_reports += 1
+        return due, zone
 
     def _report(self, reader_id: int, now: float) -> list[ZoneEvent]:
         """Bookkeeping common to every report; returns the holds expired by ``now``."""

@@ -37,6 +37,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
+from table_controller.journal import write_file_synced
+
 DEFAULT_BLOCK: Final = 1000
 """Numbers reserved per fsync; a restart skips at most this many."""
 
@@ -125,17 +127,9 @@ class SequenceCounter:
     def _persist_by_rename(self, mark: int) -> None:
         self._path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self._path.with_name(self._path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            # Zero-padded to a fixed width, so the in-place fallback can
-            # rewrite it without growing the file.
-            os.write(fd, f"{mark:020d}\n".encode("ascii"))
-            os.fsync(fd)
-        except OSError:
-            os.close(fd)
-            tmp.unlink(missing_ok=True)
-            raise
-        os.close(fd)
+        # Zero-padded to a fixed width, so the in-place fallback can
+        # rewrite it without growing the file.
+        write_file_synced(tmp, f"{mark:020d}\n".encode("ascii"), mode=0o644)
         os.replace(tmp, self._path)
         # fsync the directory so the rename itself survives a power cut.
         dir_fd = os.open(self._path.parent, os.O_RDONLY)

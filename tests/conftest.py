@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import structlog
 from hypothesis import HealthCheck, settings
-from mqtt_broker import MosquittoBroker
+from mqtt_broker import MosquittoBroker, RecordingSubscriber
 
 # CI runs on a loaded 2-core machine shared with other work: how long a test or its
 # input generation takes says nothing about correctness there. Without this, a
@@ -89,6 +89,15 @@ def mosquitto(tmp_path: Path) -> Iterator[MosquittoBroker]:
         yield broker
     finally:
         broker.close()
+
+
+@pytest.fixture
+def subscribers() -> Iterator[list[RecordingSubscriber]]:
+    """Subscribers created by a test (append them), closed at its end."""
+    made: list[RecordingSubscriber] = []
+    yield made
+    for sub in made:
+        sub.close()
 
 
 @pytest.fixture(autouse=True)

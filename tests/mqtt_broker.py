@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -35,6 +36,14 @@ WAIT = 20.0
 
 run_as_user_line = run_as_user_lines
 """Config lines keeping mosquitto as the current user (the ACL test's deploy config)."""
+
+
+def kill9(process: subprocess.Popen[bytes]) -> None:
+    """``kill -9`` the process group of ``process`` (a child started with
+    ``start_new_session``) and reap it: the crash the daemon and broadcast
+    tests recover from."""
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=WAIT)
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = WAIT, what: str = "") -> None:

@@ -122,30 +122,17 @@ class DemoTable:
         return self
 
     def _config_text(self) -> str:
-        lines = [
-            "[table]",
-            f"id = {_toml_str(self.table_id)}",
-            'layout = "layout.toml"',
-            f"decks = [{', '.join(_toml_str(str(path)) for path in self.decks)}]",
-            f"presence_hold = {self.presence_hold}",
-            "heartbeat_period = 2.0",
-            "[stakes]",
-            "ante = 1",
-            "bring_in = 2",
-            "small_bet = 5",
-            "big_bet = 10",
-            "[broker]",
-            'host = "127.0.0.1"',
-            f"port = {self.broker.port}",
-            "reconnect_max_delay = 2",
-            "[journal]",
-            'directory = "journal"',
-            f'fsync = "{self.fsync}"',
-            "[log]",
-            'format = "console"',
-            f'level = "{self.log_level}"',
-        ]
-        return "\n".join(lines) + "\n"
+        return table_config_toml(
+            table_id=self.table_id,
+            layout="layout.toml",
+            decks=[str(path) for path in self.decks],
+            port=self.broker.port,
+            presence_hold=self.presence_hold,
+            heartbeat_period=2.0,
+            reconnect_max_delay=2,
+            fsync=self.fsync,
+            log_level=self.log_level,
+        )
 
     @property
     def port(self) -> int:
@@ -196,6 +183,40 @@ class DemoTable:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def table_config_toml(
+    *,
+    table_id: str,
+    layout: str,
+    decks: list[str],
+    port: int,
+    presence_hold: float | None = None,
+    heartbeat_period: float | None = None,
+    reconnect_max_delay: float | None = None,
+    fsync: str | None = None,
+    log_level: str | None = None,
+) -> str:
+    """The ``table.toml`` of a local test or demo table (docs/daemon.md): stakes 1/2/5/10,
+    the broker on loopback ``port``, the journal in ``journal/`` beside the file. The
+    one writer of such a file for the demo, the daemon test rigs and the config tests;
+    a key left ``None`` is left out (the daemon's default)."""
+    lines = ["[table]", f"id = {_toml_str(table_id)}", f"layout = {_toml_str(layout)}"]
+    lines.append(f"decks = [{', '.join(_toml_str(deck) for deck in decks)}]")
+    if presence_hold is not None:
+        lines.append(f"presence_hold = {presence_hold}")
+    if heartbeat_period is not None:
+        lines.append(f"heartbeat_period = {heartbeat_period}")
+    lines += ["[stakes]", "ante = 1", "bring_in = 2", "small_bet = 5", "big_bet = 10"]
+    lines += ["[broker]", 'host = "127.0.0.1"', f"port = {port}"]
+    if reconnect_max_delay is not None:
+        lines.append(f"reconnect_max_delay = {reconnect_max_delay}")
+    lines += ["[journal]", 'directory = "journal"']
+    if fsync is not None:
+        lines.append(f"fsync = {_toml_str(fsync)}")
+    if log_level is not None:
+        lines += ["[log]", 'format = "console"', f"level = {_toml_str(log_level)}"]
+    return "\n".join(lines) + "\n"
 
 
 def _toml_str(text: str) -> str:

@@ -13,6 +13,7 @@ from table_controller.simulation.physical import (
     deal_streets,
     expected_face,
     random_folds,
+    random_hands,
 )
 
 __all__ = [
@@ -22,4 +23,5 @@ __all__ = [
     "deal_streets",
     "expected_face",
     "random_folds",
+    "random_hands",
 ]

@@ -55,6 +55,7 @@ __all__ = [
     "deal_streets",
     "expected_face",
     "random_folds",
+    "random_hands",
 ]
 
 STREETS = (3, 4, 5, 6, 7)
@@ -574,3 +575,15 @@ class _Dealer:
         at = self._clock
         self._clock += self._step
         return at
+
+
+def random_hands(count: int, seed: int, fold_chance: float = 0.2) -> list[PhysicalDeal]:
+    """``count`` hands of 2 to 8 players on random seats, dealt by :func:`deal_random`
+    from one ``random.Random(seed)``: the same list for the same arguments (the
+    engine bench and the daemon fault rig deal these)."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        seats = sorted(rng.sample(range(1, 9), rng.randint(2, 8)))
+        out.append(deal_random(seats, rng, fold_chance=fold_chance))
+    return out

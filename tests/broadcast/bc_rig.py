@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mqtt_broker import WAIT, wait_until
+from mqtt_broker import WAIT, kill9, wait_until
 
 from table_controller.web.passwords import hash_password
 
@@ -93,8 +93,7 @@ class Service:
     def kill9(self) -> None:
         """``kill -9`` it."""
         assert self.process is not None
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=WAIT)
+        kill9(self.process)
         self.process = None
 
     def stop(self) -> None:

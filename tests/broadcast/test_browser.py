@@ -12,6 +12,7 @@ Mosquitto -> ``stud-table broadcast`` -> headless Chromium.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import random
@@ -25,7 +26,7 @@ import pytest
 from bc_rig import PASSWORD, Service, write_config
 from browser import CHROMIUM, Browser, seats
 from daemon_rig import TableRig, clear_table, latest, subscribe, wait_state
-from mqtt_broker import MosquittoBroker
+from mqtt_broker import MosquittoBroker, RecordingSubscriber
 
 from table_controller.events import CardPlaced, ConsoleAction, HandStarted, TableEvent
 from table_controller.mqtt_request import send_request
@@ -112,21 +113,31 @@ def check_overlay_not_early(browser: Browser, placed: dict[str, float]) -> int:
     return drawn
 
 
+def _start_broadcast(tmp_path: Path, broker_port: int) -> tuple[RecordingSubscriber, Service, str]:
+    """Once the table is idle: name the players, start the broadcast service; the
+    state subscriber, the service and its base URL."""
+    sub = subscribe(broker_port)
+    wait_state(sub, lambda s: s["hand"] is None)
+    name_players(broker_port)
+    port = free_port()
+    service = start_service(tmp_path, broker_port, port)
+    return sub, service, f"http://127.0.0.1:{port}"
+
+
+def _log_in_as_producer(producer: Browser) -> None:
+    """Send the producer's basic-auth header with every request of ``producer``."""
+    token = base64.b64encode(f"producer:{PASSWORD}".encode()).decode()
+    producer.headers({"Authorization": "Basic " + token})
+
+
 def test_pages_in_a_real_browser(tmp_path: Path, mosquitto: MosquittoBroker, table: TableRig,
                                  browser: Browser) -> None:
     """Overlay (delayed), venue and producer through a whole hand, with screenshots."""
-    sub = subscribe(mosquitto.port)
-    wait_state(sub, lambda s: s["hand"] is None)
-    name_players(mosquitto.port)
-    port = free_port()
-    service = start_service(tmp_path, mosquitto.port, port)
-    base = f"http://127.0.0.1:{port}"
+    _sub, service, base = _start_broadcast(tmp_path, mosquitto.port)
     venue = Browser(tmp_path / "venue-profile")
     producer = Browser(tmp_path / "producer-profile")
     try:
-        import base64
-        producer.headers({"Authorization": "Basic " + base64.b64encode(
-            f"producer:{PASSWORD}".encode()).decode()})
+        _log_in_as_producer(producer)
         browser.open(f"{base}/overlay/t1")
         venue.open(f"{base}/venue/t1")
         producer.open(f"{base}/producer/t1")
@@ -346,17 +357,10 @@ def test_screenshots_of_a_console_hand_with_chips_and_equity(
     """A hand started and bet at the dealer's console, stopped on 6th street: the live
     producer page and the delayed overlay draw stacks, bets, the pot and each live
     seat's equity (the overlay once D has passed); screenshots go to docs/."""
-    sub = subscribe(mosquitto.port)
-    wait_state(sub, lambda s: s["hand"] is None)
-    name_players(mosquitto.port)
-    port = free_port()
-    service = start_service(tmp_path, mosquitto.port, port)
-    base = f"http://127.0.0.1:{port}"
+    sub, service, base = _start_broadcast(tmp_path, mosquitto.port)
     producer = Browser(tmp_path / "producer-profile")
     try:
-        import base64
-        producer.headers({"Authorization": "Basic " + base64.b64encode(
-            f"producer:{PASSWORD}".encode()).decode()})
+        _log_in_as_producer(producer)
         deal = deal_betting(tuple(sorted(NAMES)), random.Random(5), folding=True)
         burns = [i for i, e in enumerate(deal.events)
                  if isinstance(e, CardPlaced) and e.zone == BURN]
@@ -372,8 +376,11 @@ def test_screenshots_of_a_console_hand_with_chips_and_equity(
                          what="equity of every live seat on the producer page")
         browser.wait_js(f"document.querySelectorAll('.equity').length === {len(live)}",
                         timeout=DELAY + 30, what="equity on the delayed overlay")
+        # The equity can be drawn before the last call's pot (the overlay shows the
+        # table D seconds late): wait for the pot text rather than read it once.
         for page in (producer, browser):
-            assert page.js("document.getElementById('pot').textContent") == f"Pot {state['pot']}"
+            page.wait_js(f"document.getElementById('pot').textContent === 'Pot {state['pot']}'",
+                         timeout=DELAY + 30, what=f"Pot {state['pot']} on {page}")
         if os.environ.get("STUD_SCREENSHOTS", "1") == "1":
             browser.screenshot(DOCS / "broadcast-overlay.png", transparent=True)
             producer.screenshot(DOCS / "broadcast-producer.png")

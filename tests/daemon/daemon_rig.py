@@ -7,7 +7,6 @@ as a real ``stud-table run`` subprocess (for ``kill -9`` and exit codes).
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -17,11 +16,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from mqtt_broker import WAIT, MosquittoBroker, Received, RecordingSubscriber, wait_until
+from mqtt_broker import WAIT, MosquittoBroker, Received, RecordingSubscriber, kill9, wait_until
 
 from table_controller.config import load_config
 from table_controller.daemon.runner import Daemon
 from table_controller.deck import load_decks
+from table_controller.demo.session import table_config_toml
 from table_controller.events import CardPlaced, CardRemoved, HandStarted, TableEvent
 from table_controller.journal import read_journal
 from table_controller.layout import load_layout
@@ -54,31 +54,16 @@ class TableRig:
         self.table.write_layout(LAYOUT, tmp / "layout.toml")
         self.config_path = tmp / "table.toml"
         self.config_path.write_text(
-            "\n".join(
-                [
-                    "[table]",
-                    f'id = "{TABLE}"',
-                    'layout = "layout.toml"',
-                    f'decks = ["{DECK}", "{SECOND_DECK}"]',
-                    f"presence_hold = {hold}",
-                    "heartbeat_period = 0.5",
-                    "[stakes]",
-                    "ante = 1",
-                    "bring_in = 2",
-                    "small_bet = 5",
-                    "big_bet = 10",
-                    "[broker]",
-                    'host = "127.0.0.1"',
-                    f"port = {broker.port}",
-                    "reconnect_max_delay = 1",
-                    "[journal]",
-                    'directory = "journal"',
-                    "[log]",
-                    'format = "console"',
-                    'level = "warning"',
-                ]
+            table_config_toml(
+                table_id=TABLE,
+                layout="layout.toml",
+                decks=[str(DECK), str(SECOND_DECK)],
+                port=broker.port,
+                presence_hold=hold,
+                heartbeat_period=0.5,
+                reconnect_max_delay=1,
+                log_level="warning",
             )
-            + "\n"
         )
         self.daemon: Daemon | None = None
         self._thread: threading.Thread | None = None
@@ -95,6 +80,18 @@ class TableRig:
         self._thread.start()
         return self.daemon
 
+    def refused_start(self) -> str:
+        """Run ``stud-table run`` on the rig's (edited) config and expect the start to be
+        refused: exit 2 with one line on stderr, which is returned."""
+        result = subprocess.run(
+            [sys.executable, "-m", "table_controller", "run", "--config", str(self.config_path)],
+            capture_output=True, text=True, timeout=60, check=False,
+        )
+        assert result.returncode == 2, result.stdout + result.stderr
+        message = result.stderr.strip()
+        assert "\n" not in message, message
+        return message
+
     def start_process(self) -> subprocess.Popen[bytes]:
         """Run ``stud-table run --config`` as a child process."""
         log = (self.tmp / "daemon.log").open("ab")
@@ -108,8 +105,7 @@ class TableRig:
     def kill9(self) -> None:
         """``kill -9`` the daemon process."""
         assert self.process is not None
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=WAIT)
+        kill9(self.process)
         self.process = None
 
     def stop(self) -> None:

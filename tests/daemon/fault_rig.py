@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import random
 import resource
 import subprocess
 import time
@@ -26,7 +25,6 @@ from table_controller.engine.dealing import HandState, replay_events
 from table_controller.engine.settings import TableSettings
 from table_controller.events import CardPlaced, CardRemoved, HandStarted, TableEvent
 from table_controller.journal import read_journal
-from table_controller.simulation import deal_random
 from table_controller.simulation.physical import PhysicalDeal
 from table_controller.zones import Zone
 
@@ -97,16 +95,6 @@ def hand_events(deal: PhysicalDeal) -> list[CardPlaced | CardRemoved]:
     events += [CardRemoved(z, c) for c, z in sorted(seats, key=lambda cz: cz[1].name)]
     events += [CardRemoved(z, c) for c, z in piles]
     return events
-
-
-def random_hands(count: int, seed: int, fold_chance: float = 0.2) -> list[PhysicalDeal]:
-    """``count`` seeded hands of 2 to 8 players."""
-    rng = random.Random(seed)
-    out = []
-    for _ in range(count):
-        seats = sorted(rng.sample(range(1, 9), rng.randint(2, 8)))
-        out.append(deal_random(seats, rng, fold_chance=fold_chance))
-    return out
 
 
 def reference_hands(events: Iterable[TableEvent]) -> list[HandState]:

@@ -40,7 +40,6 @@ from fault_rig import (
     alert_codes,
     hand_events,
     payloads,
-    random_hands,
     reference_hands,
     restart_and_wait_ready,
     wait_caught_up,
@@ -55,7 +54,7 @@ from table_controller.engine.alerts import Alert
 from table_controller.engine.dealing import DealingEngine, HandState
 from table_controller.engine.settings import TableSettings
 from table_controller.events import CardPlaced, CardRemoved, HandEnded, TableEvent
-from table_controller.simulation import deal_random
+from table_controller.simulation import deal_random, random_hands
 from table_controller.zones import Zone
 
 SHUFFLE = 0.7

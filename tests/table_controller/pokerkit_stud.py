@@ -22,6 +22,7 @@ is reported ``diverged`` at 7th street and only its earlier streets are comparab
 
 from __future__ import annotations
 
+import random
 import warnings
 from collections import deque
 from dataclasses import dataclass, field
@@ -30,8 +31,9 @@ from typing import Any
 import pokerkit
 
 from table_controller.cards import DECK, Card
+from table_controller.engine.dealing import HandState
 from table_controller.hands import Game
-from table_controller.simulation import PhysicalDeal
+from table_controller.simulation import PhysicalDeal, deal_random
 
 ANTE, BRING_IN, SMALL_BET, BIG_BET = 1, 2, 4, 8
 STACK = 1_000_000
@@ -72,6 +74,50 @@ class PokerKitResult:
     """stud8: players paid by the eight-or-better low (``hand_type_index`` 1)."""
     community: bool = False
     diverged: bool = False
+
+
+FOLD_CHANCES = (0.0, 0.05, 0.15, 0.3)
+"""How often a player folds after a street's deal in the differential hands."""
+
+
+def random_hand(seed: int) -> PhysicalDeal:
+    """The differential tests' hand for ``seed``: 2-8 players on random seats,
+    random cards, random folds after a street's deal, the rest to showdown."""
+    rng = random.Random(seed)
+    seats = sorted(rng.sample(range(1, 9), rng.randint(2, 8)))
+    return deal_random(seats, rng, fold_chance=rng.choice(FOLD_CHANCES), hand_id=seed)
+
+
+def compare_dealing(
+    deal: PhysicalDeal, hand: HandState, ref: PokerKitResult
+) -> tuple[list[str], int]:
+    """The bring-in and later first-to-act differences of ``hand`` from PokerKit's
+    ``ref`` (RULES.md bring-in and first-to-act rules), and how many streets were
+    compared. The 7th-street opener of a community-card hand is skipped: PokerKit
+    ranks the up cards without the community card (rule 15)."""
+    problems: list[str] = []
+    if hand.bring_in != ref.bring_in:
+        problems.append(f"bring-in {hand.bring_in} vs PokerKit {ref.bring_in}")
+    streets = 0
+    for street, opener in sorted(ref.openers.items()):
+        if street == 7 and deal.community is not None:
+            continue
+        streets += 1
+        if hand.first_to_act.get(street) != opener:
+            problems.append(
+                f"street {street} first to act {hand.first_to_act.get(street)} vs PokerKit {opener}"
+            )
+    return problems, streets
+
+
+def describe(deal: PhysicalDeal, problems: list[str]) -> str:
+    """One mismatch line: the hand's seats, cards, folds and community card, then
+    what differed, so a failing seed can be read without re-running it."""
+    return (
+        f"seats {deal.seats} cards "
+        f"{ {s: [c.code for c in cs] for s, cs in deal.cards.items()} } folds "
+        f"{dict(deal.folds)} community {deal.community}: " + "; ".join(problems)
+    )
 
 
 def _queue(deal: PhysicalDeal, street: int) -> deque[tuple[int, Any]]:

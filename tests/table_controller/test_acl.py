@@ -63,15 +63,6 @@ def broker(tmp_path: Path) -> Iterator[MosquittoBroker]:
 
 
 @pytest.fixture
-def clients() -> Iterator[list[RecordingSubscriber]]:
-    """Subscribers made by a test, closed at its end."""
-    made: list[RecordingSubscriber] = []
-    yield made
-    for client in made:
-        client.close()
-
-
-@pytest.fixture
 def daemon(broker: MosquittoBroker, tmp_path: Path) -> Iterator[MqttPublisher]:
     """A publisher logged in as stud-daemon, online, with a state, an event and an alert."""
     config = BrokerConfig(
@@ -93,11 +84,11 @@ def _login(broker: MosquittoBroker, made: list, user: str, password: str,
 
 
 def test_public_user_never_receives_secure_topics(
-    broker: MosquittoBroker, daemon: MqttPublisher, clients: list
+    broker: MosquittoBroker, daemon: MqttPublisher, subscribers: list
 ) -> None:
-    overlay = _login(broker, clients, "overlay", "overlay-pw",
+    overlay = _login(broker, subscribers, "overlay", "overlay-pw",
                      [TOPICS.all_filter, TOPICS.secure_state])
-    production = _login(broker, clients, "stud-production", "prod-pw", [TOPICS.all_filter])
+    production = _login(broker, subscribers, "stud-production", "prod-pw", [TOPICS.all_filter])
     daemon.publish_state(*sample.states())
     daemon.publish_event(*sample.down_event())
     daemon.publish_alert(sample.alert())
@@ -113,12 +104,12 @@ def test_public_user_never_receives_secure_topics(
 
 
 def test_only_the_daemon_may_write_table_topics(
-    broker: MosquittoBroker, daemon: MqttPublisher, clients: list
+    broker: MosquittoBroker, daemon: MqttPublisher, subscribers: list
 ) -> None:
-    production = _login(broker, clients, "stud-production", "prod-pw", [TOPICS.all_filter])
+    production = _login(broker, subscribers, "stud-production", "prod-pw", [TOPICS.all_filter])
     daemon.publish_state(*sample.states(hand=7))
     production.wait_topic(TOPICS.state)  # the genuine state is on the broker
-    overlay = _login(broker, clients, "overlay", "overlay-pw", [TOPICS.status])
+    overlay = _login(broker, subscribers, "overlay", "overlay-pw", [TOPICS.status])
     forged = b'{"forged": true}'
     for client in (overlay, production):
         for topic in (TOPICS.state, TOPICS.secure_state, TOPICS.alerts, TOPICS.status,
@@ -128,7 +119,7 @@ def test_only_the_daemon_may_write_table_topics(
     # message that got through would reach `production` before this alert.
     daemon.publish_alert(sample.alert())
     production.wait_topic(TOPICS.alerts)
-    reader = _login(broker, clients, "stud-production", "prod-pw", [TOPICS.all_filter])
+    reader = _login(broker, subscribers, "stud-production", "prod-pw", [TOPICS.all_filter])
     assert reader.wait_topic(TOPICS.state).json()["hand"] == 7
     assert reader.wait_topic(TOPICS.secure_state).json()["hand"] == 7
     assert reader.wait_topic(TOPICS.status).json()["status"] == "online"
@@ -137,10 +128,10 @@ def test_only_the_daemon_may_write_table_topics(
 
 
 def test_public_user_may_request_rebirth(
-    broker: MosquittoBroker, daemon: MqttPublisher, clients: list
+    broker: MosquittoBroker, daemon: MqttPublisher, subscribers: list
 ) -> None:
     daemon.publish_state(*sample.states())
-    overlay = _login(broker, clients, "overlay", "overlay-pw", [TOPICS.state])
+    overlay = _login(broker, subscribers, "overlay", "overlay-pw", [TOPICS.state])
     first = overlay.wait_topic(TOPICS.state).json()
     overlay.publish(TOPICS.cmd_rebirth)
     overlay.wait_topic(TOPICS.state, lambda p: p["seq"] > first["seq"])
@@ -165,15 +156,15 @@ def test_anonymous_and_wrong_password_are_refused(broker: MosquittoBroker) -> No
 
 
 def test_replies_retained_commands_and_client_ids_under_the_deploy_acl(
-    broker: MosquittoBroker, tmp_path: Path, clients: list
+    broker: MosquittoBroker, tmp_path: Path, subscribers: list
 ) -> None:
     """Issue 9 items 4, 5, 6 with the shipped config: the daemon may answer on
     reply/<client> (production reads it, the public does not), may clear a
     retained command, and a public user taking the id earlier versions used
     (``stud-table-<table>``) does not disturb it."""
-    production = _login(broker, clients, "stud-production", "prod-pw",
+    production = _login(broker, subscribers, "stud-production", "prod-pw",
                         [f"{TOPICS.base}/reply/#"])
-    overlay = _login(broker, clients, "overlay", "overlay-pw",
+    overlay = _login(broker, subscribers, "overlay", "overlay-pw",
                      [f"{TOPICS.base}/reply/#", TOPICS.status])
     production._client.publish(TOPICS.cmd("hand"), b"{}", qos=1,
                                retain=True).wait_for_publish(WAIT)
@@ -189,7 +180,7 @@ def test_replies_retained_commands_and_client_ids_under_the_deploy_acl(
         assert pub.wait_online(WAIT)
         squatter = RecordingSubscriber(broker.port, [TOPICS.status], username="overlay",
                                        password="overlay-pw", client_id="stud-table-t1")
-        clients.append(squatter)
+        subscribers.append(squatter)
         squatter.wait_subscribed()
         props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
         props.ResponseTopic = TOPICS.reply("console-1")
@@ -202,7 +193,7 @@ def test_replies_retained_commands_and_client_ids_under_the_deploy_acl(
         assert answer.correlation_data == b"acl"
         wait_until(lambda: pub.counters().retained_commands_ignored == 1, what="ignored")
         # Cleared under the ACL: a new production subscriber gets no retained command.
-        fresh = _login(broker, clients, "stud-production", "prod-pw",
+        fresh = _login(broker, subscribers, "stud-production", "prod-pw",
                        [f"{TOPICS.base}/cmd/#", TOPICS.status])
         fresh.wait_topic(TOPICS.status)
         assert [m for m in fresh.snapshot() if "/cmd/" in m.topic] == []

@@ -17,6 +17,7 @@ from table_controller.cards import Card
 from table_controller.cli import main
 from table_controller.config import load_config
 from table_controller.deck import load_decks
+from table_controller.demo.session import table_config_toml
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYOUT = ROOT / "hardware" / "layouts" / "table-8.toml"
@@ -29,22 +30,12 @@ BLUE_7H = REGISTRY.uid_for(Card.parse("7h"), "blue")
 
 def write_config(tmp_path: Path, decks: list[Path]) -> Path:
     config = tmp_path / "table.toml"
-    config.write_text("\n".join([
-        "[table]",
-        'id = "t1"',
-        f'layout = "{LAYOUT}"',
-        "decks = [" + ", ".join(f'"{deck}"' for deck in decks) + "]",
-        "[stakes]",
-        "ante = 1",
-        "bring_in = 2",
-        "small_bet = 5",
-        "big_bet = 10",
-        "[broker]",
-        'host = "127.0.0.1"',
-        "port = 1",  # never reached: the decks are refused first
-        "[journal]",
-        'directory = "journal"',
-    ]) + "\n")
+    # port 1 is never reached: the decks are refused first
+    config.write_text(
+        table_config_toml(
+            table_id="t1", layout=str(LAYOUT), decks=[str(deck) for deck in decks], port=1
+        )
+    )
     return config
 
 

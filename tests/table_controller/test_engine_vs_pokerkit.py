@@ -21,21 +21,19 @@ reshuffles the muck, still deals hole cards, the hand is compared up to 6th stre
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 
 import pytest
 
 from table_controller.engine.dealing import HandState, replay_events
-from table_controller.simulation import PhysicalDeal, deal_random
+from table_controller.simulation import PhysicalDeal
 
 pytest.importorskip("pokerkit")
 
-from pokerkit_stud import PokerKitResult, play
+from pokerkit_stud import PokerKitResult, compare_dealing, describe, play, random_hand
 
 HANDS = 10_000
 CHUNKS = 4
-FOLD_CHANCES = (0.0, 0.05, 0.15, 0.3)
 
 pytestmark = pytest.mark.slow
 
@@ -54,25 +52,9 @@ class Tally:
     mismatches: list[str] = field(default_factory=list)
 
 
-def _hand(seed: int) -> PhysicalDeal:
-    rng = random.Random(seed)
-    seats = sorted(rng.sample(range(1, 9), rng.randint(2, 8)))
-    return deal_random(seats, rng, fold_chance=rng.choice(FOLD_CHANCES), hand_id=seed)
-
-
 def _compare(deal: PhysicalDeal, hand: HandState, ref: PokerKitResult, tally: Tally) -> None:
-    problems: list[str] = []
-    if hand.bring_in != ref.bring_in:
-        problems.append(f"bring-in {hand.bring_in} vs PokerKit {ref.bring_in}")
-    for street, opener in sorted(ref.openers.items()):
-        if street == 7 and deal.community is not None:
-            continue  # PokerKit ignores the community card here (module docstring)
-        tally.streets += 1
-        if hand.first_to_act.get(street) != opener:
-            problems.append(
-                f"street {street} first to act {hand.first_to_act.get(street)}"
-                f" vs PokerKit {opener}"
-            )
+    problems, streets = compare_dealing(deal, hand, ref)
+    tally.streets += streets
     if ref.diverged:
         tally.diverged += 1
     else:
@@ -83,11 +65,7 @@ def _compare(deal: PhysicalDeal, hand: HandState, ref: PokerKitResult, tally: Ta
         if sorted(hand.winners) != ref.winners:
             problems.append(f"winners {sorted(hand.winners)} vs PokerKit {ref.winners}")
     if problems:
-        tally.mismatches.append(
-            f"seats {deal.seats} cards "
-            f"{ {s: [c.code for c in cs] for s, cs in deal.cards.items()} } folds "
-            f"{dict(deal.folds)} community {deal.community}: " + "; ".join(problems)
-        )
+        tally.mismatches.append(describe(deal, problems))
     tally.showdowns += len(deal.live_seats) > 1
     tally.splits += len(hand.winners) > 1
     tally.community += deal.community is not None
@@ -100,7 +78,7 @@ def test_engine_matches_pokerkit(chunk: int) -> None:
     size = HANDS // CHUNKS
     tally = Tally()
     for seed in range(chunk * size, (chunk + 1) * size):
-        deal = _hand(seed)
+        deal = random_hand(seed)
         [hand] = replay_events(deal.events)
         assert not hand.alerts or [a.code.value for a in hand.alerts] == ["community_card"], (
             deal.seats,

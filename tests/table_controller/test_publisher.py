@@ -36,15 +36,6 @@ TOPICS = TableTopics(sample.TABLE)
 
 
 @pytest.fixture
-def subscribers() -> Iterator[list[RecordingSubscriber]]:
-    """Subscribers created by a test, closed at its end."""
-    made: list[RecordingSubscriber] = []
-    yield made
-    for sub in made:
-        sub.close()
-
-
-@pytest.fixture
 def publishers() -> Iterator[list[MqttPublisher]]:
     """Publishers created by a test, stopped at its end."""
     made: list[MqttPublisher] = []

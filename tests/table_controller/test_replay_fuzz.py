@@ -185,6 +185,13 @@ def mutate(data: bytes, rng: random.Random) -> tuple[str, bytes]:
     return kind, bytes(b)
 
 
+def mutated(data: bytes, rng: random.Random, rounds: int) -> bytes:
+    """``data`` after ``rounds`` random mutations (:func:`mutate`) drawn from ``rng``."""
+    for _ in range(rounds):
+        _, data = mutate(data, rng)
+    return data
+
+
 # ------------------------------------------------------- generated scripts
 
 JSON_SCALARS = st.one_of(
@@ -241,9 +248,7 @@ def test_fuzz_mutated_scripts_and_journals_in_process(
     seed: int, rounds: int,
 ) -> None:
     rng = random.Random(seed)
-    data = rng.choice(seeds()["all"])
-    for _ in range(rounds):
-        _, data = mutate(data, rng)
+    data = mutated(rng.choice(seeds()["all"]), rng, rounds)
     replay_bytes(tmp_path_factory.getbasetemp(), data)
 
 
@@ -326,9 +331,7 @@ def test_fuzz_phh_import_of_mutated_files(
     """``phh import`` of a damaged PHH file: exit 0 or 2 with one line, never a traceback."""
     rng = random.Random(seed)
     files = sorted(PHH_DATA.glob("*.phh"))
-    data = rng.choice(files).read_bytes()
-    for _ in range(rounds):
-        _, data = mutate(data, rng)
+    data = mutated(rng.choice(files).read_bytes(), rng, rounds)
     path = tmp_path_factory.getbasetemp() / "fuzz.phh"
     path.write_bytes(data)
     code, out, err = run_phh("import", str(path))
@@ -346,9 +349,7 @@ def test_fuzz_phh_export_of_mutated_scripts_and_journals(
     seed: int, rounds: int,
 ) -> None:
     rng = random.Random(seed)
-    data = rng.choice(seeds()["all"])
-    for _ in range(rounds):
-        _, data = mutate(data, rng)
+    data = mutated(rng.choice(seeds()["all"]), rng, rounds)
     path = tmp_path_factory.getbasetemp() / "fuzz.jsonl"
     path.write_bytes(data)
     code, _, err = run_phh("export", str(path))
@@ -398,10 +399,7 @@ def subprocess_cases(count: int, seed: int) -> list[bytes]:
         '{"op":"hand","players":[1,2]}\u2028\n{"op":"x"}\n'.encode(),
     ]
     while len(cases) < count:
-        data = rng.choice(seeds()["all"])
-        for _ in range(rng.randint(1, 3)):
-            _, data = mutate(data, rng)
-        cases.append(data)
+        cases.append(mutated(rng.choice(seeds()["all"]), rng, rng.randint(1, 3)))
     return cases
 
 
@@ -449,9 +447,7 @@ def test_soak_in_process(tmp_path: Path) -> None:
     rng = random.Random(11)
     outcomes: dict[str, int] = {}
     for _ in range(100_000):
-        data = rng.choice(seeds()["all"])
-        for _ in range(rng.randint(1, 4)):
-            _, data = mutate(data, rng)
+        data = mutated(rng.choice(seeds()["all"]), rng, rng.randint(1, 4))
         kind = replay_bytes(tmp_path, data)
         outcomes[kind] = outcomes.get(kind, 0) + 1
     assert sum(outcomes.values()) == 100_000

@@ -24,7 +24,6 @@ community card). CI plays a few hundred hands per game; ``--soak`` 10,000.
 from __future__ import annotations
 
 import contextlib
-import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,14 +32,13 @@ import pytest
 from table_controller.engine.dealing import HandState, replay_events
 from table_controller.engine.settings import TableSettings
 from table_controller.hands import Game
-from table_controller.simulation import PhysicalDeal, deal_random
+from table_controller.simulation import PhysicalDeal
 
 pytest.importorskip("pokerkit")
 
 import pokerkit
-from pokerkit_stud import PokerKitResult, play
+from pokerkit_stud import PokerKitResult, compare_dealing, describe, play, random_hand
 
-FOLD_CHANCES = (0.0, 0.05, 0.15, 0.3)
 CI_HANDS = 300
 SOAK_HANDS = 10_000
 VARIANTS = (Game.RAZZ, Game.STUD8)
@@ -64,27 +62,11 @@ class Tally:
     mismatches: list[str] = field(default_factory=list)
 
 
-def _hand(seed: int) -> PhysicalDeal:
-    rng = random.Random(seed)
-    seats = sorted(rng.sample(range(1, 9), rng.randint(2, 8)))
-    return deal_random(seats, rng, fold_chance=rng.choice(FOLD_CHANCES), hand_id=seed)
-
-
 def _compare(
     game: Game, deal: PhysicalDeal, hand: HandState, ref: PokerKitResult, tally: Tally
 ) -> None:
-    problems: list[str] = []
-    if hand.bring_in != ref.bring_in:
-        problems.append(f"bring-in {hand.bring_in} vs PokerKit {ref.bring_in}")
-    for street, opener in sorted(ref.openers.items()):
-        if street == 7 and deal.community is not None:
-            continue  # PokerKit ignores the community card here (module docstring)
-        tally.streets += 1
-        if hand.first_to_act.get(street) != opener:
-            problems.append(
-                f"street {street} first to act {hand.first_to_act.get(street)}"
-                f" vs PokerKit {opener}"
-            )
+    problems, streets = compare_dealing(deal, hand, ref)
+    tally.streets += streets
     if ref.diverged:
         tally.diverged += 1
     else:
@@ -109,11 +91,7 @@ def _compare(
             if hand.winners_low != ref.winners_low:
                 problems.append(f"low {hand.winners_low} vs PokerKit {ref.winners_low}")
     if problems:
-        tally.mismatches.append(
-            f"seats {deal.seats} cards "
-            f"{ {s: [c.code for c in cs] for s, cs in deal.cards.items()} } folds "
-            f"{dict(deal.folds)} community {deal.community}: " + "; ".join(problems)
-        )
+        tally.mismatches.append(describe(deal, problems))
     tally.hands += 1
     tally.showdowns += len(deal.live_seats) > 1
     tally.splits += len(hand.winners) > 1
@@ -145,7 +123,7 @@ def run(game: Game, seeds: range) -> Tally:
     settings = TableSettings(game=game)
     tally = Tally()
     for seed in seeds:
-        deal = _hand(seed)
+        deal = random_hand(seed)
         [hand] = replay_events(deal.events, settings)
         assert not hand.alerts or [a.code.value for a in hand.alerts] == ["community_card"], (
             deal.seats,
