@@ -1151,6 +1151,14 @@ class BettingHand:
             total = amount
         else:
             allowed = " or ".join(str(t) for t in totals)
+            if amount > bet + stack and max(totals) == bet + stack:
+                # The stack caps the fixed wager (docs/betting.md "All-in"): say so, and
+                # what the player can do, instead of a bare size error (issue 10 review).
+                raise IllegalBetError(
+                    f"{name} to {amount} is more than seat {seat}'s stack: {stack} chips"
+                    f" behind, so the {name} is all-in to {bet + stack}; enter"
+                    f" `{name} {bet + stack}` or `allin`"
+                )
             raise IllegalBetError(
                 f"{name} to {amount} is not allowed: seat {seat} may {name} to {allowed}"
             )

@@ -1145,6 +1145,14 @@ class HandTracker:
     ) -> None:
         hand = self.hand
         hand.winners = winners
+        if not showdown and self.variant.split_pot:
+            # stud8 won without a showdown (everyone else folded or is dead): the
+            # last seat takes the whole pot, which is its high half; nobody shows a
+            # low, so no low qualifies (CONFORMANCE.md: winners is the union of the
+            # halves, winners_low empty when no low qualifies). A hand closed
+            # without a result has no winners and both halves stay empty.
+            hand.winners_high = list(winners)
+            hand.winners_low = []
         self._end()
         shown: list[ShownHand] = []
         if showdown and values is not None:
