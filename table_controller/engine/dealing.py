@@ -122,6 +122,8 @@ class DealingEngine:
         self.variant: Variant = variant(self.settings.game)
         """The game's choices (bring-in, first to act, open pair, showdown)."""
         self._tracker: HandTracker | None = None
+        self._at = 0.0
+        """The time of the last input: ``finish_hand`` (no event of its own) uses it."""
         self.hands_played = 0
         self.names: dict[int, tuple[str, str | None]] = {}
         """seat -> (player name, country code) from the console (issue 12); kept across
@@ -149,6 +151,7 @@ class DealingEngine:
     def apply(self, event: TableEvent) -> list[EngineOutput]:
         """Apply one event; return the alerts, notices, game events and console
         result it caused."""
+        self._at = event.at
         if isinstance(event, SeatName):  # the roster: no hand needed, no rule involved
             if event.name:
                 self.names[event.seat] = (event.name, event.country)
@@ -266,7 +269,7 @@ class DealingEngine:
     def finish_hand(self) -> list[EngineOutput]:
         """Close the current hand: showdown checks (rule 18) and the winners."""
         tracker = self._tracker
-        return [] if tracker is None else tracker.finish()
+        return [] if tracker is None else tracker.finish(at=self._at)
 
     # ------------------------------------------------------------ hand start
 
@@ -368,9 +371,9 @@ class HandTracker:
         out = self._begin(at)
         return self._close(by_console=by_console), out
 
-    def finish(self) -> list[EngineOutput]:
-        """Showdown checks (rule 18) and the winners, at the last input's time."""
-        out = self._begin(self._at)
+    def finish(self, *, at: float) -> list[EngineOutput]:
+        """Showdown checks (rule 18) and the winners."""
+        out = self._begin(at)
         self._finish()
         return out
 
