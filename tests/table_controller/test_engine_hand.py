@@ -16,15 +16,25 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from stud_script import THIRD, Table, deal_third
 
-from table_controller.cards import Card
+from table_controller.cards import DECK, Card
 from table_controller.engine.dealing import DealingEngine, NoHandError
-from table_controller.engine.hand import Phase, Reshuffle
+from table_controller.engine.hand import HandState, Phase, Reshuffle
 from table_controller.engine.outputs import ConsoleResult, GameEvent, ReplyCode
 from table_controller.engine.settings import TableSettings
-from table_controller.events import CardPlaced, CardRemoved, ConsoleAction, HandStarted
-from table_controller.zones import Zone
+from table_controller.events import (
+    CONSOLE_ACTIONS,
+    CardPlaced,
+    CardRemoved,
+    ConsoleAction,
+    HandEnded,
+    HandStarted,
+    TableEvent,
+)
+from table_controller.zones import ALL_ZONES, Zone
 
 
 def _zone(text: str) -> Zone:
@@ -243,3 +253,50 @@ def test_issue10_reply_codes_cover_docs_console_table() -> None:
     table = {line.split("|")[1].strip().strip("`") for line in section.splitlines()[2:]}
     assert table == {code.value for code in ReplyCode}
 
+
+
+# ------------------------------------------------------- the phase machine
+
+_ORDER = {Phase.FORMING: 0, Phase.DEALING: 1, Phase.ENDED: 2, Phase.CLEARED: 3}
+_CARDS = st.sampled_from(DECK[:12])
+_ZONES = st.sampled_from(ALL_ZONES)
+_EVENTS = st.one_of(
+    st.builds(CardPlaced, _ZONES, _CARDS),
+    st.builds(CardPlaced, _ZONES, _CARDS),
+    st.builds(CardRemoved, _ZONES, _CARDS),
+    st.builds(HandStarted, st.lists(st.integers(1, 8), max_size=5, unique=True).map(tuple)),
+    st.builds(ConsoleAction, st.integers(1, 8), st.sampled_from(CONSOLE_ACTIONS)),
+    st.builds(HandEnded),
+)
+
+
+@settings(max_examples=200)
+@given(st.booleans(), st.lists(_EVENTS, max_size=60))
+def test_phases_only_move_forward_and_an_ended_result_stays(
+    auto: bool, events: list[TableEvent]
+) -> None:
+    """docs/engine.md's state machine: a hand's phase never goes back (FORMING ->
+    DEALING -> ENDED -> CLEARED, steps may be skipped), FORMING and CLEARED are auto
+    hands' only, and once a hand has ENDED no input changes its winners or result.
+    Every input returns a list of its own."""
+    engine = DealingEngine(TableSettings(auto_hands=auto))
+    phases: dict[int, Phase] = {}
+    ended: dict[int, tuple[list[int], str | None]] = {}
+    hands: dict[int, HandState] = {}
+    returned: list[list[object]] = []
+    for event in [*events, None]:
+        outputs = engine.finish_hand() if event is None else engine.apply(event)
+        assert all(outputs is not earlier for earlier in returned)
+        returned.append(outputs)
+        for key, hand in [*hands.items(), *(
+                [(id(engine.hand), engine.hand)] if engine.hand is not None else [])]:
+            hands[key] = hand
+            before = phases.get(key, hand.phase)
+            assert _ORDER[hand.phase] >= _ORDER[before], (before, hand.phase)
+            phases[key] = hand.phase
+            if hand.phase in (Phase.FORMING, Phase.CLEARED):
+                assert hand.auto
+            if key in ended:
+                assert (hand.winners, hand.result) == ended[key]
+            elif hand.finished:
+                ended[key] = (list(hand.winners), hand.result)
