@@ -176,17 +176,21 @@ class DealingEngine:
             return out
         if isinstance(event, ConsoleAction | FloorRuling | HandEnded):
             return self._console_input(event)
-        out = self._start_hand(HandStarted((), at=event.at)) if self.starts_hand(event) else []
+        auto_start = (
+            self._start_hand(HandStarted((), at=event.at)) if self.starts_hand(event) else None
+        )
         tracker = self._tracker
         if tracker is None:
-            return out  # a card before any hand (no auto hands): nothing to apply it to
+            return []  # a card before any hand (no auto hands): nothing to apply it to
         if isinstance(event, CardPlaced):
-            out += tracker.place(event.card, event.zone, event.deck, at=event.at)
+            out = tracker.place(event.card, event.zone, event.deck, at=event.at)
         elif isinstance(event, CardRemoved):
-            out += tracker.remove(event.card, event.zone, at=event.at)
+            out = tracker.remove(event.card, event.zone, at=event.at)
         elif isinstance(event, UnknownTag):
-            out += tracker.unknown(event.zone, at=event.at)
-        return out
+            out = tracker.unknown(event.zone, at=event.at)
+        else:
+            out = []  # an unknown tag leaving, or another edge-only event
+        return out if auto_start is None else auto_start + out
 
     def _console_input(self, event: ConsoleAction | FloorRuling | HandEnded
                        ) -> list[EngineOutput]:
@@ -213,12 +217,11 @@ class DealingEngine:
         the daemon asks first so that the journal records the hand start
         (``{"op":"hand","players":[]}``) before the card.
         """
-        hand = self.hand
-        return (
-            self.settings.auto_hands
-            and isinstance(event, CardPlaced)
-            and event.zone.kind not in (ZoneKind.MUCK, ZoneKind.BOARD)
-            and (hand is None or hand.cleared)
+        if not self.settings.auto_hands or not isinstance(event, CardPlaced):
+            return False  # checked first: this runs for every event
+        tracker = self._tracker
+        return event.zone.kind not in (ZoneKind.MUCK, ZoneKind.BOARD) and (
+            tracker is None or tracker.hand.cleared
         )
 
     def refuse_hand(self, event: HandStarted) -> ConsoleResult | None:
@@ -327,13 +330,15 @@ class HandTracker:
         self._emit(GameEventKind.HAND_STARTED, text=f"hand {hand.number}")
         if console and len(hand.players) >= 2:
             # Started at the console: chips and turn are tracked from the first card.
-            hand.console = TableConsole(self, hand, self.settings)
+            hand.attach_console(TableConsole(self, hand, self.settings))
         return out
 
     def place(self, card: Card, zone: Zone, deck: str | None, *, at: float
               ) -> list[EngineOutput]:
         """A card's tag was seen in ``zone``."""
-        out = self._begin(at)
+        self._at = at  # _begin inlined: this runs for every card
+        out: list[EngineOutput] = []
+        self._out = out
         self._place(card, zone, deck)
         return out
 
@@ -354,7 +359,8 @@ class HandTracker:
         """A console action, floor ruling or ``end``: exactly one console result."""
         out = self._begin(event.at)
         hand = self.hand
-        if hand.console is None:  # the one place a hand gets its console
+        console = hand.console
+        if console is None:  # a console hand is born here (or in ``started``)
             if isinstance(event, HandEnded):
                 self.reply(ConsoleResult(True, message=self._close()))
                 return out
@@ -362,8 +368,9 @@ class HandTracker:
                 self.reply(ConsoleResult(False, ReplyCode.NO_BETTING_ROUND,
                                          "the hand has no players yet"))
                 return out
-            hand.console = TableConsole(self, hand, self.settings)
-        hand.console.apply(event)
+            console = TableConsole(self, hand, self.settings)
+            hand.attach_console(console)
+        console.apply(event)
         return out
 
     def close_hand(self, *, by_console: bool, at: float) -> tuple[str, list[EngineOutput]]:
@@ -400,6 +407,8 @@ class HandTracker:
 
     def award(self, winners: list[int]) -> None:
         """The betting ended the hand: ``winners`` took the pot without a showdown."""
+        if self.hand.finished:
+            return  # the result is decided once: ENDED is final (a late kill or fold)
         self._award(winners, showdown=False)
 
     def close(self) -> str:
@@ -864,6 +873,11 @@ class HandTracker:
         hand.set_status(seat_no, SeatStatus.DEAD)
         seat.dead_reason = reason
         self._emit(GameEventKind.HAND_DEAD, seat=seat_no, street=hand.street, text=reason)
+        if hand.finished:
+            # A card event after the result (e.g. both hole cards turned up while the
+            # table is gathered) marks the seat, but the betting is settled: telling
+            # it would pay the pot again to the others (phase ENDED is final).
+            return
         hand.rules.seat_out(seat_no, reason)
         self._after_change()
 
@@ -1256,8 +1270,9 @@ def replay_events(
     hands: list[HandState] = []
     for event in events:
         engine.apply(event)
-        if engine.hand is not None and (not hands or hands[-1] is not engine.hand):
-            hands.append(engine.hand)  # a hand line, or an auto hand's first card
+        hand = engine.hand
+        if hand is not None and (not hands or hands[-1] is not hand):
+            hands.append(hand)  # a hand line, or an auto hand's first card
     engine.finish_hand()
     return hands
 

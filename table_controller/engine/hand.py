@@ -56,6 +56,9 @@ class Phase(StrEnum):
     seat or the burn pile starts the next hand."""
 
 
+_ENDED, _CLEARED = Phase.ENDED, Phase.CLEARED  # module globals: read for every card
+
+
 class Reshuffle(StrEnum):
     """Rule 15's short deck on 7th street, as far as the burns go."""
 
@@ -194,20 +197,25 @@ class HandState:
     A fact about 3rd street's opener, not a phase."""
     console: ConsoleRules | None = field(default=None, repr=False)
     """Betting and the rules needing it, once a console input reached the hand
-    (None: a card-only hand). The dealing tracker asks :attr:`rules` instead."""
+    (None: a card-only hand). Set by :meth:`attach_console` only; the dealing
+    tracker asks :attr:`rules` instead."""
+    rules: HandRules = field(default=CARD_ONLY, repr=False)
+    """The rules that need betting knowledge: the console's, or the card-only
+    defaults (:data:`~.port.CARD_ONLY`). :meth:`attach_console` is the one place
+    that decides; a plain field because the tracker asks it for every card."""
     _live: tuple[int, ...] | None = field(default=None, repr=False)
 
-    @property
-    def rules(self) -> HandRules:
-        """The rules that need betting knowledge: the console's, or the card-only
-        defaults. The one place that decides whether a hand has a console."""
-        console = self.console
-        return CARD_ONLY if console is None else console
+    def attach_console(self, console: ConsoleRules) -> None:
+        """The hand's first console input (or a console ``hand``): from now on its
+        betting rules answer the tracker (:attr:`rules`)."""
+        self.console = console
+        self.rules = console
 
     @property
     def finished(self) -> bool:
         """The hand has its result (or was closed without one): cards no longer count."""
-        return self.phase is Phase.ENDED or self.phase is Phase.CLEARED
+        phase = self.phase
+        return phase is _ENDED or phase is _CLEARED
 
     @property
     def forming(self) -> bool:

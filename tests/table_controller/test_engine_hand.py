@@ -300,3 +300,20 @@ def test_phases_only_move_forward_and_an_ended_result_stays(
                 assert (hand.winners, hand.result) == ended[key]
             elif hand.finished:
                 ended[key] = (list(hand.winners), hand.result)
+
+
+def test_issue10_a_kill_after_the_hand_was_closed_does_not_pay_the_pot_again() -> None:
+    """Found by the phase property: a console hand closed with ``end`` before its
+    deal (no result), then a card that kills a seat (its second hole card turned
+    up at another seat) made the console's betting pay the pot to the last seat,
+    overwriting the closed hand's result. ENDED is final: the result stays."""
+    engine = DealingEngine(TableSettings(auto_hands=True))
+    _place(engine, "seat1.down", "2c")
+    _place(engine, "seat2.up", "2d")
+    engine.apply(ConsoleAction(1, "bring_in"))  # attaches the console: no round yet
+    (closed,) = _results(engine.apply(HandEnded()))
+    hand = engine.current_hand()
+    assert closed.accepted
+    assert (hand.phase, hand.winners, hand.result) == (Phase.ENDED, [], "no winner")
+    _place(engine, "seat2.up", "2c")  # seat 1's card turned up at seat 2
+    assert (hand.phase, hand.winners, hand.result) == (Phase.ENDED, [], "no winner")

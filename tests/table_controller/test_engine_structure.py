@@ -9,9 +9,10 @@ Parsed with :mod:`ast`, never imported: the checks hold for code that is never r
   (only ``self._x`` and ``cls._x``), no ``from module import _name``. The console
   rules talk to the hand through ``console.HandPort`` and the tracker asks the
   rules through ``port.HandRules``.
-* One place decides whether a hand has a console: in the dealing tracker only
-  ``console_input`` (which attaches it) and ``started`` (a console hand) touch
-  ``hand.console``; everything else asks ``hand.rules``.
+* One place decides whether a hand has a console: ``HandState.attach_console``
+  sets it and ``hand.rules`` with it; in the dealing tracker only ``console_input``
+  (the first console input) and ``started`` (a console hand) touch ``hand.console``
+  or attach one; everything else asks ``hand.rules``.
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def test_only_one_place_decides_whether_a_hand_has_a_console() -> None:
         for method in tracker.body
         if isinstance(method, ast.FunctionDef)
         and any(
-            isinstance(node, ast.Attribute) and node.attr == "console"
+            isinstance(node, ast.Attribute) and node.attr in ("console", "attach_console")
             for node in ast.walk(method)
         )
     )
