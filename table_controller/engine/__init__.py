@@ -6,8 +6,9 @@ return values. That is what makes replay, simulation and tests exact.
 """
 
 from table_controller.engine.alerts import Alert, AlertCode, Notice
-from table_controller.engine.dealing import DealingEngine, HandState, SeatState, SeatStatus
-from table_controller.engine.outputs import EngineOutput, GameEvent, GameEventKind
+from table_controller.engine.dealing import DealingEngine, HandTracker, NoHandError
+from table_controller.engine.hand import HandState, Phase, SeatState, SeatStatus
+from table_controller.engine.outputs import EngineOutput, GameEvent, GameEventKind, ReplyCode
 from table_controller.engine.settings import RuleProfile, TableSettings
 
 __all__ = [
@@ -18,7 +19,11 @@ __all__ = [
     "GameEvent",
     "GameEventKind",
     "HandState",
+    "HandTracker",
+    "NoHandError",
     "Notice",
+    "Phase",
+    "ReplyCode",
     "RuleProfile",
     "SeatState",
     "SeatStatus",

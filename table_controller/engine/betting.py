@@ -83,6 +83,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, ClassVar
 
+from table_controller.engine.outputs import ReplyCode
 from table_controller.engine.pots import (
     Comparable,
     Pot,
@@ -131,43 +132,43 @@ LAST_STREET = 7
 class BettingError(ValueError):
     """An action the betting state does not allow; ``code`` names it for the console."""
 
-    code: ClassVar[str] = "illegal_action"
+    code: ClassVar[ReplyCode] = ReplyCode.ILLEGAL_ACTION
 
 
 class OutOfTurnError(BettingError):
     """A seat acted while another seat is due (console alert ``out_of_turn``)."""
 
-    code: ClassVar[str] = "out_of_turn"
+    code: ClassVar[ReplyCode] = ReplyCode.OUT_OF_TURN
 
 
 class IllegalBetError(BettingError):
     """A wager of a size the structure does not allow, or past the cap (``illegal_bet``)."""
 
-    code: ClassVar[str] = "illegal_bet"
+    code: ClassVar[ReplyCode] = ReplyCode.ILLEGAL_BET
 
 
 class IllegalActionError(BettingError):
     """An action of the wrong kind: check facing a bet, fold a forced bring-in..."""
 
-    code: ClassVar[str] = "illegal_action"
+    code: ClassVar[ReplyCode] = ReplyCode.ILLEGAL_ACTION
 
 
 class HandOverError(BettingError):
     """The hand is finished: nothing more can be done in it."""
 
-    code: ClassVar[str] = "hand_over"
+    code: ClassVar[ReplyCode] = ReplyCode.HAND_OVER
 
 
 class UnknownSeatError(BettingError):
     """A seat that is not dealt into the hand."""
 
-    code: ClassVar[str] = "unknown_seat"
+    code: ClassVar[ReplyCode] = ReplyCode.UNKNOWN_SEAT
 
 
 class NoBettingRoundError(BettingError):
     """No betting round is open (the street is still being dealt, or it is over)."""
 
-    code: ClassVar[str] = "no_betting_round"
+    code: ClassVar[ReplyCode] = ReplyCode.NO_BETTING_ROUND
 
 
 # ---------------------------------------------------------------- structure
@@ -1150,6 +1151,14 @@ class BettingHand:
             total = amount
         else:
             allowed = " or ".join(str(t) for t in totals)
+            if amount > bet + stack and max(totals) == bet + stack:
+                # The stack caps the fixed wager (docs/betting.md "All-in"): say so, and
+                # what the player can do, instead of a bare size error (issue 10 review).
+                raise IllegalBetError(
+                    f"{name} to {amount} is more than seat {seat}'s stack: {stack} chips"
+                    f" behind, so the {name} is all-in to {bet + stack}; enter"
+                    f" `{name} {bet + stack}` or `allin`"
+                )
             raise IllegalBetError(
                 f"{name} to {amount} is not allowed: seat {seat} may {name} to {allowed}"
             )

@@ -34,7 +34,7 @@ floor gets an alert when it should know (out of turn, illegal bet...).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from table_controller.cards import Card
 from table_controller.engine.alerts import AlertCode
@@ -45,9 +45,12 @@ from table_controller.engine.betting import (
     BettingHand,
     BettingStructure,
 )
-from table_controller.engine.outputs import ConsoleResult, GameEventKind
+from table_controller.engine.hand import HandState, SeatStatus
+from table_controller.engine.outputs import ConsoleResult, GameEventKind, ReplyCode
+from table_controller.engine.port import PotResult
 from table_controller.engine.pots import odd_chip_order, pot_winners
-from table_controller.engine.variants import Showdown
+from table_controller.engine.settings import TableSettings
+from table_controller.engine.variants import Showdown, Variant
 from table_controller.events import (
     WAGER_ACTIONS,
     BetAction,
@@ -58,17 +61,14 @@ from table_controller.events import (
 from table_controller.hands import HandCategory, HandValue, evaluate, showing_value
 from table_controller.zones import Zone, ZoneKind
 
-if TYPE_CHECKING:
-    from table_controller.engine.dealing import DealingEngine, HandState
-
 UNKNOWN_STACK = 10**9
 """Chips assumed behind a seat whose stack the console never gave: betting is
 checked for order and size; the chip counts are then only relative."""
 
 _ALERTED = {
-    "out_of_turn": AlertCode.OUT_OF_TURN,
-    "illegal_bet": AlertCode.ILLEGAL_BET,
-    "illegal_action": AlertCode.ILLEGAL_ACTION,
+    ReplyCode.OUT_OF_TURN: AlertCode.OUT_OF_TURN,
+    ReplyCode.ILLEGAL_BET: AlertCode.ILLEGAL_BET,
+    ReplyCode.ILLEGAL_ACTION: AlertCode.ILLEGAL_ACTION,
 }
 """Betting error codes the floor is alerted to (the rest only reject the input)."""
 
@@ -76,13 +76,57 @@ _NO_HAND = HandValue(-1)
 """Below every real hand: what a seat without a hand at showdown shows."""
 
 
-class TableConsole:
-    """Console state of one hand, owned by the :class:`DealingEngine`."""
+class HandPort(Protocol):
+    """What the console rules may do to the hand: the dealing tracker's public side.
 
-    def __init__(self, engine: DealingEngine, hand: HandState) -> None:
-        self.engine = engine
+    The console never reaches into the dealing tracker otherwise; the tracker
+    implements this (``dealing.HandTracker``) and hands itself to the console.
+    """
+
+    @property
+    def variant(self) -> Variant:
+        """The game dealt (RULES.md "Variants")."""
+        ...
+
+    def alert(self, code: AlertCode, seat: int | None, street: int | None,
+              message: str) -> None:
+        """Raise ``code`` (as a notice if alerts.NOTICE_CODES says nobody must act)."""
+        ...
+
+    def emit(self, kind: GameEventKind, *, seat: int | None = None,
+             street: int | None = None, text: str | None = None,
+             amount: int | None = None) -> None:
+        """Emit a game event (a betting action)."""
+        ...
+
+    def fold(self, seat: int) -> None:
+        """The console folded ``seat`` (the betting knows already)."""
+        ...
+
+    def kill(self, seat: int, reason: str) -> None:
+        """The floor ruled ``seat``'s hand dead (rule 6)."""
+        ...
+
+    def award(self, winners: list[int]) -> None:
+        """The betting ended the hand without a showdown: ``winners`` took the pot."""
+        ...
+
+    def close(self) -> str:
+        """Close the hand (the console's ``end``); what the reply says about it."""
+        ...
+
+    def reply(self, result: ConsoleResult) -> None:
+        """The one answer to the console input being applied."""
+        ...
+
+
+class TableConsole:
+    """Console state of one hand: the :class:`~.port.ConsoleRules` of a hand with
+    betting. It talks to the hand only through ``port`` (:class:`HandPort`)."""
+
+    def __init__(self, port: HandPort, hand: HandState, settings: TableSettings) -> None:
+        self.port = port
         self.hand = hand
-        settings = engine.settings
         stacks = dict.fromkeys(hand.players, UNKNOWN_STACK)
         if hand.stacks:
             stacks.update(hand.stacks)
@@ -101,6 +145,7 @@ class TableConsole:
         self.lost_at_showdown: set[int] = set()
         """Seats mucked or killed once the betting was over: they lose every pot."""
         self.awarded = False
+        """The pots are paid (at the showdown or when the betting ended the hand)."""
         self.half_winners: tuple[list[int], list[int]] = ([], [])
         """stud8, after the showdown: the seats winning a high half, a low half."""
         # Rounds whose deal completed before the console came in open now.
@@ -127,7 +172,7 @@ class TableConsole:
         if opener is None or opener not in betting.live_seats:
             return
         # Rule 4 (not in razz: RULES.md "Variants").
-        open_pair = street == 4 and self.engine.variant.open_pair_rule and any(
+        open_pair = street == 4 and self.port.variant.open_pair_rule and any(
             showing_value(hand.seats[s].up).category >= HandCategory.PAIR
             for s in hand.live_seats
             if hand.seats[s].up
@@ -158,7 +203,7 @@ class TableConsole:
         if street in self.premature_streets:
             return
         self.premature_streets.add(street)
-        self.engine._alert(
+        self.port.alert(
             AlertCode.PREMATURE_DEAL,
             seat,
             street,
@@ -191,14 +236,14 @@ class TableConsole:
             return  # not facing a bet: at showdown or with nothing to call it means nothing
         if betting.can_kill(seat):
             betting.kill(seat, "picked up the up cards facing a bet (rule 10)")
-        self.engine._notice(  # rule 10: that is a fold, and the engine applied it
+        self.port.alert(  # rule 10: that is a fold (a notice), and the engine applied it
             AlertCode.UPCARDS_LIFTED,
             seat,
             betting.street,
             f"Seat {seat} picked up the up cards while facing a bet: that is a fold and the"
             " hand is dead (rule 10).",
         )
-        self.engine._fold(seat, by_console=True)
+        self.port.fold(seat)
         self._after_betting()
 
     def may_receive_after_fold(self, seat: int) -> bool:
@@ -230,14 +275,14 @@ class TableConsole:
                 # Ending now would leave the pot unpaid with bets in front of players.
                 self._result(
                     False,
-                    "illegal_action",
+                    ReplyCode.ILLEGAL_ACTION,
                     f"the betting on {_street(betting.street or 3)} is not complete",
                 )
                 return
-            self._result(True, message=self.engine._close())
+            self._result(True, message=self.port.close())
             return
         if event.seat not in self.hand.seats:
-            self._result(False, "unknown_seat", f"seat {event.seat} is not in this hand")
+            self._result(False, ReplyCode.UNKNOWN_SEAT, f"seat {event.seat} is not in this hand")
             return
         if isinstance(event, FloorRuling):
             self._ruling(event)
@@ -253,7 +298,7 @@ class TableConsole:
         reason = event.reason or "killed by the floor"
         if self.betting.can_kill(seat):
             self.betting.kill(seat, reason)
-        self.engine._kill(seat, reason)
+        self.port.kill(seat, reason)
         self._after_betting()
         self._result(True, message=f"seat {seat}'s hand is dead: {reason}")
 
@@ -269,15 +314,15 @@ class TableConsole:
             # before the operator keyed the fold: the table and the console agree,
             # so it is no error and changes nothing. (A seat that mucked before the
             # hand's first console input is still in the betting: its fold counts.)
-            dead = self.hand.seats[seat].status.value == "dead"
+            dead = self.hand.seats[seat].status is SeatStatus.DEAD
             self._result(True, message=f"seat {seat}'s hand is dead already" if dead
                          else f"seat {seat} has folded already")
             return
         if betting.hand_over:
-            self._reject("hand_over", "the hand is over", seat)
+            self._reject(ReplyCode.HAND_OVER, "the hand is over", seat)
             return
         if betting.street is None:
-            self._reject("no_betting_round", "3rd street is not dealt yet", seat)
+            self._reject(ReplyCode.NO_BETTING_ROUND, "3rd street is not dealt yet", seat)
             return
         self._rule9_before(seat, action)
         before = betting.bets
@@ -311,7 +356,7 @@ class TableConsole:
             true_low = betting.to_act
             betting.set_opener(seat)
             self.wrong_bring_in = (seat, true_low)
-            self.engine._alert(
+            self.port.alert(
                 AlertCode.WRONG_BRING_IN,
                 seat,
                 3,
@@ -321,9 +366,8 @@ class TableConsole:
             )
 
     def _after_action(self, taken: ActionTaken, facing: bool) -> None:
-        engine = self.engine
         seat = taken.seat
-        engine._emit(
+        self.port.emit(
             GameEventKind.ACTION,
             seat=seat,
             street=taken.street,
@@ -335,7 +379,7 @@ class TableConsole:
         if taken.action is ActionKind.FOLD:
             if not facing:
                 self.folded_without_bet.add(seat)
-            engine._fold(seat, by_console=True)
+            self.port.fold(seat)
         elif taken.action is ActionKind.CALL:
             self._rule19(seat, taken.street)
         self._after_betting()
@@ -346,7 +390,7 @@ class TableConsole:
         if betting.hand_over and not self.awarded:
             self.awarded = True
             winners = sorted(s for s, chips in betting.winnings.items() if chips > 0)
-            self.engine._award(winners, showdown=False)
+            self.port.award(winners)
             return
         if betting.round_complete:
             self._open_next_streets()
@@ -355,7 +399,7 @@ class TableConsole:
         """A call into a hand an opponent's board already beats (told, not refused)."""
         hand = self.hand
         cards = list(dict.fromkeys(hand.seats[seat].all_cards))
-        if len(cards) < 5 or self.engine.variant.showdown is not Showdown.HIGH:
+        if len(cards) < 5 or self.port.variant.showdown is not Showdown.HIGH:
             # Razz and stud8: a board cannot "already beat" a low (its next card
             # may pair), and a hand beaten high may still win the low half.
             return
@@ -365,7 +409,7 @@ class TableConsole:
             if other == seat or not up:
                 continue
             if showing_value(up).strength > mine.strength:
-                self.engine._alert(
+                self.port.alert(
                     AlertCode.BEATEN_ON_BOARD,
                     seat,
                     street,
@@ -376,7 +420,32 @@ class TableConsole:
 
     # ------------------------------------------------------------- showdown
 
+    def is_ruled_live(self, seat: int) -> bool:
+        """Rule 18: the floor ruled ``seat``'s short hand live."""
+        return seat in self.ruled_live
+
+    @property
+    def pays_pots(self) -> bool:
+        """The pots decide who wins, and they are not paid yet."""
+        return not self.awarded
+
+    def open_round(self) -> int | None:
+        """The street whose betting round is open (bets to complete), or None."""
+        betting = self.betting
+        if betting.hand_over or betting.round_complete:
+            return None
+        return betting.street or 3
+
     def showdown(
+        self, values: dict[int, HandValue], lows: dict[int, int] | None = None
+    ) -> PotResult | None:
+        """Pay the pots from the showdown ``values`` (None if they are paid already)."""
+        if self.awarded:
+            return None
+        winners = self._pay(values, lows)
+        return PotResult(winners, *self.half_winners)
+
+    def _pay(
         self, values: dict[int, HandValue], lows: dict[int, int] | None = None
     ) -> list[int]:
         """Pay the pots from the showdown ``values``; return the seats that won chips.
@@ -413,14 +482,15 @@ class TableConsole:
 
     # -------------------------------------------------------------- replies
 
-    def _reject(self, code: str, reason: str, seat: int) -> None:
+    def _reject(self, code: ReplyCode, reason: str, seat: int) -> None:
         alert = _ALERTED.get(code)
         if alert is not None:
-            self.engine._alert(alert, seat, self.betting.street, f"Seat {seat}: {reason}.")
+            self.port.alert(alert, seat, self.betting.street, f"Seat {seat}: {reason}.")
         self._result(False, code, reason)
 
-    def _result(self, accepted: bool, code: str | None = None, message: str = "") -> None:
-        self.engine._out.append(ConsoleResult(accepted, code, message))
+    def _result(self, accepted: bool, code: ReplyCode | None = None, message: str = ""
+                ) -> None:
+        self.port.reply(ConsoleResult(accepted, code, message))
 
 
 def _street(street: int) -> str:

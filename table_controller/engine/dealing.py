@@ -29,23 +29,34 @@ Rules that need betting knowledge (6, 9, 10, 14, 19 and the betting parts of
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from enum import StrEnum
 
 from table_controller._hand_tables import CATEGORY_SHIFT
 from table_controller.cards import DECK, Card
 from table_controller.engine.alerts import NOTICE_CODES, RULE_OF, Alert, AlertCode, Notice
 from table_controller.engine.console import TableConsole
+from table_controller.engine.hand import (
+    CARDS_PER_HAND,
+    DOWN,
+    UP,
+    HandState,
+    HeldCard,
+    Phase,
+    Reshuffle,
+    SeatState,
+    SeatStatus,
+    expected_face,
+    street_of_card,
+)
 from table_controller.engine.outputs import (
     ConsoleResult,
     EngineOutput,
     GameEvent,
     GameEventKind,
+    ReplyCode,
     ShownHand,
 )
 from table_controller.engine.settings import TableSettings, stacks_problem
 from table_controller.engine.variants import (
-    Game,
     Variant,
     bring_in_card,
     bring_in_of,
@@ -72,263 +83,119 @@ from table_controller.events import (
 from table_controller.hands import HandCategory, HandValue, showing_value
 from table_controller.zones import Zone, ZoneKind
 
-CARDS_PER_HAND = 7
-"""A stud hand is seven cards (rule 18)."""
+__all__ = [  # the hand's data lives in engine/hand.py; these names stay importable here
+    "CARDS_PER_HAND",
+    "DealingEngine",
+    "HandState",
+    "HandTracker",
+    "HeldCard",
+    "NoHandError",
+    "Phase",
+    "SeatState",
+    "SeatStatus",
+    "expected_face",
+    "replay_events",
+    "street_of_card",
+]
 
 _PAIR_FLOOR = int(HandCategory.PAIR) << CATEGORY_SHIFT
 """The least strength of a board showing a pair or more (rule 12 announces it)."""
 
-DOWN = ZoneKind.DOWN
-UP = ZoneKind.UP
 
-
-def street_of_card(number: int) -> int:
-    """The street on which a seat's ``number``-th card (1-based) is dealt.
-
-    An eighth card or more still belongs to 7th street (rule 18 kills the hand).
-    """
-    return 3 if number <= 3 else min(number, CARDS_PER_HAND)
-
-
-def expected_face(number: int) -> ZoneKind:
-    """The face a seat's ``number``-th card is dealt with when nothing went wrong."""
-    return UP if 3 <= number <= 6 else DOWN
-
-
-class SeatStatus(StrEnum):
-    """Status of a seat in the hand (CONFORMANCE.md report values)."""
-
-    ACTIVE = "active"
-    FOLDED = "folded"
-    DEAD = "dead"
-
-
-@dataclass(slots=True)
-class HeldCard:
-    """A card a seat owns: its face, its deal number, and whether its tag is seen."""
-
-    card: Card
-    face: ZoneKind
-    number: int
-    present: bool = True
-    exposed_hole: bool = False
-
-
-@dataclass(slots=True)
-class SeatState:
-    """One seat dealt into the hand."""
-
-    seat: int
-    status: SeatStatus = SeatStatus.ACTIVE
-    cards: list[HeldCard] = field(default_factory=list)
-    received: int = 0
-    exposed_holes: int = 0
-    stack: int | None = None
-    dead_reason: str | None = None
-    last_card_exposed: bool = False
-
-    @property
-    def down(self) -> list[Card]:
-        """Cards held face down, in the order received."""
-        return [held.card for held in self.cards if held.face is DOWN]
-
-    @property
-    def up(self) -> list[Card]:
-        """Cards held face up, in the order received."""
-        return [held.card for held in self.cards if held.face is UP]
-
-    @property
-    def all_cards(self) -> list[Card]:
-        """Every card the seat holds, in the order received."""
-        return [held.card for held in self.cards]
-
-    def held(self, card: Card) -> HeldCard | None:
-        """The seat's record of ``card``, if the seat owns it."""
-        for held in self.cards:
-            if held.card == card:
-                return held
-        return None
-
-
-@dataclass(slots=True)
-class HandState:
-    """Everything known about the current hand."""
-
-    number: int
-    players: tuple[int, ...]
-    seats: dict[int, SeatState]
-    burns: dict[int, int] = field(default_factory=dict)
-    started_streets: set[int] = field(default_factory=set)
-    completed_streets: list[int] = field(default_factory=list)
-    community: Card | None = None
-    bring_in: int | None = None
-    first_to_act: dict[int, int] = field(default_factory=dict)
-    winners: list[int] = field(default_factory=list)
-    game: Game = Game.STUD
-    """The game dealt (RULES.md "Variants"), from the table settings."""
-    winners_high: list[int] = field(default_factory=list)
-    """stud8: the seats winning a high half (CONFORMANCE.md ``winners_high``)."""
-    winners_low: list[int] = field(default_factory=list)
-    """stud8: the seats winning a low half; empty when no low qualifies."""
-    finished: bool = False
-    auto: bool = False
-    """Started without a player list: players learnt from the deal, ends when cleared."""
-    forming: bool = False
-    """Players are still being learnt from the first round (auto hands)."""
-    cleared: bool = False
-    """Auto hands: every seat zone emptied after the deal; the next card starts a hand."""
-    reshuffled: bool = False
-    second_copies: bool = False
-    """A duplicate_card was seen: boards and hands may hold one card twice."""
-    result: str | None = None
-    """The hand result's text once the hand has one (``hand_result`` emitted)."""
-    burns_before_gather: int = 0
-    """Rule 15: 7th-street burns made before the burn pile was gathered."""
-    reshuffle_burn_due: bool = False
-    """Rule 15: after the scramble a burn comes before the next card is dealt."""
-    alerts: list[Alert] = field(default_factory=list)
-    notices: list[Notice] = field(default_factory=list)
-    """What the engine observed that needs no action (alerts.NOTICE_CODES)."""
-    where: dict[Card, list[Zone]] = field(default_factory=dict)
-    owner: dict[Card, int] = field(default_factory=dict)
-    last_zone: dict[Card, Zone] = field(default_factory=dict)
-    mucked_by: dict[Card, int] = field(default_factory=dict)
-    burned_for: dict[Card, int] = field(default_factory=dict)
-    first_deck: dict[Card, str | None] = field(default_factory=dict)
-    stacks: Mapping[int, int] | None = None
-    """Chips behind each seat after the ante, when the hand line gave them."""
-    bring_in_moved: bool = False
-    """Rules 5 and 8 moved the bring-in left: that seat may fold, bring in or complete."""
-    console: TableConsole | None = field(default=None, repr=False)
-    """Betting and the rules needing it, once a console input reached the hand."""
-    _live: tuple[int, ...] | None = field(default=None, repr=False)
-
-    @property
-    def live_seats(self) -> tuple[int, ...]:
-        """Seats still contesting the pot, in position order."""
-        live = self._live
-        if live is None:  # cached: asked for on every card, changed only by folds
-            live = self._live = tuple(
-                s for s in self.players if self.seats[s].status is SeatStatus.ACTIVE
-            )
-        return live
-
-    def set_status(self, seat: int, status: SeatStatus) -> None:
-        """Change a seat's status (and forget the cached live seats)."""
-        self.seats[seat].status = status
-        self._live = None
-
-    def add_player(self, seat: int) -> SeatState:
-        """Deal ``seat`` into the hand (auto hands learn players from the deal)."""
-        state = self.seats[seat] = SeatState(seat=seat)
-        self.players = tuple(sorted((*self.players, seat)))
-        self._live = None
-        return state
-
-    @property
-    def street(self) -> int | None:
-        """The street being dealt or bet (3..7), or ``None`` before any card."""
-        if not self.started_streets:
-            return None
-        return max(self.started_streets)
-
-    def due_seat(self) -> int | None:
-        """The seat whose card is due next: the first live seat with the fewest cards."""
-        live = self.live_seats
-        if len(live) < 2 or self.finished:
-            return None
-        seats = self.seats
-        due, fewest = live[0], seats[live[0]].received
-        for seat_no in live:  # one pass: this runs for every card dealt
-            received = seats[seat_no].received
-            if received < fewest:
-                due, fewest = seat_no, received
-        if fewest >= CARDS_PER_HAND or (self.community is not None and fewest >= 6):
-            return None
-        return due
-
-    def next_due(self) -> tuple[int, ZoneKind] | None:
-        """The seat whose card is due next and the face it should land with."""
-        seat = self.due_seat()
-        if seat is None:
-            return None
-        state = self.seats[seat]
-        return seat, self.face_due(state, state.received + 1)
-
-    def face_due(self, seat: SeatState, number: int) -> ZoneKind:
-        """The face ``seat``'s ``number``-th card should land with (rules 5 and 17b)."""
-        if number == 3 and seat.exposed_holes == 1:
-            return DOWN  # rule 5: the 3rd card replaces the exposed hole card
-        if number == CARDS_PER_HAND and self._second_of_two_after_exposed_last(seat.seat):
-            return UP  # rule 17(b)
-        return expected_face(number)
-
-    def _second_of_two_after_exposed_last(self, seat: int) -> bool:
-        live = self.live_seats
-        return len(live) == 2 and live[1] == seat and self.seats[live[0]].last_card_exposed
+class NoHandError(LookupError):
+    """Asked for the current hand before the first hand started."""
 
 
 class DealingEngine:
     """Applies zone events to the table, one hand at a time.
 
-    Create one per table; feed every event through :meth:`apply`; call
-    :meth:`finish_hand` when the hand is over (a new ``hand`` does it too).
+    Create one per table; feed every event through :meth:`apply`, which returns
+    what the event caused; call :meth:`finish_hand` when the hand is over (a new
+    ``hand`` does it too). The engine itself holds only what lasts across hands
+    (settings, the roster, the hand count); each hand is a :class:`HandTracker`
+    around its :class:`HandState`. Between the first input and the first hand
+    there is no tracker: :meth:`current_hand` says so with :class:`NoHandError`.
     """
 
     def __init__(self, settings: TableSettings | None = None) -> None:
         self.settings = settings or TableSettings()
         self.variant: Variant = variant(self.settings.game)
         """The game's choices (bring-in, first to act, open pair, showdown)."""
-        self.hand: HandState | None = None
-        self.hands_played = 0
-        self._out: list[EngineOutput] = []
+        self._tracker: HandTracker | None = None
         self._at = 0.0
+        """The time of the last input: ``finish_hand`` (no event of its own) uses it."""
+        self.hands_played = 0
         self.names: dict[int, tuple[str, str | None]] = {}
         """seat -> (player name, country code) from the console (issue 12); kept across
         hands until changed or cleared. Public: shown on ``state`` and every page."""
 
     # ----------------------------------------------------------------- public
 
+    @property
+    def hand(self) -> HandState | None:
+        """The hand in progress, or the last one once it ended; None before the first.
+
+        Readers (reports, the daemon's state) use this; code that needs a hand
+        asks :meth:`current_hand`.
+        """
+        tracker = self._tracker
+        return None if tracker is None else tracker.hand
+
+    def current_hand(self) -> HandState:
+        """The hand in progress or the last one; :class:`NoHandError` before the first."""
+        tracker = self._tracker
+        if tracker is None:
+            raise NoHandError("no hand has started on this table yet")
+        return tracker.hand
+
     def apply(self, event: TableEvent) -> list[EngineOutput]:
-        """Apply one event; return the alerts and game events it caused."""
-        self._out = []
+        """Apply one event; return the alerts, notices, game events and console
+        result it caused."""
         self._at = event.at
         if isinstance(event, SeatName):  # the roster: no hand needed, no rule involved
             if event.name:
                 self.names[event.seat] = (event.name, event.country)
             else:
                 self.names.pop(event.seat, None)
-            self._out.append(ConsoleResult(True, message=f"seat {event.seat}: "
-                                           + (event.name or "name cleared")))
-            return self._out
+            return [ConsoleResult(True, message=f"seat {event.seat}: "
+                                  + (event.name or "name cleared"))]
         if isinstance(event, HandStarted):
             refusal = self.refuse_hand(event)
             if refusal is not None:
-                self._out.append(refusal)
-                return self._out
-            unfinished = self.hand is not None and not self.hand.finished
-            closed = self._close(by_console=event.console) if unfinished else ""
-            self._start_hand(event)
-            started = f"hand {self._hand().number} started"
-            self._out.append(ConsoleResult(True, message=f"{closed}; {started}" if closed
-                                           else started))
-            return self._out
+                return [refusal]
+            out: list[EngineOutput] = []
+            closed = ""
+            tracker = self._tracker
+            if tracker is not None and not tracker.hand.finished:
+                closed, closing = tracker.close_hand(by_console=event.console, at=event.at)
+                out += closing
+            out += self._start_hand(event)
+            started = f"hand {self.current_hand().number} started"
+            out.append(ConsoleResult(True, message=f"{closed}; {started}" if closed
+                                     else started))
+            return out
         if isinstance(event, ConsoleAction | FloorRuling | HandEnded):
-            self._console_input(event)
-            return self._out
-        if self.starts_hand(event):
-            self._start_hand(HandStarted((), at=event.at))
-        if self.hand is not None:
-            if isinstance(event, CardPlaced):
-                self._place(event.card, event.zone, event.deck)
-            elif isinstance(event, CardRemoved):
-                self._remove(event.card, event.zone)
-            elif isinstance(event, UnknownTag):
-                self._unknown(event.zone)
-        return self._out
+            return self._console_input(event)
+        auto_start = (
+            self._start_hand(HandStarted((), at=event.at)) if self.starts_hand(event) else None
+        )
+        tracker = self._tracker
+        if tracker is None:
+            return []  # a card before any hand (no auto hands): nothing to apply it to
+        if isinstance(event, CardPlaced):
+            out = tracker.place(event.card, event.zone, event.deck, at=event.at)
+        elif isinstance(event, CardRemoved):
+            out = tracker.remove(event.card, event.zone, at=event.at)
+        elif isinstance(event, UnknownTag):
+            out = tracker.unknown(event.zone, at=event.at)
+        else:
+            out = []  # an unknown tag leaving, or another edge-only event
+        return out if auto_start is None else auto_start + out
 
-    def _console_input(self, event: ConsoleAction | FloorRuling | HandEnded) -> None:
-        hand = self.hand
+    def _console_input(self, event: ConsoleAction | FloorRuling | HandEnded
+                       ) -> list[EngineOutput]:
+        tracker = self._tracker
+        hand = tracker.hand if tracker is not None else None
         confirms_fold = (  # the fold that ended the hand reached the muck first
             isinstance(event, ConsoleAction)
             and event.action is BetAction.FOLD
@@ -337,22 +204,11 @@ class DealingEngine:
             and event.seat in hand.seats
             and event.seat not in hand.live_seats
         )
-        if hand is None or (
-            hand.finished and not isinstance(event, HandEnded) and not confirms_fold
+        if tracker is None or (
+            tracker.hand.finished and not isinstance(event, HandEnded) and not confirms_fold
         ):
-            self._out.append(ConsoleResult(False, "hand_over", "no hand is in progress"))
-            return
-        if hand.console is None:
-            if isinstance(event, HandEnded):
-                self._out.append(ConsoleResult(True, message=self._close()))
-                return
-            if len(hand.players) < 2:
-                self._out.append(
-                    ConsoleResult(False, "no_betting_round", "the hand has no players yet")
-                )
-                return
-            hand.console = TableConsole(self, hand)
-        hand.console.apply(event)
+            return [ConsoleResult(False, ReplyCode.HAND_OVER, "no hand is in progress")]
+        return tracker.console_input(event)
 
     def starts_hand(self, event: TableEvent) -> bool:
         """Whether ``event`` opens a new auto hand (card-only tables, ``auto_hands``).
@@ -361,11 +217,11 @@ class DealingEngine:
         the daemon asks first so that the journal records the hand start
         (``{"op":"hand","players":[]}``) before the card.
         """
-        return (
-            self.settings.auto_hands
-            and isinstance(event, CardPlaced)
-            and event.zone.kind not in (ZoneKind.MUCK, ZoneKind.BOARD)
-            and (self.hand is None or self.hand.cleared)
+        if not self.settings.auto_hands or not isinstance(event, CardPlaced):
+            return False  # checked first: this runs for every event
+        tracker = self._tracker
+        return event.zone.kind not in (ZoneKind.MUCK, ZoneKind.BOARD) and (
+            tracker is None or tracker.hand.cleared
         )
 
     def refuse_hand(self, event: HandStarted) -> ConsoleResult | None:
@@ -383,42 +239,187 @@ class DealingEngine:
         if event.console:
             problem = stacks_problem(event.stacks, self.settings.ante)
             if problem is not None:
-                return ConsoleResult(False, "bad_stacks", problem)
+                return ConsoleResult(False, ReplyCode.BAD_STACKS, problem)
         hand = self.hand
         if not event.console or hand is None or hand.finished or not hand.where:
             return None
-        console = hand.console
-        kind = "card-only " if console is None else ""
+        card_only = hand.console is None  # only the wording differs
+        kind = "card-only " if card_only else ""
         what = f"{kind}hand {hand.number} is in progress"
-        betting = console.betting if console is not None else None
-        if betting is not None and not betting.hand_over and not betting.round_complete:
-            street = _street_name(betting.street or 3)
+        open_round = hand.rules.open_round()
+        if open_round is not None:
             return ConsoleResult(
                 False,
-                "hand_in_progress",
-                f"{what}: the betting on {street} is not complete; finish it, then `end`"
-                " the hand before starting the next",
+                ReplyCode.HAND_IN_PROGRESS,
+                f"{what}: the betting on {_street_name(open_round)} is not complete; finish"
+                " it, then `end` the hand before starting the next",
             )
-        if self._showdown_due(hand):
+        if hand.showdown_due:
             return None
         street = _street_name(hand.street) if hand.street is not None else "its first street"
         how = (
             "let the dealer finish and clear the table (the hand then ends by itself)"
-            if console is None and hand.auto
+            if card_only and hand.auto
             else "finish dealing it"
         )
         return ConsoleResult(
             False,
-            "hand_in_progress",
+            ReplyCode.HAND_IN_PROGRESS,
             f"{what} ({street} being dealt): {how}, or send `end` to close it without a"
             " result first",
         )
 
-    def _showdown_due(self, hand: HandState) -> bool:
-        """The hand's deal is complete, so closing it now gives its result."""
-        return hand.community is not None or any(
-            hand.seats[s].received >= CARDS_PER_HAND for s in hand.live_seats
+    def finish_hand(self) -> list[EngineOutput]:
+        """Close the current hand: showdown checks (rule 18) and the winners."""
+        tracker = self._tracker
+        return [] if tracker is None else tracker.finish(at=self._at)
+
+    # ------------------------------------------------------------ hand start
+
+    def _start_hand(self, event: HandStarted) -> list[EngineOutput]:
+        out = self.finish_hand()
+        self.hands_played += 1
+        number = event.hand_id if event.hand_id is not None else self.hands_played
+        players = tuple(sorted(set(event.players)))
+        stacks = event.stacks or {}
+        seats = {s: SeatState(seat=s, stack=stacks.get(s)) for s in players}
+        hand = HandState(
+            number=number,
+            players=players,
+            seats=seats,
+            phase=Phase.DEALING if players else Phase.FORMING,
+            auto=not players,
+            stacks=dict(stacks) if event.stacks is not None else None,
+            game=self.variant.game,
         )
+        tracker = self._tracker = HandTracker(hand, self.settings, self.variant)
+        return out + tracker.started(console=event.console, at=event.at)
+
+
+class HandTracker:
+    """One hand being dealt: applies card events and console inputs to its
+    :class:`HandState` and returns what each caused.
+
+    It is the dealing side of the rules (RULES.md numbers in the module doc) and
+    the :class:`~table_controller.engine.console.HandPort` the console rules talk
+    to. Every public entry point returns the outputs of that one input; the
+    console's calls during an input add to that input's outputs.
+    """
+
+    def __init__(self, hand: HandState, settings: TableSettings, game: Variant) -> None:
+        self.hand = hand
+        self.settings = settings
+        self.variant: Variant = game
+        """The game's choices (bring-in, first to act, open pair, showdown)."""
+        self._out: list[EngineOutput] = []
+        self._at = 0.0
+
+    # -------------------------------------------------------- entry points
+
+    def _begin(self, at: float) -> list[EngineOutput]:
+        """Start one input: its time, and a fresh list of what it causes."""
+        self._at = at
+        out: list[EngineOutput] = []
+        self._out = out
+        return out
+
+    def started(self, *, console: bool, at: float) -> list[EngineOutput]:
+        """The hand begins: ``hand_started``; a console hand gets its betting now."""
+        out = self._begin(at)
+        hand = self.hand
+        self._emit(GameEventKind.HAND_STARTED, text=f"hand {hand.number}")
+        if console and len(hand.players) >= 2:
+            # Started at the console: chips and turn are tracked from the first card.
+            hand.attach_console(TableConsole(self, hand, self.settings))
+        return out
+
+    def place(self, card: Card, zone: Zone, deck: str | None, *, at: float
+              ) -> list[EngineOutput]:
+        """A card's tag was seen in ``zone``."""
+        self._at = at  # _begin inlined: this runs for every card
+        out: list[EngineOutput] = []
+        self._out = out
+        self._place(card, zone, deck)
+        return out
+
+    def remove(self, card: Card, zone: Zone, *, at: float) -> list[EngineOutput]:
+        """A card's tag left ``zone``."""
+        out = self._begin(at)
+        self._remove(card, zone)
+        return out
+
+    def unknown(self, zone: Zone, *, at: float) -> list[EngineOutput]:
+        """A tag that is no registered card was seen in ``zone``."""
+        out = self._begin(at)
+        self._unknown(zone)
+        return out
+
+    def console_input(self, event: ConsoleAction | FloorRuling | HandEnded
+                      ) -> list[EngineOutput]:
+        """A console action, floor ruling or ``end``: exactly one console result."""
+        out = self._begin(event.at)
+        hand = self.hand
+        console = hand.console
+        if console is None:  # a console hand is born here (or in ``started``)
+            if isinstance(event, HandEnded):
+                self.reply(ConsoleResult(True, message=self._close()))
+                return out
+            if len(hand.players) < 2:
+                self.reply(ConsoleResult(False, ReplyCode.NO_BETTING_ROUND,
+                                         "the hand has no players yet"))
+                return out
+            console = TableConsole(self, hand, self.settings)
+            hand.attach_console(console)
+        console.apply(event)
+        return out
+
+    def close_hand(self, *, by_console: bool, at: float) -> tuple[str, list[EngineOutput]]:
+        """Close the hand for the next one: what the reply says, and the outputs."""
+        out = self._begin(at)
+        return self._close(by_console=by_console), out
+
+    def finish(self, *, at: float) -> list[EngineOutput]:
+        """Showdown checks (rule 18) and the winners."""
+        out = self._begin(at)
+        self._finish()
+        return out
+
+    # ------------------------------------------- the HandPort of the console
+
+    def alert(self, code: AlertCode, seat: int | None, street: int | None,
+              message: str) -> None:
+        """Raise ``code`` for the input being applied (a notice when nobody must act)."""
+        self._alert(code, seat, street, message)
+
+    def emit(self, kind: GameEventKind, *, seat: int | None = None,
+             street: int | None = None, text: str | None = None,
+             amount: int | None = None) -> None:
+        """Emit a game event for the input being applied."""
+        self._emit(kind, seat=seat, street=street, text=text, amount=amount)
+
+    def fold(self, seat: int) -> None:
+        """The console folded ``seat`` (its betting knows already)."""
+        self._fold(seat, by_console=True)
+
+    def kill(self, seat: int, reason: str) -> None:
+        """The floor ruled ``seat``'s hand dead."""
+        self._kill(seat, reason)
+
+    def award(self, winners: list[int]) -> None:
+        """The betting ended the hand: ``winners`` took the pot without a showdown."""
+        if self.hand.finished:
+            return  # the result is decided once: ENDED is final (a late kill or fold)
+        self._award(winners, showdown=False)
+
+    def close(self) -> str:
+        """The console's ``end``: close the hand; what the reply says about it."""
+        return self._close()
+
+    def reply(self, result: ConsoleResult) -> None:
+        """The console's answer to the input being applied."""
+        self._out.append(result)
+
+    # ------------------------------------------------------------ closing
 
     def _close(self, *, by_console: bool = True) -> str:
         """Close the current hand: the console's ``end`` or a new ``hand`` (a
@@ -430,8 +431,6 @@ class DealingEngine:
         Returns what the console's reply says about it.
         """
         hand = self.hand
-        if hand is None:
-            return "no hand to close"
         number = hand.number
         if hand.finished:
             return f"hand {number} closed"
@@ -452,27 +451,20 @@ class DealingEngine:
         self._award([], showdown=False)
         return f"hand {number} closed {where}, without a result"
 
-    def finish_hand(self) -> list[EngineOutput]:
-        """Close the current hand: showdown checks (rule 18) and the winners."""
-        self._out = []
-        self._finish()
-        return self._out
-
     def _finish(self) -> None:
         hand = self.hand
-        if hand is None or hand.finished:
+        if hand.finished:
             return
         live = hand.live_seats
         reached_seventh = hand.community is not None or any(
             hand.seats[s].received >= CARDS_PER_HAND for s in live
         )
-        console_pays = hand.console is not None and not hand.console.awarded
-        if (len(live) >= 2 or console_pays) and reached_seventh:
+        rules = hand.rules
+        if (len(live) >= 2 or rules.pays_pots) and reached_seventh:
             for seat_no in live:
                 seat = hand.seats[seat_no]
                 count = len(seat.cards) + (1 if hand.community is not None else 0)
-                ruled_live = hand.console is not None and seat_no in hand.console.ruled_live
-                if count < CARDS_PER_HAND and not ruled_live:
+                if count < CARDS_PER_HAND and not rules.is_ruled_live(seat_no):
                     self._alert(
                         AlertCode.SHORT_HAND,
                         seat_no,
@@ -483,36 +475,12 @@ class DealingEngine:
                     self._kill(seat_no, "short hand at showdown")
             if not hand.finished:  # killing a short hand can leave one seat: already won
                 self._showdown()
-        hand.finished = True
-
-    # ------------------------------------------------------------ hand start
-
-    def _start_hand(self, event: HandStarted) -> None:
-        self._finish()
-        self.hands_played += 1
-        number = event.hand_id if event.hand_id is not None else self.hands_played
-        players = tuple(sorted(set(event.players)))
-        stacks = event.stacks or {}
-        seats = {s: SeatState(seat=s, stack=stacks.get(s)) for s in players}
-        self.hand = HandState(
-            number=number,
-            players=players,
-            seats=seats,
-            forming=not players,
-            auto=not players,
-            stacks=dict(stacks) if event.stacks is not None else None,
-            game=self.variant.game,
-        )
-        self._emit(GameEventKind.HAND_STARTED, text=f"hand {number}")
-        if event.console and len(players) >= 2:
-            # Started at the console: chips and turn are tracked from the first card.
-            self.hand.console = TableConsole(self, self.hand)
+        self._end()
 
     # --------------------------------------------------------------- routing
 
     def _unknown(self, zone: Zone) -> None:
         hand = self.hand
-        assert hand is not None
         self._alert(
             AlertCode.UNKNOWN_CARD,
             zone.seat,
@@ -523,7 +491,6 @@ class DealingEngine:
 
     def _place(self, card: Card, zone: Zone, deck: str | None = None) -> None:
         hand = self.hand
-        assert hand is not None
         if card not in hand.where:
             # First sight of the card this hand, nearly every event of a deal: no
             # copy, owner, muck or burn history to look at.
@@ -608,7 +575,6 @@ class DealingEngine:
 
     def _remove(self, card: Card, zone: Zone) -> None:
         hand = self.hand
-        assert hand is not None
         present = hand.where.get(card)
         if not present or zone not in present:
             return
@@ -619,8 +585,7 @@ class DealingEngine:
         if zone.kind is ZoneKind.BURN and seventh and not hand.reshuffled and not hand.finished:
             # Rule 15: burn cards picked up to be scrambled with the last card;
             # the dealer then "scrambles, cuts, burns and deals the rest".
-            hand.reshuffled = True
-            hand.reshuffle_burn_due = True
+            hand.reshuffle = Reshuffle.BURN_DUE
             hand.burns_before_gather = hand.burns.get(7, 0)
             if hand.burns.get(7, 0) == 0 and len(DECK) - len(hand.where) >= 2:
                 # Two fresh cards left: one to burn for 7th street, the last to go
@@ -636,7 +601,6 @@ class DealingEngine:
 
     def _leave(self, card: Card, zone: Zone) -> None:
         hand = self.hand
-        assert hand is not None
         hand.where[card].remove(zone)
         hand.last_zone[card] = zone
         owner = hand.owner.get(card)
@@ -644,7 +608,7 @@ class DealingEngine:
             held = hand.seats[owner].held(card)
             if held is not None:
                 held.present = False
-                if hand.console is not None and hand.console.card_left(card, zone, owner):
+                if hand.rules.card_left(card, zone, owner):
                     # Rule 14: a premature card taken off the table is out of play.
                     hand.seats[owner].cards.remove(held)
                     hand.seats[owner].received -= 1
@@ -655,20 +619,18 @@ class DealingEngine:
     def _check_cleared(self) -> None:
         """Auto hands end when no card is left in any seat zone after the deal."""
         hand = self.hand
-        assert hand is not None
         if not hand.auto or hand.cleared or not hand.players:
             return
         if any(z.seat is not None for zones in hand.where.values() for z in zones):
             return
-        hand.cleared = True
         self._finish()
+        hand.phase = Phase.CLEARED
 
     # ------------------------------------------------------------ ownership
 
     def _detach(self, card: Card, seat_no: int, to: Zone) -> None:
         """``card`` left seat ``seat_no`` for ``to``: a fold, or a correction."""
         hand = self.hand
-        assert hand is not None
         seat = hand.seats[seat_no]
         held = seat.held(card)
         del hand.owner[card]
@@ -684,7 +646,6 @@ class DealingEngine:
 
     def _fold(self, seat_no: int, by_console: bool = False) -> None:
         hand = self.hand
-        assert hand is not None
         seat = hand.seats[seat_no]
         if seat.status is not SeatStatus.ACTIVE or hand.finished:
             return  # mucking after the result is clearing the table, not folding
@@ -692,14 +653,13 @@ class DealingEngine:
             return  # the last hand standing being gathered up is not a fold
         hand.set_status(seat_no, SeatStatus.FOLDED)
         self._emit(GameEventKind.FOLD, seat=seat_no, street=hand.street)
-        if hand.console is not None and not by_console:
-            hand.console.seat_out(seat_no, "cards mucked")
+        if not by_console:
+            hand.rules.seat_out(seat_no, "cards mucked")
         self._after_change()
 
     def _return_to_seat(self, card: Card, zone: Zone) -> None:
         """A card the seat already owns shows up in one of its zones again."""
         hand = self.hand
-        assert hand is not None
         assert zone.seat is not None
         seat = hand.seats[zone.seat]
         held = seat.held(card)
@@ -721,15 +681,14 @@ class DealingEngine:
 
     def _deal(self, card: Card, seat_no: int, face: ZoneKind) -> None:
         hand = self.hand
-        assert hand is not None
         seat = hand.seats.get(seat_no)
-        if hand.forming:
+        if hand.phase is Phase.FORMING:
             if seat is None:
                 # Auto hand, first round: every seat dealt in joins the hand (in any
                 # order: two readers may report cards a scan cycle apart).
                 seat = hand.add_player(seat_no)
             elif seat.received >= 1:
-                hand.forming = False  # a second card: the first round is over
+                hand.phase = Phase.DEALING  # a second card: the first round is over
         if seat is None:
             self._alert(
                 AlertCode.CARD_TO_INACTIVE_SEAT,
@@ -749,8 +708,7 @@ class DealingEngine:
             self._hold(seat, card, face, number=0)
             return
         if seat.status is SeatStatus.FOLDED:
-            rule7 = hand.console is None or hand.console.may_receive_after_fold(seat_no)
-            if rule7 and self._folded_seat_due(seat):
+            if hand.rules.may_receive_after_fold(seat_no) and self._folded_seat_due(seat):
                 # Rule 7: a hand folded with no bet keeps receiving cards. Without
                 # betting input the engine cannot tell, so a card in turn is fine.
                 seat.received += 1
@@ -779,10 +737,9 @@ class DealingEngine:
             )
         if number <= CARDS_PER_HAND:
             self._check_burn_before(street, number)
-        if hand.console is not None:
-            hand.console.card_dealt(seat_no, card, street)
-        if hand.reshuffle_burn_due:
-            hand.reshuffle_burn_due = False
+        hand.rules.card_dealt(seat_no, card, street)
+        if hand.reshuffle is Reshuffle.BURN_DUE:
+            hand.reshuffle = Reshuffle.DONE
             self._alert(
                 AlertCode.MISSING_BURN,
                 None,
@@ -811,7 +768,6 @@ class DealingEngine:
     def _folded_seat_due(self, seat: SeatState) -> bool:
         """Whether a folded seat's next card arrives exactly in its turn (rule 7)."""
         hand = self.hand
-        assert hand is not None
         live = hand.live_seats
         if not live:
             return False
@@ -822,7 +778,6 @@ class DealingEngine:
 
     def _check_face(self, seat: SeatState, held: HeldCard, face_due: ZoneKind) -> None:
         hand = self.hand
-        assert hand is not None
         number = held.number
         street = street_of_card(number)
         if held.face is face_due:
@@ -903,7 +858,7 @@ class DealingEngine:
     def _hold(self, seat: SeatState, card: Card, face: ZoneKind, number: int) -> HeldCard:
         held = HeldCard(card=card, face=face, number=number)
         seat.cards.append(held)
-        self._hand().owner[card] = seat.seat
+        self.hand.owner[card] = seat.seat
         return held
 
     def _emit_dealt(self, seat_no: int, card: Card, face: ZoneKind, number: int) -> None:
@@ -912,23 +867,25 @@ class DealingEngine:
 
     def _kill(self, seat_no: int, reason: str) -> None:
         hand = self.hand
-        assert hand is not None
         seat = hand.seats[seat_no]
         if seat.status is SeatStatus.DEAD:
             return
         hand.set_status(seat_no, SeatStatus.DEAD)
         seat.dead_reason = reason
         self._emit(GameEventKind.HAND_DEAD, seat=seat_no, street=hand.street, text=reason)
-        if hand.console is not None:
-            hand.console.seat_out(seat_no, reason)
+        if hand.finished:
+            # A card event after the result (e.g. both hole cards turned up while the
+            # table is gathered) marks the seat, but the betting is settled: telling
+            # it would pay the pot again to the others (phase ENDED is final).
+            return
+        hand.rules.seat_out(seat_no, reason)
         self._after_change()
 
     # ------------------------------------------------------- burns and board
 
     def _allowed_burns(self, street: int) -> int:
         hand = self.hand
-        assert hand is not None
-        extra = hand.console.allowed_extra_burns(street) if hand.console is not None else 0
+        extra = hand.rules.allowed_extra_burns(street)
         if street == 3:
             return (1 if self.settings.rules.burn_before_third else 0) + extra
         if street == 7 and hand.reshuffled:
@@ -940,7 +897,6 @@ class DealingEngine:
     def _check_burn_before(self, street: int, number: int) -> None:
         """Rule 13: the first card of a street needs its burn."""
         hand = self.hand
-        assert hand is not None
         if street in hand.started_streets:
             return
         hand.started_streets.add(street)
@@ -959,7 +915,6 @@ class DealingEngine:
     def _burn_street(self) -> int:
         """The street a burn happening now belongs to."""
         hand = self.hand
-        assert hand is not None
         live = hand.live_seats or hand.players
         counts = [hand.seats[s].received for s in live]
         if not counts:
@@ -973,13 +928,12 @@ class DealingEngine:
 
     def _burn(self, card: Card) -> None:
         hand = self.hand
-        assert hand is not None
         street = self._burn_street()
         count = hand.burns.get(street, 0) + 1
         hand.burns[street] = count
         hand.burned_for[card] = street
-        if street == 7:
-            hand.reshuffle_burn_due = False
+        if street == 7 and hand.reshuffle is Reshuffle.BURN_DUE:
+            hand.reshuffle = Reshuffle.DONE
         self._emit(GameEventKind.CARD_BURNED, street=street, card=card)
         allowed = self._allowed_burns(street)
         if count > allowed:
@@ -997,7 +951,6 @@ class DealingEngine:
 
     def _board(self, card: Card) -> None:
         hand = self.hand
-        assert hand is not None
         live = hand.live_seats
         sixth_done = bool(live) and all(hand.seats[s].received >= 6 for s in live)
         if hand.community is not None or not sixth_done:
@@ -1044,12 +997,11 @@ class DealingEngine:
         street needs, no street can complete, which spares most cards the scan.
         """
         hand = self.hand
-        assert hand is not None
         if hand.finished:
             return
         live = hand.live_seats
         if len(live) == 1 and len(hand.players) > 1:
-            if hand.console is None:  # with a console the pots pay the last seat
+            if not hand.rules.pays_pots:  # with a console the pots pay the last seat
                 self._award([live[0]], showdown=False)
             return
         if len(live) < 2:
@@ -1075,7 +1027,6 @@ class DealingEngine:
 
     def _settle_bring_in(self) -> None:
         hand = self.hand
-        assert hand is not None
         v = self.variant
         candidates: dict[int, Card] = {}
         for seat_no in hand.live_seats:
@@ -1111,12 +1062,10 @@ class DealingEngine:
             announce += ", brings it in."
         hand.bring_in = bringer
         self._emit(GameEventKind.ANNOUNCEMENT, seat=bringer, street=3, text=announce)
-        if hand.console is not None:
-            hand.console.street_dealt(3)
+        hand.rules.street_dealt(3)
 
     def _settle_first_to_act(self, street: int) -> None:
         hand = self.hand
-        assert hand is not None
         v = self.variant
         boards: dict[int, list[Card]] = {}
         for seat_no in hand.live_seats:
@@ -1142,8 +1091,7 @@ class DealingEngine:
             first = max(order, key=lambda seat_no: values[seat_no].strength)
             paired = {seat_no for seat_no in order if values[seat_no].strength >= _PAIR_FLOOR}
         hand.first_to_act[street] = first
-        if hand.console is not None:
-            hand.console.street_dealt(street)
+        hand.rules.street_dealt(street)
         # Rule 12: announce the high hand and every pair showing, never straights
         # or flushes (describe_showing_value does not name possible ones).
         which = "low" if v.first_to_act_low else "high"
@@ -1170,7 +1118,6 @@ class DealingEngine:
         """The cards ``seat_no`` plays at showdown: its own plus the community card,
         a second copy of a card (duplicate_card) counted once."""
         hand = self.hand
-        assert hand is not None
         cards = hand.seats[seat_no].all_cards
         if hand.community is not None:
             cards.append(hand.community)
@@ -1178,7 +1125,6 @@ class DealingEngine:
 
     def _showdown(self) -> None:
         hand = self.hand
-        assert hand is not None
         v = self.variant
         values: dict[int, HandValue] = {}
         lows: dict[int, int] | None = {} if v.split_pot else None
@@ -1189,12 +1135,12 @@ class DealingEngine:
                 values[seat_no] = primary_value(v, cards)
                 if lows is not None:  # stud8: the eight-or-better low half
                     lows[seat_no] = low_value_of(cards, eight_or_better=True)
-        if hand.console is not None and not hand.console.awarded:
-            # The pots decide: side pots can pay several seats, best hand or not.
-            winners = hand.console.showdown(values, lows)
+        paid = hand.rules.showdown(values, lows)
+        if paid is not None:
+            # The pots decided: side pots can pay several seats, best hand or not.
             if lows is not None:
-                hand.winners_high, hand.winners_low = hand.console.half_winners
-            self._award(winners, showdown=True, values=values)
+                hand.winners_high, hand.winners_low = paid.winners_high, paid.winners_low
+            self._award(paid.winners, showdown=True, values=values)
             return
         if not values:
             self._award([], showdown=True)
@@ -1215,9 +1161,16 @@ class DealingEngine:
         values: Mapping[int, HandValue] | None = None,
     ) -> None:
         hand = self.hand
-        assert hand is not None
         hand.winners = winners
-        hand.finished = True
+        if not showdown and self.variant.split_pot:
+            # stud8 won without a showdown (everyone else folded or is dead): the
+            # last seat takes the whole pot, which is its high half; nobody shows a
+            # low, so no low qualifies (CONFORMANCE.md: winners is the union of the
+            # halves, winners_low empty when no low qualifies). A hand closed
+            # without a result has no winners and both halves stay empty.
+            hand.winners_high = list(winners)
+            hand.winners_low = []
+        self._end()
         shown: list[ShownHand] = []
         if showdown and values is not None:
             # Every hand that reached the showdown is shown (issue 12), winners first;
@@ -1249,16 +1202,16 @@ class DealingEngine:
     def _left_of(self, seat_no: int) -> int:
         """The next live seat clockwise (to the player's left) of ``seat_no``."""
         hand = self.hand
-        assert hand is not None
         live = hand.live_seats
         later = [s for s in live if s > seat_no]
         return later[0] if later else live[0]
 
     # --------------------------------------------------------------- helpers
 
-    def _hand(self) -> HandState:
-        assert self.hand is not None
-        return self.hand
+    def _end(self) -> None:
+        """Phase DEALING (or FORMING) -> ENDED; an ended or cleared hand stays so."""
+        if not self.hand.finished:
+            self.hand.phase = Phase.ENDED
 
     def _emit(
         self,
@@ -1290,8 +1243,7 @@ class DealingEngine:
             return
         alert = Alert(code, seat, street, RULE_OF[code] if rule == -1 else rule, message,
                       self._at)
-        if self.hand is not None:
-            self.hand.alerts.append(alert)
+        self.hand.alerts.append(alert)
         self._out.append(alert)
 
     def _notice(
@@ -1306,8 +1258,7 @@ class DealingEngine:
         assert code in NOTICE_CODES, code
         notice = Notice(code, seat, street, RULE_OF[code] if rule == -1 else rule, message,
                         self._at)
-        if self.hand is not None:
-            self.hand.notices.append(notice)
+        self.hand.notices.append(notice)
         self._out.append(notice)
 
 
@@ -1319,8 +1270,9 @@ def replay_events(
     hands: list[HandState] = []
     for event in events:
         engine.apply(event)
-        if engine.hand is not None and (not hands or hands[-1] is not engine.hand):
-            hands.append(engine.hand)  # a hand line, or an auto hand's first card
+        hand = engine.hand
+        if hand is not None and (not hands or hands[-1] is not hand):
+            hands.append(hand)  # a hand line, or an auto hand's first card
     engine.finish_hand()
     return hands
 

@@ -63,6 +63,31 @@ class GameEvent(NamedTuple):
         return self.card
 
 
+class ReplyCode(StrEnum):
+    """Every code a console reply can carry (docs/console.md's table): one vocabulary.
+
+    String-valued, so the wire is exactly the plain strings it always was.
+    """
+
+    # The engine's (a rejected input changes nothing).
+    UNKNOWN_SEAT = "unknown_seat"
+    """A seat not in the hand (the daemon: a seat this table does not have)."""
+    OUT_OF_TURN = "out_of_turn"
+    ILLEGAL_BET = "illegal_bet"
+    ILLEGAL_ACTION = "illegal_action"
+    HAND_OVER = "hand_over"
+    HAND_IN_PROGRESS = "hand_in_progress"
+    NO_BETTING_ROUND = "no_betting_round"
+    BAD_STACKS = "bad_stacks"
+    # The daemon's, before the engine.
+    BAD_JSON = "bad_json"
+    UNKNOWN_COMMAND = "unknown_command"
+    INVALID_COMMAND = "invalid_command"
+    BAD_RESPONSE_TOPIC = "bad_response_topic"
+    BUSY = "busy"
+    JOURNAL_UNAVAILABLE = "journal_unavailable"
+
+
 class ConsoleResult(NamedTuple):
     """The engine's answer to a console input (hand start, action, ruling, end):
     accepted, or rejected with a stable ``code`` and a message for the console.
@@ -70,6 +95,7 @@ class ConsoleResult(NamedTuple):
 
     accepted: bool
     code: str | None = None
+    """A :class:`ReplyCode` when rejected (a plain ``str`` subtype: the wire is the same)."""
     message: str = ""
 
 

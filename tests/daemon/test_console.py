@@ -278,7 +278,10 @@ def test_kill9_mid_betting_replays_to_the_same_pot_and_stacks(rig: TableRig) -> 
     for seat, action in ((2, "bring_in"), (4, "complete"), (1, "call")):
         accepted(command(rig, "act", {"seat": seat, "action": action}))
     rejected(command(rig, "act", {"seat": 4, "action": "call"}), "out_of_turn")
-    before = wait_state(sub, lambda s: s["to_act"] == 2 and s["pot"] == 15)
+    # Wait for the state the rejection published (with its out_of_turn alert): the
+    # one before it matches to_act and pot too, and the reply can arrive first.
+    before = wait_state(sub, lambda s: s["to_act"] == 2 and s["pot"] == 15
+                        and [a["code"] for a in s["alerts"]] == ["out_of_turn"])
     rig.kill9()
     sub.close()
 
