@@ -101,10 +101,10 @@ def bench_write(records: int, batch: int) -> dict[str, Any]:
 def bench_lag(tables: int, per_table: int, rate: float) -> dict[str, Any]:
     """Publication-to-row lag of a burst through Mosquitto and the service."""
     from feed import Feed
-    from mqtt_broker import MosquittoBroker, wait_until
 
     from table_controller.archive.config import parse_archive_config
     from table_controller.archive.service import ArchiveService
+    from table_controller.testing.broker import MosquittoBroker, wait_until
 
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:

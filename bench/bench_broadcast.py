@@ -155,9 +155,10 @@ def _proc_rss_mib(pid: int) -> float:
 
 def bench_pages(pages: int, seconds: float) -> dict[str, Any]:
     import paho.mqtt.client as mqtt
-    from bc_rig import Service, SseReader
-    from mqtt_broker import MosquittoBroker
     from paho.mqtt.enums import CallbackAPIVersion
+
+    from table_controller.testing.broadcast_rig import Service, SseReader
+    from table_controller.testing.broker import MosquittoBroker
 
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -232,13 +233,12 @@ OBSERVER_JS = """(() => { window.__seen = {};
 def bench_latency(cards: int) -> dict[str, Any]:
     import base64
 
-    from bc_rig import PASSWORD, Service, write_config
-    from browser import Browser
-
-    from table_controller.demo.session import DemoTable
-    from table_controller.events import CardPlaced, CardRemoved
+    from table_controller.domain.events import CardPlaced, CardRemoved
+    from table_controller.domain.zones import MUCK, Zone, ZoneKind
     from table_controller.simulation import deal_random
-    from table_controller.zones import MUCK, Zone, ZoneKind
+    from table_controller.simulation.session import DemoTable
+    from table_controller.testing.broadcast_rig import PASSWORD, Service, write_config
+    from table_controller.testing.browser import Browser
 
     samples: list[float] = []
     with tempfile.TemporaryDirectory() as tmp_name:

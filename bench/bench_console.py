@@ -1,6 +1,6 @@
 """Console command round trip: request published -> the daemon's reply received.
 
-The demo's table (:class:`~table_controller.demo.session.DemoTable`): mosquitto on
+The demo's table (:class:`~table_controller.simulation.session.DemoTable`): mosquitto on
 loopback, emulated readers, the real daemon as a ``stud-table run`` child process
 (journal fsync ``always`` unless told otherwise). One console client stays
 connected (as a dealer's console does) and sends, one at a time, waiting for
@@ -45,8 +45,8 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from table_controller.demo import broker as demo_broker
-from table_controller.demo.session import TABLE_ID, DemoTable
-from table_controller.topics import TableTopics
+from table_controller.mqtt.topics import TableTopics
+from table_controller.simulation.session import TABLE_ID, DemoTable
 
 WAIT = 30.0
 

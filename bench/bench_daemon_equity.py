@@ -53,11 +53,11 @@ from bench_daemon_latency import (
     wait_ready,
 )
 
+from table_controller.daemon.logging import configure_logging
 from table_controller.daemon.runner import EQUITY_WORKER_ENV
 from table_controller.demo.feed import TableFeed
-from table_controller.demo.session import TABLE_ID, DemoTable
-from table_controller.logging import configure_logging
-from table_controller.topics import TableTopics
+from table_controller.mqtt.topics import TableTopics
+from table_controller.simulation.session import TABLE_ID, DemoTable
 
 
 def summary(values: list[float]) -> str:

@@ -1,6 +1,6 @@
 """Daemon latency, reader frame -> MQTT subscriber, and the daemon's memory.
 
-1. **End to end.** The demo's table (:class:`~table_controller.demo.session.DemoTable`):
+1. **End to end.** The demo's table (:class:`~table_controller.simulation.session.DemoTable`):
    mosquitto on loopback, five emulated readers on ptys for the 8-seat layout, and
    the real daemon as a ``stud-table run`` child process. A virtual dealer deals
    8-player hands continuously. The clock starts when the emulator has written the
@@ -53,6 +53,7 @@ from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from firmware_bridge.encoder import FrameEncoder
 from firmware_bridge.link import BAUDRATE
 from firmware_bridge.messages import Message, TagArrived
+from table_controller.daemon.logging import configure_logging
 from table_controller.daemon.projection import (
     alert_payload,
     event_payloads,
@@ -61,18 +62,17 @@ from table_controller.daemon.projection import (
 )
 from table_controller.demo.dealer import VirtualDealer, plan_hand
 from table_controller.demo.feed import TableFeed
-from table_controller.demo.session import DAEMON_COMMAND, TABLE_ID, DemoTable, FsyncPolicy
-from table_controller.engine.alerts import Alert
-from table_controller.engine.dealing import DealingEngine
-from table_controller.engine.outputs import GameEvent
-from table_controller.engine.settings import TableSettings
-from table_controller.events import HandStarted
-from table_controller.journal import Journal
-from table_controller.logging import configure_logging
-from table_controller.payloads import to_json
-from table_controller.script import event_to_op
-from table_controller.topics import TableTopics
-from table_controller.zones import BOARD, BURN, Zone
+from table_controller.domain.engine.alerts import Alert
+from table_controller.domain.engine.dealing import DealingEngine
+from table_controller.domain.engine.outputs import GameEvent
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.events import HandStarted
+from table_controller.domain.zones import BOARD, BURN, Zone
+from table_controller.mqtt.payloads import to_json
+from table_controller.mqtt.topics import TableTopics
+from table_controller.records.journal import Journal
+from table_controller.records.script import event_to_op
+from table_controller.simulation.session import DAEMON_COMMAND, TABLE_ID, DemoTable, FsyncPolicy
 
 READY_TIMEOUT = 60.0
 BASELINE_TOPIC = "bench/baseline"

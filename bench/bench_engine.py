@@ -10,7 +10,7 @@ events (``replay_events``: a fresh engine, every event applied, showdown).
 PokerKit plays the same hands through its class for the game
 (``FixedLimitSevenCardStud``, ``FixedLimitRazz``,
 ``FixedLimitSevenCardStudHighLowSplitEightOrBetter``) with the same cards, burns
-and folds, everyone else checking or calling (tests/table_controller/pokerkit_stud.py).
+and folds, everyone else checking or calling (table_controller/testing/pokerkit_stud.py).
 The same hands are timed for every game asked (``--game all``, the default: stud,
 razz and stud8 in turn, RULES.md "Variants"). Printed per game: median and p99 time
 per hand, hands per second, and the ratios. Target (issue 3, issue 10): the engine
@@ -29,12 +29,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "table_controller"))  # the PokerKit driver
 
-from pokerkit_stud import play  # noqa: E402 - found through the path above
-
-from table_controller.engine.dealing import replay_events  # noqa: E402
-from table_controller.engine.settings import TableSettings  # noqa: E402
-from table_controller.hands import Game  # noqa: E402
+from table_controller.domain.engine.dealing import replay_events  # noqa: E402
+from table_controller.domain.engine.settings import TableSettings  # noqa: E402
+from table_controller.domain.hands import Game  # noqa: E402
 from table_controller.simulation import PhysicalDeal, random_hands  # noqa: E402
+from table_controller.testing.pokerkit_stud import play  # noqa: E402 - found through the path above
 
 WARM_UP = 50
 """Untimed hands run through both before measuring."""

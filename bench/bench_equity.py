@@ -37,9 +37,9 @@ from itertools import combinations
 import pokerkit
 from phevaluator import _pheval
 
-from table_controller.cards import DECK, Card
-from table_controller.equity.core import compute_equity
-from table_controller.equity.evaluate import tables
+from table_controller.domain.cards import DECK, Card
+from table_controller.domain.equity.core import compute_equity
+from table_controller.domain.equity.evaluate import tables
 
 Seats = dict[int, list[Card]]
 PK = {card: next(iter(pokerkit.Card.parse(card.code))) for card in DECK}

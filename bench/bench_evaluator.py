@@ -24,9 +24,9 @@ import phevaluator
 from phevaluator import _pheval
 from pokerkit import StandardHighHand
 
-from table_controller import _hand_tables
-from table_controller.cards import Card
-from table_controller.hands import batch_evaluate, evaluate
+from table_controller.domain import _hand_tables
+from table_controller.domain.cards import Card
+from table_controller.domain.hands import batch_evaluate, evaluate
 
 Hands = Sequence[Sequence[int]]
 
@@ -57,7 +57,7 @@ def _pheval_strength_map() -> list[int]:
 
     Five cards per class: every rank multiset with suits dealt round-robin (never five
     of a suit) plus every five-rank mask in one suit. This is what a phevaluator-backed
-    :class:`~table_controller.hands.BatchEvaluator` would need to return our ints.
+    :class:`~table_controller.domain.hands.BatchEvaluator` would need to return our ints.
     """
     hands = [
         [(rank - 2) * 4 + position % 4 for position, rank in enumerate(ranks)]

@@ -149,7 +149,8 @@ def main() -> int:
     args = parser.parse_args()
 
     from floor_rig import FloorService, Page, SseView, write_config
-    from mqtt_broker import MosquittoBroker
+
+    from table_controller.testing.broker import MosquittoBroker
 
     with tempfile.TemporaryDirectory() as tmp:
         broker = MosquittoBroker(Path(tmp) / "mosquitto")

@@ -27,11 +27,11 @@ from typing import Any
 
 from pokerkit import HandHistory
 
-from table_controller.engine.settings import TableSettings
+from table_controller.domain.engine.settings import TableSettings
 from table_controller.handhistory import export_script, import_hand, read_phh, write_phh
-from table_controller.republish import Recording, republish
-from table_controller.script import parse_script
+from table_controller.records.script import parse_script
 from table_controller.simulation import deal_random
+from table_controller.tools.republish import Recording, republish
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "phh-wsop-2023-event43"
 

@@ -3,7 +3,7 @@
 1. **pty -> zone event.** A :class:`~firmware_bridge.emulator.ReaderEmulator` (reader 1
    of ``hardware/layouts/table-8.toml``) sits on a pseudo-terminal; a
    :class:`~firmware_bridge.link.ReaderLink` reads it through pyserial and hands each
-   message to a :class:`~table_controller.presence.PresenceTracker`, as the daemon
+   message to a :class:`~table_controller.table.presence.PresenceTracker`, as the daemon
    does. Each sample moves a card to another antenna: TAG_LEFT on the old antenna,
    then TAG_ARRIVED on the new one, whose ``CardPlaced`` is timed from just before
    the frame is written to the pty (the frame is encoded inside that window, a few
@@ -36,11 +36,11 @@ from pathlib import Path
 from firmware_bridge.emulator import ReaderEmulator
 from firmware_bridge.link import ConnectionState, LinkStats, ReaderLink
 from firmware_bridge.messages import Inventory, ReaderMessage, TagArrived, TagLeft
-from table_controller.cards import DECK
-from table_controller.deck import DeckRegistry, load_decks
-from table_controller.events import CardPlaced, ZoneEvent
-from table_controller.layout import TableLayout, load_layout
-from table_controller.presence import PresenceTracker
+from table_controller.domain.cards import DECK
+from table_controller.domain.events import CardPlaced, ZoneEvent
+from table_controller.table.deck import DeckRegistry, load_decks
+from table_controller.table.layout import TableLayout, load_layout
+from table_controller.table.presence import PresenceTracker
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYOUT_FILE = ROOT / "hardware" / "layouts" / "table-8.toml"

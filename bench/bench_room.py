@@ -127,7 +127,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     """One run; returns the figures."""
     import paho.mqtt.client as mqtt
     from floor_rig import ArchiveProcess, FloorService, Page, SseView, mqtt_client, write_config
-    from mqtt_broker import MosquittoBroker, wait_until
+
+    from table_controller.testing.broker import MosquittoBroker, wait_until
 
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)

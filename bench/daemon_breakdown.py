@@ -27,8 +27,8 @@ from typing import Any
 import paho.mqtt.client as mqtt
 
 from firmware_bridge.messages import TagArrived
-from table_controller.cli import main
 from table_controller.daemon import core
+from table_controller.tools.cli import main
 
 BREAKDOWN_MARK = "breakdown:"
 """Prefix of the lines this script prints (the benchmark greps for it)."""

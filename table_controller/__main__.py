@@ -2,6 +2,6 @@
 
 import sys
 
-from table_controller.cli import main
+from table_controller.tools.cli import main
 
 sys.exit(main())

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import structlog
 from hypothesis import HealthCheck, settings
-from mqtt_broker import MosquittoBroker, RecordingSubscriber
+
+from table_controller.testing.broker import MosquittoBroker, RecordingSubscriber
 
 # CI runs on a loaded 2-core machine shared with other work: how long a test or its
 # input generation takes says nothing about correctness there. Without this, a

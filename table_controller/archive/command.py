@@ -10,7 +10,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from table_controller.config_file import ConfigError
+from table_controller.table.config_file import ConfigError
 
 EXIT_FAILURE = 1
 EXIT_BAD_CONFIG = 2
@@ -48,7 +48,7 @@ def run_archive(args: argparse.Namespace) -> int:
               " does not exist", file=sys.stderr)
         return EXIT_BAD_CONFIG
     from table_controller.archive.service import ArchiveService  # noqa: PLC0415 - MQTT, DB
-    from table_controller.logging import configure_logging  # noqa: PLC0415
+    from table_controller.daemon.logging import configure_logging  # noqa: PLC0415
 
     configure_logging("console" if sys.stderr.isatty() else "json")
     try:

@@ -1,6 +1,6 @@
 """``archive.toml``: the archive service's configuration (pydantic, like the others).
 
-Every problem is one :class:`~table_controller.config_file.ConfigError` line,
+Every problem is one :class:`~table_controller.table.config_file.ConfigError` line,
 ``file: key: problem``; ``stud-table archive`` exits 2 with it. A commented example
 is ``deploy/archive.example.toml``; docs/archive.md explains every key.
 """
@@ -14,9 +14,9 @@ from typing import Annotated, Any, Final
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from table_controller.archive.store import database_url, sqlite_url
-from table_controller.config import BrokerConfig
-from table_controller.config_file import ConfigError, error_from_validation, read_toml
-from table_controller.topics import TopicError, check_level
+from table_controller.mqtt.broker_config import BrokerConfig
+from table_controller.mqtt.topics import TopicError, check_level
+from table_controller.table.config_file import ConfigError, error_from_validation, read_toml
 
 MAX_QUEUE: Final = 65_535
 """The largest queue: the MQTT 5 *Receive Maximum* it is announced as (a 16-bit value)."""

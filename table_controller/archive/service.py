@@ -51,7 +51,7 @@ from table_controller.archive.store import (
     parse_item,
     unavailable,
 )
-from table_controller.topics import ArchiveTopics, shown_name
+from table_controller.mqtt.topics import ArchiveTopics, shown_name
 
 log = structlog.get_logger(__name__)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from table_controller.broadcast.config import load_broadcast_config
-from table_controller.config_file import ConfigError
+from table_controller.table.config_file import ConfigError
 from table_controller.web.passwords import hash_password
 
 EXIT_BAD_CONFIG = 2
@@ -58,7 +58,7 @@ def run_broadcast(args: argparse.Namespace) -> int:
         print(exc, file=sys.stderr)
         return EXIT_BAD_CONFIG
     from table_controller.broadcast.service import Broadcast  # noqa: PLC0415 - web stack
-    from table_controller.logging import configure_logging  # noqa: PLC0415
+    from table_controller.daemon.logging import configure_logging  # noqa: PLC0415
 
     configure_logging("console" if sys.stderr.isatty() else "json")
     try:

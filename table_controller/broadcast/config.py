@@ -1,6 +1,6 @@
 """``broadcast.toml``: the broadcast service's configuration (pydantic, like the daemon's).
 
-Every problem is one :class:`~table_controller.config_file.ConfigError` line,
+Every problem is one :class:`~table_controller.table.config_file.ConfigError` line,
 ``file: key: problem``; ``stud-table broadcast`` exits 2 with it. A commented example
 is ``deploy/broadcast.example.toml``; docs/broadcast.md explains every key.
 
@@ -25,9 +25,9 @@ from pydantic import (
 )
 
 from table_controller.broadcast.delay import MAX_DELAY_S, MAX_OFFSET_MS, Reveal
-from table_controller.config import BrokerConfig
-from table_controller.config_file import ConfigError, error_from_validation, read_toml
-from table_controller.topics import TopicError, check_level
+from table_controller.mqtt.broker_config import BrokerConfig
+from table_controller.mqtt.topics import TopicError, check_level
+from table_controller.table.config_file import ConfigError, error_from_validation, read_toml
 from table_controller.web.passwords import checked_hash
 
 RESERVED: Final = frozenset({"venue", "producer", "static", "api", "login"})

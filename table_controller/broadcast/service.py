@@ -67,7 +67,7 @@ from table_controller.broadcast.delay import (
     shown_seats,
 )
 from table_controller.broadcast.store import Store, Stored
-from table_controller.topics import ROOT, TableTopics
+from table_controller.mqtt.topics import ROOT, TableTopics
 from table_controller.web.inbound import parse_payload
 from table_controller.web.passwords import check_password
 

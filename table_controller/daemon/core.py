@@ -10,7 +10,7 @@ them needs a lock and their order of events is the order of the queue.
 
 Console commands (``cmd/hand``, ``act``, ``kill``, ``live``, ``end``) come the
 same way: the MQTT thread only enqueues the raw request; here it is parsed
-(:mod:`table_controller.console_commands`), journaled, applied, published, and
+(:mod:`table_controller.mqtt.console_commands`), journaled, applied, published, and
 answered on the request's response topic with the engine's
 :class:`ConsoleResult` (docs/console.md). A well-formed command is journaled
 even when the engine rejects it, so a replay meets the same rejection; a
@@ -79,8 +79,6 @@ import structlog
 from firmware_bridge.figures import FigureCounter
 from firmware_bridge.link import ConnectionState, LinkProblem, LinkStats
 from firmware_bridge.messages import Inventory, ReaderFault, ReaderMessage, TagArrived, TagLeft
-from table_controller.cards import Card
-from table_controller.console_commands import CommandError, parse_command
 from table_controller.daemon.equity_feed import EquityReady
 from table_controller.daemon.floor import (
     MAX_OPEN_ALERTS,
@@ -100,18 +98,18 @@ from table_controller.daemon.projection import (
     secure_state,
 )
 from table_controller.daemon.reconcile import net_difference, reconcile
-from table_controller.deck import DeckRegistry
-from table_controller.engine.alerts import Alert, AlertCode, Notice, alert_severity
-from table_controller.engine.dealing import DealingEngine, HandState
-from table_controller.engine.outputs import (
+from table_controller.domain.cards import Card
+from table_controller.domain.engine.alerts import Alert, AlertCode, Notice, alert_severity
+from table_controller.domain.engine.dealing import DealingEngine, HandState
+from table_controller.domain.engine.outputs import (
     ConsoleResult,
     EngineOutput,
     GameEvent,
     GameEventKind,
 )
-from table_controller.engine.settings import TableSettings
-from table_controller.equity.live import EquitySpot, LiveEquity, equity_spot, table_game
-from table_controller.events import (
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.equity.live import EquitySpot, LiveEquity, equity_spot, table_game
+from table_controller.domain.events import (
     AlertAck,
     AlertResolve,
     CardPlaced,
@@ -121,10 +119,9 @@ from table_controller.events import (
     TableEvent,
     ZoneEvent,
 )
-from table_controller.journal import Journal, JournalError, strip_envelope
-from table_controller.layout import TableLayout
-from table_controller.ops import ALERT_OP, FLOOR_OPS, floor_op
-from table_controller.payloads import (
+from table_controller.domain.zones import Zone
+from table_controller.mqtt.console_commands import CommandError, parse_command
+from table_controller.mqtt.payloads import (
     AlertChangePayload,
     AlertPayload,
     AntennaStats,
@@ -140,12 +137,15 @@ from table_controller.payloads import (
     SecureState,
     to_json,
 )
-from table_controller.presence import PresenceTracker
-from table_controller.publisher import CommandRequest, Publisher
-from table_controller.script import event_to_op, op_to_event
-from table_controller.sequence import SequenceCounter, SequenceFileError
-from table_controller.topics import TableTopics
-from table_controller.zones import Zone
+from table_controller.mqtt.publisher import CommandRequest, Publisher
+from table_controller.mqtt.sequence import SequenceCounter, SequenceFileError
+from table_controller.mqtt.topics import TableTopics
+from table_controller.records.journal import Journal, JournalError, strip_envelope
+from table_controller.records.ops import ALERT_OP, FLOOR_OPS, floor_op
+from table_controller.records.script import event_to_op, op_to_event
+from table_controller.table.deck import DeckRegistry
+from table_controller.table.layout import TableLayout
+from table_controller.table.presence import PresenceTracker
 
 log = structlog.get_logger(__name__)
 

@@ -4,8 +4,8 @@ Started by :class:`~table_controller.daemon.equity_feed.ChildProcess`. It lowers
 its own CPU priority (nice 19: the cards' path goes first on a busy machine),
 builds the
 evaluation tables, says it is ready, then answers every
-:class:`~table_controller.equity.live.EquitySpot` received on stdin with its
-:class:`~table_controller.equity.live.LiveEquity` on stdout (pickled messages of
+:class:`~table_controller.domain.equity.live.EquitySpot` received on stdin with its
+:class:`~table_controller.domain.equity.live.LiveEquity` on stdout (pickled messages of
 :mod:`multiprocessing.connection`; the only peer is the daemon that started it),
 or with one line naming an error. It ends when its input closes.
 """
@@ -18,8 +18,8 @@ import sys
 from multiprocessing.connection import Connection
 from typing import Final
 
-from table_controller.equity.evaluate import Game
-from table_controller.equity.live import EquitySpot, compute_live, warm_up
+from table_controller.domain.equity.evaluate import Game
+from table_controller.domain.equity.live import EquitySpot, compute_live, warm_up
 
 CHILD_NICE: Final = 19
 """How much lower the child's CPU priority is than the daemon's."""

@@ -4,7 +4,7 @@ Theory of operation (docs/equity.md "Live equity", docs/daemon.md)
 -----------------------------------------------------------------
 After every card the engine thread publishes the card's event and the new
 state first (the secure state says ``equity_info.ready: false``), then hands
-the hand's new :class:`~table_controller.equity.live.EquitySpot` to
+the hand's new :class:`~table_controller.domain.equity.live.EquitySpot` to
 :meth:`EquityWorker.submit` and goes on: it never waits for equity.
 
 The worker holds **one** pending spot. A newer card replaces a spot not yet
@@ -17,7 +17,7 @@ of an older position is ever published after a newer card, whatever the
 timing.
 
 Where it computes (``compute``): in this worker thread
-(:func:`~table_controller.equity.live.compute_live`; numpy releases the GIL in
+(:func:`~table_controller.domain.equity.live.compute_live`; numpy releases the GIL in
 its sorts and array loops, the rest holds it) or, with :class:`ChildProcess`,
 in a child process at a lower CPU priority (:mod:`.equity_child`, nice +5) that the
 thread waits on without holding the GIL, so the engine thread and paho's never
@@ -43,8 +43,8 @@ from typing import Final
 
 import structlog
 
-from table_controller.equity.evaluate import Game
-from table_controller.equity.live import EquitySpot, LiveEquity, compute_live
+from table_controller.domain.equity.evaluate import Game
+from table_controller.domain.equity.live import EquitySpot, LiveEquity, compute_live
 
 log = structlog.get_logger(__name__)
 

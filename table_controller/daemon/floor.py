@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
-from table_controller.engine.alerts import AlertCode, Severity, alert_severity
-from table_controller.events import AlertAck, DealerChange, FloorCommand
-from table_controller.ops import OpError, parse_floor
+from table_controller.domain.engine.alerts import AlertCode, Severity, alert_severity
+from table_controller.domain.events import AlertAck, DealerChange, FloorCommand
+from table_controller.records.ops import OpError, parse_floor
 
 MAX_OPEN_ALERTS: Final = 200
 """Open alerts kept at most. Past it the oldest is closed by the table itself (a

@@ -8,9 +8,9 @@ hand never reaches it. The payload
 models forbid extra keys, so a secure field in a public payload fails loudly.
 
 Readings and equity (docs/equity.md "Live equity"): a public seat gets only
-``showing``, computed by :func:`~table_controller.equity.live.public_readings`
+``showing``, computed by :func:`~table_controller.domain.equity.live.public_readings`
 from its up cards alone; a secure seat also gets its ``reading`` and, given a
-:class:`~table_controller.equity.live.LiveEquity` for the hand's current spot, its
+:class:`~table_controller.domain.equity.live.LiveEquity` for the hand's current spot, its
 ``equity``, ``win``, ``tie`` and ``outs``.
 """
 
@@ -20,17 +20,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from table_controller.engine.alerts import Alert, Notice
-from table_controller.engine.betting import BettingHand, PotAwarded
-from table_controller.engine.dealing import HandState
-from table_controller.engine.outputs import GameEvent, GameEventKind
-from table_controller.equity.evaluate import Game
-from table_controller.equity.live import (
+from table_controller.domain.engine.alerts import Alert, Notice
+from table_controller.domain.engine.betting import BettingHand, PotAwarded
+from table_controller.domain.engine.dealing import HandState
+from table_controller.domain.engine.outputs import GameEvent, GameEventKind
+from table_controller.domain.equity.evaluate import Game
+from table_controller.domain.equity.live import (
     EquitySpot,
     LiveEquity,
     public_readings,
 )
-from table_controller.payloads import (
+from table_controller.mqtt.payloads import (
     PUBLIC_EVENT_ADAPTER,
     SECURE_EVENT_ADAPTER,
     AlertPayload,

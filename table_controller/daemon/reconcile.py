@@ -51,16 +51,16 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from table_controller.cards import Card
-from table_controller.engine.dealing import DealingEngine, street_of_card
-from table_controller.events import (
+from table_controller.domain.cards import Card
+from table_controller.domain.engine.dealing import DealingEngine, street_of_card
+from table_controller.domain.events import (
     CardPlaced,
     CardRemoved,
     UnknownTag,
     UnknownTagRemoved,
     ZoneEvent,
 )
-from table_controller.zones import Zone, ZoneKind
+from table_controller.domain.zones import Zone, ZoneKind
 
 _Key = tuple[Card, Zone, str | None]
 

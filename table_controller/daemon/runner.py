@@ -24,7 +24,7 @@ import structlog
 
 from firmware_bridge.link import ConnectionState, LinkStats, ReaderLink
 from firmware_bridge.messages import ReaderMessage
-from table_controller.config import DaemonConfig
+from table_controller.daemon.config import DaemonConfig
 from table_controller.daemon.core import (
     ConsoleCommand,
     DaemonInput,
@@ -36,14 +36,15 @@ from table_controller.daemon.core import (
     TableCore,
 )
 from table_controller.daemon.equity_feed import ChildProcess, Compute, EquityWorker
-from table_controller.deck import load_decks
-from table_controller.engine.alerts import AlertCode
-from table_controller.engine.settings import TableSettings
-from table_controller.equity.live import compute_live, table_game
-from table_controller.equity.live import warm_up as warm_up_equity
-from table_controller.events import SeatName
-from table_controller.hands import warm_up
-from table_controller.journal import (
+from table_controller.domain.engine.alerts import AlertCode
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.equity.live import compute_live, table_game
+from table_controller.domain.equity.live import warm_up as warm_up_equity
+from table_controller.domain.events import SeatName
+from table_controller.domain.hands import warm_up
+from table_controller.mqtt.publisher import CommandRequest, MqttPublisher
+from table_controller.mqtt.sequence import SequenceCounter, SequenceFileError
+from table_controller.records.journal import (
     Journal,
     JournalError,
     JournalLock,
@@ -53,11 +54,10 @@ from table_controller.journal import (
     last_hand_number,
     read_journal,
 )
-from table_controller.layout import TableLayout, load_layout
-from table_controller.presence import PresenceTracker
-from table_controller.publisher import CommandRequest, MqttPublisher
-from table_controller.script import event_to_op, parse_settings
-from table_controller.sequence import SequenceCounter, SequenceFileError
+from table_controller.records.script import event_to_op, parse_settings
+from table_controller.table.deck import load_decks
+from table_controller.table.layout import TableLayout, load_layout
+from table_controller.table.presence import PresenceTracker
 
 log = structlog.get_logger(__name__)
 

@@ -24,14 +24,14 @@ from pathlib import Path
 from types import FrameType
 from typing import Final, TextIO
 
+from table_controller.daemon.logging import configure_logging
 from table_controller.demo.broadcast import DEFAULT_DELAY, SEAT_NAMES, DemoBroadcast
-from table_controller.demo.broker import BrokerError
 from table_controller.demo.dealer import VirtualDealer
 from table_controller.demo.feed import TableFeed
-from table_controller.demo.session import TABLE_ID, DemoError, DemoTable
-from table_controller.logging import configure_logging
-from table_controller.mqtt_request import NoReplyError, send_request
-from table_controller.topics import SECURE_LEVEL, TableTopics
+from table_controller.mqtt.local_broker import BrokerError
+from table_controller.mqtt.request import NoReplyError, send_request
+from table_controller.mqtt.topics import SECURE_LEVEL, TableTopics
+from table_controller.simulation.session import TABLE_ID, DemoError, DemoTable
 
 EXIT_OK: Final = 0
 EXIT_FAILURE: Final = 1

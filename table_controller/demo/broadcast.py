@@ -26,8 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from table_controller.demo.broker import stop_process
-from table_controller.demo.session import TABLE_ID, DemoError, _toml_str
+from table_controller.mqtt.local_broker import stop_process
+from table_controller.simulation.session import TABLE_ID, DemoError, _toml_str
 from table_controller.web.passwords import hash_password
 
 DEFAULT_DELAY: Final = 10.0

@@ -28,11 +28,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from table_controller.cards import Card
-from table_controller.events import CardPlaced, CardRemoved
+from table_controller.domain.cards import Card
+from table_controller.domain.events import CardPlaced, CardRemoved
+from table_controller.domain.zones import MAX_SEATS, MUCK, Zone, ZoneKind
 from table_controller.simulation.emulated_table import EmulatedTable
 from table_controller.simulation.physical import PhysicalDeal, deal_random
-from table_controller.zones import MAX_SEATS, MUCK, Zone, ZoneKind
 
 CARD_PAUSE: Final = (0.4, 0.6)
 """Seconds between two cards dealt, at speed 1 (drawn uniformly)."""

@@ -19,7 +19,7 @@ from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from table_controller.demo.view import TableView, render_screen
-from table_controller.topics import TableTopics
+from table_controller.mqtt.topics import TableTopics
 
 log = structlog.get_logger(__name__)
 

@@ -18,7 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from table_controller.archive.config import DatabaseConfig
 from table_controller.archive.store import ArchiveStore, database_url, sqlite_url
-from table_controller.engine.alerts import VOCABULARY
+from table_controller.domain.engine.alerts import VOCABULARY
 from table_controller.floor.report import (
     ERROR_SEVERITIES,
     HOUR,

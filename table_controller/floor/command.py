@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from table_controller.config_file import ConfigError
 from table_controller.floor.config import load_floor_config
+from table_controller.table.config_file import ConfigError
 from table_controller.web.passwords import hash_password
 
 EXIT_BAD_CONFIG = 2
@@ -53,8 +53,8 @@ def run_floor(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return EXIT_BAD_CONFIG
+    from table_controller.daemon.logging import configure_logging  # noqa: PLC0415
     from table_controller.floor.service import Floor  # noqa: PLC0415 - web stack
-    from table_controller.logging import configure_logging  # noqa: PLC0415
 
     configure_logging("console" if sys.stderr.isatty() else "json")
     service = Floor(cfg)

@@ -1,6 +1,6 @@
 """``floor.toml``: the floor dashboard's configuration (pydantic, like broadcast's).
 
-Every problem is one :class:`~table_controller.config_file.ConfigError` line,
+Every problem is one :class:`~table_controller.table.config_file.ConfigError` line,
 ``file: key: problem``; ``stud-table floor`` exits 2 with it. A commented example is
 ``deploy/floor.example.toml``; docs/floor.md explains every key.
 
@@ -18,8 +18,8 @@ from typing import Annotated, Any, Final
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from table_controller.archive.config import DatabaseConfig
-from table_controller.config import BrokerConfig
-from table_controller.config_file import ConfigError, error_from_validation, read_toml
+from table_controller.mqtt.broker_config import BrokerConfig
+from table_controller.table.config_file import ConfigError, error_from_validation, read_toml
 from table_controller.web.passwords import checked_hash
 
 MAX_NAME: Final = 40

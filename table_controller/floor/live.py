@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from table_controller.topics import TableTopics
+from table_controller.mqtt.topics import TableTopics
 
 SEVERITY_RANK: Final = {"critical": 0, "error": 1, "warning": 2}
 """docs/alerts.md severities, most urgent first; an unknown one sorts after them."""

@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from table_controller.cards import Card
+from table_controller.domain.cards import Card
+from table_controller.domain.hands import Game
 from table_controller.handhistory.model import STREETS, Bet, BetVerb, Deal, HandItem, StudHand
-from table_controller.hands import Game
 
 _VERBS: Final[dict[str, BetVerb]] = {
     "bring_in": "pb", "complete": "cbr", "bet": "cbr", "raise": "cbr", "call": "cc",

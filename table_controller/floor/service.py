@@ -16,7 +16,7 @@ Thin edges around the pure core (:mod:`.live` folds messages into the view,
 * **commands**: acknowledge, resolve and dealer sign-in/out are checked here (a
   malformed one is refused with its reason and nothing is sent), then sent as the
   table's console commands ``cmd/ack``, ``cmd/resolve``, ``cmd/dealer`` through
-  :func:`table_controller.mqtt_request.send_request` (MQTT 5 request/response)
+  :func:`table_controller.mqtt.request.send_request` (MQTT 5 request/response)
   with the logged-in supervisor's name as ``by``; the table's reply goes back to
   the page as it is.
 """
@@ -60,8 +60,8 @@ from table_controller.floor.live import FOLLOWED, LiveView, route
 from table_controller.floor.phh import ExportError, record_to_hand
 from table_controller.floor.report import Archive, MemoryArchive, Query, SearchError
 from table_controller.handhistory.writer import write_phh
-from table_controller.mqtt_request import NoReplyError, send_request
-from table_controller.topics import (
+from table_controller.mqtt.request import NoReplyError, send_request
+from table_controller.mqtt.topics import (
     ARCHIVE_LEVEL,
     ROOT,
     TopicError,

@@ -1,4 +1,4 @@
-"""The ``stud-table phh import|export`` commands (wired in :mod:`table_controller.cli`)."""
+"""The ``stud-table phh import|export`` commands (wired in :mod:`table_controller.tools.cli`)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from table_controller.engine.settings import RuleProfile
+from table_controller.domain.engine.settings import RuleProfile
 from table_controller.handhistory.exporter import export_file
 from table_controller.handhistory.importer import import_hand
 from table_controller.handhistory.model import PhhError, StudHand
 from table_controller.handhistory.reader import read_phh
 from table_controller.handhistory.writer import write_phh, write_phhs
-from table_controller.script import ScriptError
+from table_controller.records.script import ScriptError
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
-"""Same meanings as :mod:`table_controller.cli`."""
+"""Same meanings as :mod:`table_controller.tools.cli`."""
 
 
 def add_phh_parser(commands: Any) -> None:

@@ -48,14 +48,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from table_controller.cards import Card
-from table_controller.engine.dealing import DealingEngine, HandState, SeatStatus
-from table_controller.engine.settings import TableSettings
-from table_controller.events import ConsoleAction, HandStarted, TableEvent
+from table_controller.domain.cards import Card
+from table_controller.domain.engine.dealing import DealingEngine, HandState, SeatStatus
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.events import ConsoleAction, HandStarted, TableEvent
+from table_controller.domain.zones import MUCK
 from table_controller.handhistory.model import STREETS, Bet, Deal, HandItem, StudHand
-from table_controller.replay import load_script
-from table_controller.script import Script
-from table_controller.zones import MUCK
+from table_controller.records.replay import load_script
+from table_controller.records.script import Script
 
 PLACEHOLDER_BIG_BETS = 1000
 """Unknown stacks are written as this many big bets: no fixed-limit hand can

@@ -32,14 +32,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from table_controller.cards import Card
-from table_controller.engine.settings import RuleProfile, TableSettings, settings_problem
-from table_controller.engine.variants import Game
-from table_controller.events import CardPlaced, CardRemoved, HandStarted, TableEvent
+from table_controller.domain.cards import Card
+from table_controller.domain.engine.settings import RuleProfile, TableSettings, settings_problem
+from table_controller.domain.engine.variants import Game
+from table_controller.domain.events import CardPlaced, CardRemoved, HandStarted, TableEvent
+from table_controller.domain.zones import MAX_SEATS, MUCK, Zone, ZoneKind
 from table_controller.handhistory.model import STREETS, Bet, PhhError, StudHand
-from table_controller.script import event_to_op
+from table_controller.records.script import event_to_op
 from table_controller.simulation.physical import PhysicalDeal, deal_streets
-from table_controller.zones import MAX_SEATS, MUCK, Zone, ZoneKind
 
 DEFAULT_PACE = 1.0
 """Seconds between two script lines of an imported hand."""

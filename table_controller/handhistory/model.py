@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from table_controller.cards import Card
-from table_controller.hands import Game
+from table_controller.domain.cards import Card
+from table_controller.domain.hands import Game
 
 STREETS = (3, 4, 5, 6, 7)
 """The five streets of a stud hand."""

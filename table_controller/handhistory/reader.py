@@ -21,10 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from table_controller.cards import DECK, Card, CardParseError
-from table_controller.engine.variants import VARIANTS, Game, bring_in_of
+from table_controller.domain.cards import DECK, Card, CardParseError
+from table_controller.domain.engine.variants import VARIANTS, Game, bring_in_of
+from table_controller.domain.zones import MAX_SEATS
 from table_controller.handhistory.model import Bet, BetVerb, Deal, HandItem, PhhError, StudHand
-from table_controller.zones import MAX_SEATS
 
 VARIANT: Final = "F7S"
 """The PHH variant code of fixed-limit Seven Card Stud."""

@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
-from table_controller.cards import Card
-from table_controller.engine.variants import variant
+from table_controller.domain.cards import Card
+from table_controller.domain.engine.variants import variant
 from table_controller.handhistory.model import Bet, Deal, HandItem, StudHand
 
 

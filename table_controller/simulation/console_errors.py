@@ -27,12 +27,18 @@ from __future__ import annotations
 import random
 from enum import StrEnum
 
-from table_controller.cards import DECK, Card
-from table_controller.events import BetAction, CardPlaced, CardRemoved, ConsoleAction, TableEvent
+from table_controller.domain.cards import DECK, Card
+from table_controller.domain.events import (
+    BetAction,
+    CardPlaced,
+    CardRemoved,
+    ConsoleAction,
+    TableEvent,
+)
+from table_controller.domain.zones import BURN, Zone, ZoneKind
 from table_controller.simulation.errors import Injection
 from table_controller.simulation.physical import PhysicalDeal
 from table_controller.simulation.players import Decision
-from table_controller.zones import BURN, Zone, ZoneKind
 
 
 class ConsoleErrorKind(StrEnum):

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from firmware_bridge.emulator import ReaderEmulator
-from table_controller.deck import DeckRegistry
-from table_controller.events import CardPlaced, CardRemoved, TableEvent, UnknownTag
-from table_controller.layout import TableLayout
-from table_controller.zones import Zone
+from table_controller.domain.events import CardPlaced, CardRemoved, TableEvent, UnknownTag
+from table_controller.domain.zones import Zone
+from table_controller.table.deck import DeckRegistry
+from table_controller.table.layout import TableLayout
 
 
 class EmulatedTable:

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from table_controller.cards import DECK, Card
-from table_controller.events import (
+from table_controller.domain.cards import DECK, Card
+from table_controller.domain.events import (
     CardPlaced,
     CardRemoved,
     ConsoleAction,
@@ -27,8 +27,8 @@ from table_controller.events import (
     TableEvent,
     UnknownTag,
 )
+from table_controller.domain.zones import BURN, MUCK, Zone, ZoneKind
 from table_controller.simulation.physical import PhysicalDeal
-from table_controller.zones import BURN, MUCK, Zone, ZoneKind
 
 SECOND_DECK = "blue"
 """Deck name used for a second physical copy of a card (duplicate cards)."""

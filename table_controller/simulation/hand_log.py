@@ -3,7 +3,7 @@
 The hands of a run are a function of its seed and rates (:func:`plan_hands`), so
 the log replays the same plan through a fresh engine and writes, per hand, the
 street-by-street equity and hand reading of every live seat
-(:class:`~table_controller.equity.live.StreetLog`) and the hand's result. It
+(:class:`~table_controller.domain.equity.live.StreetLog`) and the hand's result. It
 shows every hole card: a production-room file, never a public one.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TextIO
 
-from table_controller.engine.dealing import DealingEngine
-from table_controller.equity.live import StreetLog
+from table_controller.domain.engine.dealing import DealingEngine
+from table_controller.domain.equity.live import StreetLog
 from table_controller.simulation.plan import BETTING_SETTINGS, plan_hands
 from table_controller.simulation.runner import FAST_SETTINGS
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from table_controller.events import CardPlaced, TableEvent, UnknownTag
+from table_controller.domain.events import CardPlaced, TableEvent, UnknownTag
 from table_controller.simulation.console_errors import ConsoleErrorKind, inject_console
 from table_controller.simulation.errors import NEEDS_SEVENTH, ErrorKind, Injection, inject
 from table_controller.simulation.physical import PhysicalDeal

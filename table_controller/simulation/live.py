@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 :class:`SimulatedTable` is the demo's table session
-(:class:`~table_controller.demo.session.DemoTable`): in a work directory, a
+(:class:`~table_controller.simulation.session.DemoTable`): in a work directory, a
 private mosquitto, one emulated reader per reader of the 8-seat layout on ptys
 (with the example deck and its blue copy, for duplicate cards), and the real
 daemon as a child process (``python -m table_controller run``). :class:`AlertWatch` subscribes to
@@ -45,19 +45,19 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
-from table_controller.demo.broker import BrokerError
-from table_controller.demo.session import BLUE_DECK_FILE, DECK_FILE, DemoError, DemoTable
-from table_controller.events import (
+from table_controller.domain.events import (
     CardPlaced,
     CardRemoved,
     TableEvent,
     UnknownTagRemoved,
 )
-from table_controller.journal import decode_line
+from table_controller.mqtt.local_broker import BrokerError
+from table_controller.mqtt.topics import TableTopics
+from table_controller.records.journal import decode_line
 from table_controller.simulation.kinds import ReaderSettings
 from table_controller.simulation.plan import SimHand, plan_hands
 from table_controller.simulation.report import ObservedAlert
-from table_controller.topics import TableTopics
+from table_controller.simulation.session import BLUE_DECK_FILE, DECK_FILE, DemoError, DemoTable
 
 TABLE_ID: Final = "sim"
 """The simulated table's id: its topics are ``stud/v1/sim/...``."""

@@ -37,11 +37,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
-from table_controller.cards import DECK, Card
-from table_controller.engine.dealing import CARDS_PER_HAND, expected_face
-from table_controller.engine.settings import RuleProfile
-from table_controller.events import CardPlaced, CardRemoved, HandStarted, TableEvent
-from table_controller.zones import BOARD, BURN, MAX_SEATS, MUCK, Zone, ZoneKind
+from table_controller.domain.cards import DECK, Card
+from table_controller.domain.engine.dealing import CARDS_PER_HAND, expected_face
+from table_controller.domain.engine.settings import RuleProfile
+from table_controller.domain.events import CardPlaced, CardRemoved, HandStarted, TableEvent
+from table_controller.domain.zones import BOARD, BURN, MAX_SEATS, MUCK, Zone, ZoneKind
 
 if TYPE_CHECKING:
     from table_controller.simulation.players import Decision

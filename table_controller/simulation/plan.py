@@ -37,10 +37,10 @@ import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from table_controller.cards import Card
-from table_controller.engine.settings import TableSettings
-from table_controller.engine.variants import Game
-from table_controller.events import (
+from table_controller.domain.cards import Card
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.engine.variants import Game
+from table_controller.domain.events import (
     CardPlaced,
     CardRemoved,
     HandEnded,
@@ -49,10 +49,10 @@ from table_controller.events import (
     UnknownTag,
     UnknownTagRemoved,
 )
+from table_controller.domain.zones import MAX_SEATS, Zone, ZoneKind
 from table_controller.simulation.kinds import DEAL_KINDS, KINDS, Level, ReaderSettings
 from table_controller.simulation.physical import deal_random
 from table_controller.simulation.players import deal_betting
-from table_controller.zones import MAX_SEATS, Zone, ZoneKind
 
 INJECT_ATTEMPTS = 20
 """Tries per deal, and deals per hand, to find a place for the drawn error."""

@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 :class:`BettingPlayers` is the :class:`~.physical.RoundHook` the virtual dealer
 calls after each street's deal. It keeps its own
-:class:`~table_controller.engine.betting.BettingHand` (the engine's pure
+:class:`~table_controller.domain.engine.betting.BettingHand` (the engine's pure
 betting rules, used as a library: the players only ever choose among its
 ``legal_actions()``) and opens each round the way a dealer announces it:
 
@@ -21,7 +21,7 @@ beaten on board mostly folds, but sometimes calls anyway (:data:`CALL_BEATEN`:
 legal, a rule-19 notice). Nobody folds when they could check (a fold with
 nothing to call keeps receiving cards under rule 7, which a virtual dealer
 following the muck would get wrong). Every action becomes a
-:class:`~table_controller.events.ConsoleAction` in the hand's events. A fold's
+:class:`~table_controller.domain.events.ConsoleAction` in the hand's events. A fold's
 cards go to the muck right after it, or, as at a real table where the dealer
 pulls the cards in before the operator keys the fold, just before it
 (:data:`MUCK_BEFORE_FOLD`; sometimes the up cards first, rule 10). A street is
@@ -43,11 +43,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from table_controller.cards import Card
-from table_controller.engine.betting import BettingHand, BettingStructure, LegalAction
-from table_controller.engine.pots import odd_chip_order
-from table_controller.engine.settings import TableSettings
-from table_controller.engine.variants import (
+from table_controller.domain.cards import Card
+from table_controller.domain.engine.betting import BettingHand, BettingStructure, LegalAction
+from table_controller.domain.engine.pots import odd_chip_order
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.engine.variants import (
     Showdown,
     Variant,
     bring_in_card,
@@ -57,8 +57,8 @@ from table_controller.engine.variants import (
     showing_key,
     variant,
 )
-from table_controller.events import BetAction, ConsoleAction, HandEnded
-from table_controller.hands import HandCategory, HandValue, evaluate, showing_value
+from table_controller.domain.events import BetAction, ConsoleAction, HandEnded
+from table_controller.domain.hands import HandCategory, HandValue, evaluate, showing_value
 from table_controller.simulation.physical import DealerTable, PhysicalDeal, deal_random
 
 SHORT_STACK_CHANCE: Final = 0.2

@@ -19,11 +19,11 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Final, Literal
 
-from table_controller.engine.alerts import Alert, Notice
-from table_controller.engine.dealing import DealingEngine, HandState
-from table_controller.engine.outputs import EngineOutput, GameEvent, GameEventKind
-from table_controller.engine.settings import TableSettings
-from table_controller.engine.variants import Game
+from table_controller.domain.engine.alerts import Alert, Notice
+from table_controller.domain.engine.dealing import DealingEngine, HandState
+from table_controller.domain.engine.outputs import EngineOutput, GameEvent, GameEventKind
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.engine.variants import Game
 from table_controller.simulation.kinds import KINDS, Level
 from table_controller.simulation.live import run_daemon
 from table_controller.simulation.plan import (

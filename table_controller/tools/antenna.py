@@ -18,8 +18,8 @@ from typing import Final
 
 from firmware_bridge.link import ConnectionState, LinkProblem, LinkStats, ReaderLink
 from firmware_bridge.messages import Inventory, ReaderMessage, TagArrived, TagLeft
-from table_controller.layout import TableLayout
-from table_controller.zones import Zone, ZoneParseError
+from table_controller.domain.zones import Zone, ZoneParseError
+from table_controller.table.layout import TableLayout
 
 __all__ = ["AntennaError", "AntennaWatch", "LinkChange", "Seen", "resolve_antennas"]
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from table_controller.cards import Card
-from table_controller.deck import Deck, RegisteredCard
+from table_controller.domain.cards import Card
+from table_controller.table.deck import Deck, RegisteredCard
 from table_controller.tools.deck_register import DECK_SIZE, REGISTRATION_ORDER, Line
 
 __all__ = ["DeckCheck", "render_report"]

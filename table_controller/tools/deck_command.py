@@ -27,17 +27,17 @@ from pathlib import Path
 from typing import Final, TextIO
 
 from firmware_bridge.link import ConnectionState
-from table_controller.cards import Card
-from table_controller.config_file import ConfigError, read_toml
-from table_controller.deck import (
+from table_controller.daemon.logging import configure_logging
+from table_controller.domain.cards import Card
+from table_controller.table.config_file import ConfigError, read_toml
+from table_controller.table.deck import (
     DeckRegistry,
     load_deck,
     load_decks,
     normalize_uid,
     valid_deck_name,
 )
-from table_controller.layout import load_layout
-from table_controller.logging import configure_logging
+from table_controller.table.layout import load_layout
 from table_controller.tools.antenna import (
     AntennaError,
     AntennaWatch,
@@ -152,7 +152,7 @@ def run_deck(args: argparse.Namespace) -> int:
 def _existing(args: argparse.Namespace, exclude: Path | None = None) -> DeckRegistry:
     paths = list(args.existing)
     if args.config is not None:
-        from table_controller.config import load_config  # noqa: PLC0415 - only with --config
+        from table_controller.daemon.config import load_config  # noqa: PLC0415 - only with --config
 
         paths += load_config(args.config).table.decks
     if exclude is not None:

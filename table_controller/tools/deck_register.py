@@ -39,8 +39,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Final, Literal, NamedTuple
 
-from table_controller.cards import Card, CardParseError, Suit
-from table_controller.deck import RegisteredCard, normalize_uid
+from table_controller.domain.cards import Card, CardParseError, Suit
+from table_controller.table.deck import RegisteredCard, normalize_uid
 
 __all__ = ["REGISTRATION_ORDER", "Line", "Registration"]
 

@@ -42,14 +42,14 @@ from typing import Final, TextIO
 
 from firmware_bridge.messages import MessageError
 from firmware_bridge.messages import normalize_uid as wire_uid
-from table_controller.cards import Card, CardParseError
-from table_controller.config_file import ConfigError
-from table_controller.deck import DeckRegistry, load_decks
-from table_controller.events import CardPlaced, CardRemoved
-from table_controller.layout import TableLayout, load_layout
-from table_controller.logging import configure_logging
+from table_controller.daemon.logging import configure_logging
+from table_controller.domain.cards import Card, CardParseError
+from table_controller.domain.events import CardPlaced, CardRemoved
+from table_controller.domain.zones import Zone, ZoneParseError
 from table_controller.simulation.emulated_table import EmulatedTable
-from table_controller.zones import Zone, ZoneParseError
+from table_controller.table.config_file import ConfigError
+from table_controller.table.deck import DeckRegistry, load_decks
+from table_controller.table.layout import TableLayout, load_layout
 
 __all__ = ["Command", "EmulateError", "add_emulate_parser", "parse_command", "run_emulate"]
 

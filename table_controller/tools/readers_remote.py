@@ -23,8 +23,8 @@ from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from paho.mqtt.reasoncodes import ReasonCode
 from pydantic import ValidationError
 
-from table_controller.payloads import ReaderStats, ReaderStatus
-from table_controller.topics import TableTopics
+from table_controller.mqtt.payloads import ReaderStats, ReaderStatus
+from table_controller.mqtt.topics import TableTopics
 
 REDRAW_PERIOD: Final = 0.5
 """Seconds between two drawings."""

@@ -42,11 +42,12 @@ from firmware_bridge.messages import (
     TagArrived,
     TagLeft,
 )
-from table_controller.config import load_config
-from table_controller.config_file import ConfigError
-from table_controller.console_client import PASSWORD_ENV
-from table_controller.layout import TableLayout, load_layout
-from table_controller.logging import configure_logging
+from table_controller.daemon.config import load_config
+from table_controller.daemon.logging import configure_logging
+from table_controller.mqtt.topics import check_level
+from table_controller.table.config_file import ConfigError
+from table_controller.table.layout import TableLayout, load_layout
+from table_controller.tools.console_client import PASSWORD_ENV
 from table_controller.tools.layout_walk import (
     DEFAULT_SETTLE,
     DEFAULT_TIMEOUT,
@@ -58,7 +59,6 @@ from table_controller.tools.layout_walk import (
     WalkOutput,
 )
 from table_controller.tools.readers_remote import draw, run_remote_view
-from table_controller.topics import check_level
 
 EXIT_OK: Final = 0
 EXIT_WALK_FAILED: Final = 1

@@ -11,7 +11,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 
-from table_controller.topics import ROOT, SECURE_LEVEL
+from table_controller.mqtt.topics import ROOT, SECURE_LEVEL
 
 WAIT = 20.0
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import psycopg
 
-from table_controller.demo.broker import free_port
+from table_controller.mqtt.local_broker import free_port
 
 
 def find_bin_dir() -> Path | None:

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from mqtt_broker import MosquittoBroker, RecordingSubscriber
 
 from table_controller.archive.config import load_archive_config, parse_archive_config
-from table_controller.config_file import ConfigError
+from table_controller.table.config_file import ConfigError
+from table_controller.testing.broker import MosquittoBroker, RecordingSubscriber
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "deploy" / "archive.example.toml"

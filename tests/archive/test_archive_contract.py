@@ -7,7 +7,7 @@ from __future__ import annotations
 from feed import alert_message, change_message, hand_record
 
 from table_controller.archive.store import parse_item
-from table_controller.payloads import (
+from table_controller.mqtt.payloads import (
     AlertChangePayload,
     AlertPayload,
     PublicHandRecord,

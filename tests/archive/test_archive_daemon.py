@@ -15,15 +15,15 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
 
-from daemon_rig import ROOT, TABLE, TableRig, subscribe, wait_state
-from mqtt_broker import MosquittoBroker, RecordingSubscriber, wait_until
 from test_archive_service import Running, config, status_of, status_sub
 from test_console import accepted, command, start_and_deal_third
 
 from table_controller.archive.store import ArchiveStore, sqlite_url
-from table_controller.cards import Card
-from table_controller.events import CardPlaced
-from table_controller.zones import Zone
+from table_controller.domain.cards import Card
+from table_controller.domain.events import CardPlaced
+from table_controller.domain.zones import Zone
+from table_controller.testing.broker import MosquittoBroker, RecordingSubscriber, wait_until
+from table_controller.testing.daemon_rig import ROOT, TABLE, TableRig, subscribe, wait_state
 
 ALERTS = f"{ROOT}/alerts"
 HANDS = f"{ROOT}/hands"

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 from feed import Feed, alert_message, change_message, hand_record
-from mqtt_broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
 from pg_server import PostgresServer
 
 from table_controller.archive.config import ArchiveConfig, parse_archive_config
 from table_controller.archive.service import ArchiveService
 from table_controller.archive.store import ArchiveStore, sqlite_url
-from table_controller.topics import ArchiveTopics
+from table_controller.mqtt.topics import ArchiveTopics
+from table_controller.testing.broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from table_controller.topics import ArchiveTopics, TopicError
+from table_controller.mqtt.topics import ArchiveTopics, TopicError
 
 
 def test_public_filters_never_include_secure() -> None:

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
-from bc_rig import PASSWORD, Service, SseReader, write_config
-from mqtt_broker import WAIT, MosquittoBroker, wait_until
 from paho.mqtt.enums import CallbackAPIVersion
+
+from table_controller.testing.broadcast_rig import PASSWORD, Service, SseReader, write_config
+from table_controller.testing.broker import WAIT, MosquittoBroker, wait_until
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "table_controller"))
 # The ACL tests' deploy broker (deploy/mosquitto.conf + deploy/acl, three users).

@@ -23,17 +23,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bc_rig import PASSWORD, Service, write_config
-from browser import CHROMIUM, Browser, seats
-from daemon_rig import TableRig, clear_table, latest, subscribe, wait_state
-from mqtt_broker import MosquittoBroker, RecordingSubscriber
 
-from table_controller.events import CardPlaced, ConsoleAction, HandStarted, TableEvent
-from table_controller.mqtt_request import send_request
-from table_controller.script import event_to_op
+from table_controller.domain.events import CardPlaced, ConsoleAction, HandStarted, TableEvent
+from table_controller.domain.zones import BURN, ZoneKind
+from table_controller.mqtt.request import send_request
+from table_controller.records.script import event_to_op
 from table_controller.simulation import deal_random
 from table_controller.simulation.players import deal_betting
-from table_controller.zones import BURN, ZoneKind
+from table_controller.testing.broadcast_rig import PASSWORD, Service, write_config
+from table_controller.testing.broker import MosquittoBroker, RecordingSubscriber
+from table_controller.testing.browser import CHROMIUM, Browser, seats
+from table_controller.testing.daemon_rig import TableRig, clear_table, latest, subscribe, wait_state
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (scripts/setup)")
 

@@ -6,15 +6,20 @@ import json
 
 import pytest
 
-from table_controller.cards import parse_cards
-from table_controller.console_commands import COMMANDS, CommandError, parse_command
 from table_controller.daemon.projection import event_payloads, public_state, secure_state
-from table_controller.engine.dealing import DealingEngine
-from table_controller.engine.outputs import ConsoleResult, GameEvent, GameEventKind, ShownHand
-from table_controller.events import SeatName
-from table_controller.journal import current_hand_records
-from table_controller.ops import MAX_NAME_CHARS
-from table_controller.script import event_to_op, op_to_event
+from table_controller.domain.cards import parse_cards
+from table_controller.domain.engine.dealing import DealingEngine
+from table_controller.domain.engine.outputs import (
+    ConsoleResult,
+    GameEvent,
+    GameEventKind,
+    ShownHand,
+)
+from table_controller.domain.events import SeatName
+from table_controller.mqtt.console_commands import COMMANDS, CommandError, parse_command
+from table_controller.records.journal import current_hand_records
+from table_controller.records.ops import MAX_NAME_CHARS
+from table_controller.records.script import event_to_op, op_to_event
 
 
 def test_seat_command_parses_journals_and_round_trips() -> None:

@@ -20,9 +20,10 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 import pytest
-from bc_rig import PASSWORD, Service, SseReader, write_config
-from mqtt_broker import WAIT, MosquittoBroker, wait_until
 from paho.mqtt.enums import CallbackAPIVersion
+
+from table_controller.testing.broadcast_rig import PASSWORD, Service, SseReader, write_config
+from table_controller.testing.broker import WAIT, MosquittoBroker, wait_until
 
 ROOT = "stud/v1/t1"
 
@@ -261,7 +262,7 @@ def test_bad_config_exits_2_with_file_key_problem(tmp_path: Path) -> None:
 
 
 def _hash() -> str:
-    from bc_rig import PASSWORD_HASH
+    from table_controller.testing.broadcast_rig import PASSWORD_HASH
 
     return PASSWORD_HASH
 
@@ -270,7 +271,7 @@ def test_deploy_example_parses_once_its_hash_is_filled_in(tmp_path: Path) -> Non
     """deploy/broadcast.example.toml is a valid config apart from the placeholder hash,
     which is refused (nobody runs with it by mistake)."""
     from table_controller.broadcast.config import ConfigError, parse_broadcast_config
-    from table_controller.config_file import read_toml
+    from table_controller.table.config_file import read_toml
 
     example = Path(__file__).resolve().parents[2] / "deploy" / "broadcast.example.toml"
     data = read_toml(example)

@@ -6,8 +6,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_rig import TableRig
-from mqtt_broker import MosquittoBroker
+
+from table_controller.testing.broker import MosquittoBroker
+from table_controller.testing.daemon_rig import TableRig
 
 
 @pytest.fixture

@@ -17,16 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from daemon_rig import ROOT, TABLE, TableRig
-from mqtt_broker import WAIT, RecordingSubscriber, wait_until
-
-from table_controller.cards import Card
-from table_controller.engine.dealing import HandState, replay_events
-from table_controller.engine.settings import TableSettings
-from table_controller.events import CardPlaced, CardRemoved, HandStarted, TableEvent
-from table_controller.journal import read_journal
+from table_controller.domain.cards import Card
+from table_controller.domain.engine.dealing import HandState, replay_events
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.events import CardPlaced, CardRemoved, HandStarted, TableEvent
+from table_controller.domain.zones import Zone
+from table_controller.records.journal import read_journal
 from table_controller.simulation.physical import PhysicalDeal
-from table_controller.zones import Zone
+from table_controller.testing.broker import WAIT, RecordingSubscriber, wait_until
+from table_controller.testing.daemon_rig import ROOT, TABLE, TableRig
 
 JOURNAL_NAME = f"{TABLE}.journal.jsonl"
 

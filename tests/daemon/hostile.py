@@ -6,10 +6,11 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from daemon_rig import ROOT
-from mqtt_broker import Received, RecordingSubscriber
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
+
+from table_controller.testing.broker import Received, RecordingSubscriber
+from table_controller.testing.daemon_rig import ROOT
 
 REPLY = f"{ROOT}/reply/hostile-console"
 """A well-formed response topic of the rig's table."""

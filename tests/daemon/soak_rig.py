@@ -27,28 +27,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from mqtt_broker import RecordingSubscriber, wait_until
-
 from firmware_bridge.link import ConnectionState, LinkStats
 from firmware_bridge.messages import TagArrived, TagLeft
 from table_controller.daemon.core import ReaderReport, ReaderStateChange, TableCore
-from table_controller.deck import load_decks
 from table_controller.demo.app import scan_period_for
 from table_controller.demo.dealer import Motion, VirtualDealer, plan_hand
 from table_controller.demo.feed import TableFeed
-from table_controller.demo.session import (
-    DAEMON_COMMAND,
-    DECK_FILE,
-    LAYOUT_FILE,
-    TABLE_ID,
-    DemoTable,
-)
-from table_controller.engine.settings import TableSettings
-from table_controller.events import CardPlaced, TableEvent
-from table_controller.hands import warm_up
-from table_controller.journal import Journal, decode_line
-from table_controller.layout import load_layout
-from table_controller.payloads import (
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.events import CardPlaced, TableEvent
+from table_controller.domain.hands import warm_up
+from table_controller.mqtt.payloads import (
     AlertPayload,
     NoticePayload,
     PublicEvent,
@@ -58,10 +46,21 @@ from table_controller.payloads import (
     SecureEvent,
     SecureState,
 )
-from table_controller.presence import PresenceTracker
-from table_controller.publisher import CommandRequest
+from table_controller.mqtt.publisher import CommandRequest
+from table_controller.mqtt.topics import TableTopics
+from table_controller.records.journal import Journal, decode_line
 from table_controller.simulation.emulated_table import EmulatedTable
-from table_controller.topics import TableTopics
+from table_controller.simulation.session import (
+    DAEMON_COMMAND,
+    DECK_FILE,
+    LAYOUT_FILE,
+    TABLE_ID,
+    DemoTable,
+)
+from table_controller.table.deck import load_decks
+from table_controller.table.layout import load_layout
+from table_controller.table.presence import PresenceTracker
+from table_controller.testing.broker import RecordingSubscriber, wait_until
 
 LEGAL_NOTICES: Final = frozenset({"community_card"})
 """Codes the engine still publishes on the ``alerts`` topic for a legal, correctly

@@ -16,8 +16,6 @@ import subprocess
 import sys
 from typing import Any
 
-from daemon_rig import ROOT, TABLE, TableRig, latest, subscribe, wait_state
-from mqtt_broker import WAIT, RecordingSubscriber, wait_until
 from test_console import (
     PLAYERS,
     accepted,
@@ -26,10 +24,12 @@ from test_console import (
     start_and_deal_third,
 )
 
-from table_controller.cards import Card
-from table_controller.events import CardPlaced
-from table_controller.journal import read_journal
-from table_controller.zones import Zone
+from table_controller.domain.cards import Card
+from table_controller.domain.events import CardPlaced
+from table_controller.domain.zones import Zone
+from table_controller.records.journal import read_journal
+from table_controller.testing.broker import WAIT, RecordingSubscriber, wait_until
+from table_controller.testing.daemon_rig import ROOT, TABLE, TableRig, latest, subscribe, wait_state
 
 ALERTS = f"{ROOT}/alerts"
 OPEN = f"{ROOT}/alerts/open"

@@ -15,14 +15,21 @@ import subprocess
 import sys
 from typing import Any
 
-from daemon_rig import ROOT, TABLE, TableRig, events_of, latest, subscribe, wait_state
-from mqtt_broker import WAIT, RecordingSubscriber, wait_until
-
-from table_controller.cards import Card
-from table_controller.events import CardPlaced, CardRemoved
-from table_controller.journal import read_journal
-from table_controller.mqtt_request import send_request
-from table_controller.zones import Zone, ZoneKind
+from table_controller.domain.cards import Card
+from table_controller.domain.events import CardPlaced, CardRemoved
+from table_controller.domain.zones import Zone, ZoneKind
+from table_controller.mqtt.request import send_request
+from table_controller.records.journal import read_journal
+from table_controller.testing.broker import WAIT, RecordingSubscriber, wait_until
+from table_controller.testing.daemon_rig import (
+    ROOT,
+    TABLE,
+    TableRig,
+    events_of,
+    latest,
+    subscribe,
+    wait_state,
+)
 
 STATE = f"{ROOT}/state"
 ALERTS = f"{ROOT}/alerts"

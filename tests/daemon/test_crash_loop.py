@@ -34,7 +34,6 @@ from collections import Counter
 from dataclasses import dataclass
 
 import pytest
-from daemon_rig import TableRig, subscribe, wait_state
 from fault_rig import (
     Mirror,
     alert_codes,
@@ -48,14 +47,15 @@ from fault_rig import (
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from table_controller.cards import Card
 from table_controller.daemon.reconcile import net_difference, reconcile
-from table_controller.engine.alerts import Alert
-from table_controller.engine.dealing import DealingEngine, HandState
-from table_controller.engine.settings import TableSettings
-from table_controller.events import CardPlaced, CardRemoved, HandEnded, TableEvent
+from table_controller.domain.cards import Card
+from table_controller.domain.engine.alerts import Alert
+from table_controller.domain.engine.dealing import DealingEngine, HandState
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.events import CardPlaced, CardRemoved, HandEnded, TableEvent
+from table_controller.domain.zones import Zone
 from table_controller.simulation import deal_random, random_hands
-from table_controller.zones import Zone
+from table_controller.testing.daemon_rig import TableRig, subscribe, wait_state
 
 SHUFFLE = 0.7
 """Seconds the dealer shuffles between hands (the rig's presence hold is 0.3 s)."""

@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_rig import (
+
+from table_controller.domain.events import CardPlaced, CardRemoved
+from table_controller.domain.zones import Zone, ZoneKind
+from table_controller.records.journal import read_journal
+from table_controller.simulation import deal_random
+from table_controller.simulation.physical import PhysicalDeal
+from table_controller.testing.broker import WAIT, MosquittoBroker, wait_until
+from table_controller.testing.daemon_rig import (
     ROOT,
     TableRig,
     clear_table,
@@ -25,13 +32,6 @@ from daemon_rig import (
     subscribe,
     wait_state,
 )
-from mqtt_broker import WAIT, MosquittoBroker, wait_until
-
-from table_controller.events import CardPlaced, CardRemoved
-from table_controller.journal import read_journal
-from table_controller.simulation import deal_random
-from table_controller.simulation.physical import PhysicalDeal
-from table_controller.zones import Zone, ZoneKind
 
 
 def expected_view(deal: PhysicalDeal) -> dict[int, tuple[str, tuple[str, ...], int]]:

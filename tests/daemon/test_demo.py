@@ -15,7 +15,7 @@ import sys
 import threading
 from pathlib import Path
 
-from mqtt_broker import wait_until
+from table_controller.testing.broker import wait_until
 
 DEMO = [sys.executable, "-m", "table_controller", "demo"]
 RUN_TIMEOUT = 300.0
@@ -120,9 +120,9 @@ def test_demo_stops_on_sigint_with_exit_0() -> None:
 def test_demo_without_mosquitto_says_run_setup(tmp_path: Path) -> None:
     # A PATH without mosquitto, and the sbin fallback pointed at an empty directory.
     script = (
-        "import sys; import table_controller.demo.broker as b;"
+        "import sys; import table_controller.mqtt.local_broker as b;"
         f" b._SEARCH_PATH = {str(tmp_path)!r};"
-        " from table_controller.cli import main; sys.exit(main(['demo', '--hands', '1']))"
+        " from table_controller.tools.cli import main; sys.exit(main(['demo', '--hands', '1']))"
     )
     result = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False,

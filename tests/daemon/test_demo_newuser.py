@@ -19,12 +19,12 @@ from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
-from mqtt_broker import WAIT, MosquittoBroker
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 
 from table_controller.demo.app import public_filters, watch_lines
-from table_controller.demo.session import TABLE_ID
-from table_controller.topics import TableTopics, is_secure
+from table_controller.mqtt.topics import TableTopics, is_secure
+from table_controller.simulation.session import TABLE_ID
+from table_controller.testing.broker import WAIT, MosquittoBroker
 
 TOPICS = TableTopics(TABLE_ID)
 DEMO = [sys.executable, "-m", "table_controller", "demo"]

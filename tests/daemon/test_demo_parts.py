@@ -13,15 +13,15 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.cards import Card
 from table_controller.demo.dealer import HandPlan, plan_hand
 from table_controller.demo.view import HIDDEN_CARD, TableView, render_screen
-from table_controller.engine.alerts import Alert, Notice
-from table_controller.engine.dealing import DealingEngine
-from table_controller.engine.outputs import GameEvent, GameEventKind
-from table_controller.engine.settings import TableSettings
-from table_controller.events import CardPlaced, CardRemoved, HandStarted
-from table_controller.zones import Zone
+from table_controller.domain.cards import Card
+from table_controller.domain.engine.alerts import Alert, Notice
+from table_controller.domain.engine.dealing import DealingEngine
+from table_controller.domain.engine.outputs import GameEvent, GameEventKind
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.events import CardPlaced, CardRemoved, HandStarted
+from table_controller.domain.zones import Zone
 
 
 def _settings() -> TableSettings:

@@ -21,26 +21,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_rig import DECK, LAYOUT
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mqtt_broker import WAIT, MosquittoBroker, RecordingSubscriber
+from table_controller.mqtt.broker_config import BrokerConfig
 
-from table_controller.cards import DECK as ALL_CARDS
-from table_controller.cards import Card
-from table_controller.config import BrokerConfig
 from table_controller.daemon.core import TableCore
 from table_controller.daemon.equity_feed import ChildProcess, EquityReady, EquityWorker
 from table_controller.daemon.projection import public_state, secure_state
-from table_controller.deck import load_decks
-from table_controller.engine.dealing import DealingEngine, expected_face
-from table_controller.engine.settings import TableSettings
-from table_controller.equity import Game, hand_reading
-from table_controller.equity.live import EquitySpot, LiveEquity, compute_live, equity_spot
-from table_controller.events import CardPlaced, CardRemoved
-from table_controller.journal import Journal
-from table_controller.layout import load_layout
-from table_controller.payloads import (
+from table_controller.domain.cards import DECK as ALL_CARDS
+from table_controller.domain.cards import Card
+from table_controller.domain.engine.dealing import DealingEngine, expected_face
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.equity import Game, hand_reading
+from table_controller.domain.equity.live import EquitySpot, LiveEquity, compute_live, equity_spot
+from table_controller.domain.events import CardPlaced, CardRemoved
+from table_controller.domain.zones import ZoneKind
+from table_controller.mqtt.payloads import (
     AlertPayload,
     EquityInfo,
     NoticePayload,
@@ -50,13 +46,17 @@ from table_controller.payloads import (
     SecureEvent,
     SecureState,
 )
-from table_controller.presence import PresenceTracker
-from table_controller.publisher import CommandRequest, MqttPublisher
-from table_controller.replay import load_script
-from table_controller.sequence import SequenceCounter
+from table_controller.mqtt.publisher import CommandRequest, MqttPublisher
+from table_controller.mqtt.sequence import SequenceCounter
+from table_controller.mqtt.topics import TableTopics
+from table_controller.records.journal import Journal
+from table_controller.records.replay import load_script
 from table_controller.simulation.physical import PhysicalDeal, deal_random
-from table_controller.topics import TableTopics
-from table_controller.zones import ZoneKind
+from table_controller.table.deck import load_decks
+from table_controller.table.layout import load_layout
+from table_controller.table.presence import PresenceTracker
+from table_controller.testing.broker import WAIT, MosquittoBroker, RecordingSubscriber
+from table_controller.testing.daemon_rig import DECK, LAYOUT
 
 SECRET_KEYS = {"down", "reading", "equity", "win", "tie", "stderr", "outs", "equity_info"}
 """Keys that only a secure payload may carry."""

@@ -14,14 +14,13 @@ import json
 import random
 from typing import Any
 
-from daemon_rig import ROOT, TableRig, clear_table, subscribe, wait_state
-from mqtt_broker import wait_until
-
-from table_controller.engine.dealing import DealingEngine
-from table_controller.equity import Game
-from table_controller.equity.live import LiveEquity, compute_live, equity_spot
-from table_controller.replay import load_script
+from table_controller.domain.engine.dealing import DealingEngine
+from table_controller.domain.equity import Game
+from table_controller.domain.equity.live import LiveEquity, compute_live, equity_spot
+from table_controller.records.replay import load_script
 from table_controller.simulation import deal_random
+from table_controller.testing.broker import wait_until
+from table_controller.testing.daemon_rig import ROOT, TableRig, clear_table, subscribe, wait_state
 
 SECRET_KEYS = {"down", "reading", "equity", "win", "tie", "stderr", "outs", "equity_info"}
 

@@ -11,17 +11,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from daemon_rig import DECK, LAYOUT
 from test_equity_feed import Recorder
 
 from table_controller.daemon.core import PublishedAlert, TableCore
 from table_controller.daemon.floor import MAX_OPEN_ALERTS, TABLE_ACTOR
-from table_controller.deck import load_decks
-from table_controller.engine.alerts import AlertCode, alert_severity
-from table_controller.engine.settings import TableSettings
-from table_controller.journal import Journal, current_hand_records, read_journal
-from table_controller.layout import load_layout
-from table_controller.payloads import (
+from table_controller.domain.engine.alerts import AlertCode, alert_severity
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.mqtt.payloads import (
     AlertChangePayload,
     AlertPayload,
     DealerPayload,
@@ -29,8 +25,12 @@ from table_controller.payloads import (
     PublicHandRecord,
     SecureHandRecord,
 )
-from table_controller.presence import PresenceTracker
-from table_controller.publisher import CommandRequest
+from table_controller.mqtt.publisher import CommandRequest
+from table_controller.records.journal import Journal, current_hand_records, read_journal
+from table_controller.table.deck import load_decks
+from table_controller.table.layout import load_layout
+from table_controller.table.presence import PresenceTracker
+from table_controller.testing.daemon_rig import DECK, LAYOUT
 
 
 class FloorRecorder(Recorder):

@@ -14,17 +14,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_rig import ROOT, TABLE, TableRig, events_of, latest, wait_state
 from hostile import BROKER_LIMITS, REPLY, daemon_topics, replies, send
-from mqtt_broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
 
-from table_controller.cards import Card
-from table_controller.config import load_config
+from table_controller.daemon.config import load_config
 from table_controller.daemon.runner import Daemon
-from table_controller.events import CardPlaced
-from table_controller.journal import read_journal
-from table_controller.mqtt_request import send_request
-from table_controller.zones import Zone
+from table_controller.domain.cards import Card
+from table_controller.domain.events import CardPlaced
+from table_controller.domain.zones import Zone
+from table_controller.mqtt.request import send_request
+from table_controller.records.journal import read_journal
+from table_controller.testing.broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
+from table_controller.testing.daemon_rig import ROOT, TABLE, TableRig, events_of, latest, wait_state
 
 STATE = f"{ROOT}/state"
 ALERTS = f"{ROOT}/alerts"

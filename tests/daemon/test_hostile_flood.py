@@ -22,14 +22,14 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 import pytest
-from daemon_rig import ROOT, TableRig, latest
 from hostile import BROKER_LIMITS, REPLY, request_props, rss_kb, seq_gaps
-from mqtt_broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from structlog.testing import capture_logs
 
-from table_controller.events import CardPlaced
+from table_controller.domain.events import CardPlaced
 from table_controller.simulation import deal_random
+from table_controller.testing.broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
+from table_controller.testing.daemon_rig import ROOT, TableRig, latest
 
 CARD_KINDS = {"card_dealt_down", "card_dealt_up", "card_burned", "community_card"}
 OBSERVED = [f"{ROOT}/{t}" for t in ("status", "state", "events", "secure/#", "alerts",

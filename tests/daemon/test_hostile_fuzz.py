@@ -26,11 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from daemon_rig import ROOT, TableRig, latest
 from hostile import BROKER_LIMITS, MAX_PACKET, REPLY, daemon_topics, rss_kb, send
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mqtt_broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
+
+from table_controller.testing.broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
+from table_controller.testing.daemon_rig import ROOT, TableRig, latest
 
 NAMES = ["hand", "act", "kill", "live", "end", "rebirth"]
 GOOD_BODIES = [

@@ -21,7 +21,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from daemon_rig import ROOT, TABLE, TableRig, subscribe, wait_state
 from fault_rig import (
     Mirror,
     alert_codes,
@@ -39,12 +38,13 @@ from fault_rig import (
     wait_caught_up,
     wait_status,
 )
-from mqtt_broker import WAIT, wait_until
 
-from table_controller.events import CardPlaced
-from table_controller.journal import encode_record, read_journal
-from table_controller.script import event_to_op
+from table_controller.domain.events import CardPlaced
+from table_controller.records.journal import encode_record, read_journal
+from table_controller.records.script import event_to_op
 from table_controller.simulation import deal_random
+from table_controller.testing.broker import WAIT, wait_until
+from table_controller.testing.daemon_rig import ROOT, TABLE, TableRig, subscribe, wait_state
 
 EXIT_NEEDS_PERSON = 3
 

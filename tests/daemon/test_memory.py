@@ -33,19 +33,19 @@ import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
-from daemon_rig import TableRig
-from mqtt_broker import WAIT, MosquittoBroker, wait_until
 from paho.mqtt import properties as paho_properties
+from table_controller.mqtt.broker_config import BrokerConfig
 
 from firmware_bridge.decoder import FrameDecoder
 from firmware_bridge.encoder import FrameEncoder
 from firmware_bridge.link import ReaderLink
 from firmware_bridge.messages import Direction, Inventory
-from table_controller.config import BrokerConfig
 from table_controller.daemon.runner import HEAP_COLLECT_PERIOD
-from table_controller.payloads import ReaderStatus
-from table_controller.publisher import MqttPublisher
-from table_controller.sequence import SequenceCounter
+from table_controller.mqtt.payloads import ReaderStatus
+from table_controller.mqtt.publisher import MqttPublisher
+from table_controller.mqtt.sequence import SequenceCounter
+from table_controller.testing.broker import WAIT, MosquittoBroker, wait_until
+from table_controller.testing.daemon_rig import TableRig
 
 REPEATS = 1500
 """Calls per test: fewer than the 2,000 tuples a free list may hold, so each
@@ -146,7 +146,7 @@ def test_regression_publish_packs_properties_once(
 SETTLE_PROBE = """
 import gc, sys
 from table_controller.daemon.runner import settle_heap
-from table_controller.hands import warm_up
+from table_controller.domain.hands import warm_up
 
 warm_up()  # the daemon's start-up: tens of thousands of long-lived objects
 kept = [[i] for i in range(60_000)]

@@ -13,8 +13,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from daemon_rig import ROOT, TableRig, subscribe
-from mqtt_broker import WAIT, wait_until
 from soak_rig import CoreTable
 from structlog.testing import capture_logs
 
@@ -22,7 +20,9 @@ from firmware_bridge.emulator import ReaderEmulator
 from firmware_bridge.link import ConnectionState, LinkProblem, LinkStats
 from firmware_bridge.messages import Heartbeat, Hello, Identify, TagArrived, TagLeft
 from table_controller.daemon.core import READER_REFRESH_PERIOD, ReaderReport, ReaderStateChange
-from table_controller.payloads import ReaderStats, ReaderStatus, to_json
+from table_controller.mqtt.payloads import ReaderStats, ReaderStatus, to_json
+from table_controller.testing.broker import WAIT, wait_until
+from table_controller.testing.daemon_rig import ROOT, TableRig, subscribe
 
 
 class ReaderRecorder:

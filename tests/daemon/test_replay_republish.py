@@ -17,17 +17,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_rig import ROOT, TableRig, clear_table, subscribe, wait_state
-from mqtt_broker import MosquittoBroker, RecordingSubscriber, wait_until
 
-from table_controller.cli import main
-from table_controller.engine.settings import TableSettings
+from table_controller.domain.engine.settings import TableSettings
 from table_controller.handhistory import export_file, write_phh
-from table_controller.payloads import PublicEvent, PublicState, SecureEvent, SecureState
-from table_controller.replay import replay_file
-from table_controller.republish import Recording, republish, schedule
-from table_controller.script import event_to_op
+from table_controller.mqtt.payloads import PublicEvent, PublicState, SecureEvent, SecureState
+from table_controller.records.replay import replay_file
+from table_controller.records.script import event_to_op
 from table_controller.simulation import deal_random
+from table_controller.testing.broker import MosquittoBroker, RecordingSubscriber, wait_until
+from table_controller.testing.daemon_rig import ROOT, TableRig, clear_table, subscribe, wait_state
+from table_controller.tools.cli import main
+from table_controller.tools.republish import Recording, republish, schedule
 
 REPLAY_TABLE = "rehearsal"
 REPLAY_ROOT = f"stud/v1/{REPLAY_TABLE}"

@@ -6,12 +6,12 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 
-from table_controller.events import CardPlaced, CardRemoved
+from table_controller.domain.events import CardPlaced, CardRemoved
+from table_controller.domain.zones import BURN
 from table_controller.simulation.live import deal_through_daemon
 from table_controller.simulation.plan import plan_hand, plan_hands
 from table_controller.simulation.report import DetectionReport
 from table_controller.simulation.runner import run_fast, simulate
-from table_controller.zones import BURN
 
 SEED = 9
 RATES = {"missing_burn": 0.25, "upcard_dealt_down": 0.25, "reader_flicker": 0.3}

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from soak_rig import LEGAL_NOTICES, CoreTable, core_soak, daemon_soak
 
-from table_controller import hands
+from table_controller.domain import hands
 from table_controller.handhistory import export_file, write_phhs
 
 SOAK_DAEMON_HANDS = int(os.environ.get("STUD_SOAK_HANDS", "2000"))

@@ -12,17 +12,16 @@ from __future__ import annotations
 import json
 import random
 
-from daemon_rig import TABLE, TableRig, clear_table, subscribe, wait_state
-
-from table_controller.config import load_config
+from table_controller.daemon.config import load_config
 from table_controller.daemon.runner import table_settings
-from table_controller.engine.dealing import replay_events
-from table_controller.engine.settings import TableSettings
-from table_controller.engine.variants import Game
-from table_controller.journal import read_journal, strip_envelope
-from table_controller.mqtt_request import send_request
-from table_controller.replay import replay_file, replay_path
+from table_controller.domain.engine.dealing import replay_events
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.engine.variants import Game
+from table_controller.mqtt.request import send_request
+from table_controller.records.journal import read_journal, strip_envelope
+from table_controller.records.replay import replay_file, replay_path
 from table_controller.simulation import deal_random
+from table_controller.testing.daemon_rig import TABLE, TableRig, clear_table, subscribe, wait_state
 
 SEATS = [2, 3, 5, 7]
 SEED = 0

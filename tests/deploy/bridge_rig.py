@@ -15,9 +15,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mqtt_broker import WAIT, BrokerUser, MosquittoBroker
-
-from table_controller.demo.broker import base_config_lines, free_port
+from table_controller.mqtt.local_broker import base_config_lines, free_port
+from table_controller.testing.broker import WAIT, BrokerUser, MosquittoBroker
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 BRIDGE_USER = "stud-bridge-table-1"

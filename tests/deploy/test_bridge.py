@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 from bridge_rig import BRIDGED, LINK_STATE, NOT_BRIDGED, READER, BridgedPair
-from mqtt_broker import WAIT, RecordingSubscriber, wait_until
+
+from table_controller.testing.broker import WAIT, RecordingSubscriber, wait_until
 
 ROOT = "stud/v1/t1"
 LONG_WAIT = WAIT * 4  # the bridge retries with backoff (restart_timeout 2 30)

@@ -34,16 +34,16 @@ from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
-from mqtt_broker import WAIT, MosquittoBroker, run_as_user_line
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 
 from table_controller.broadcast.config import load_broadcast_config
-from table_controller.config import BrokerConfig, TlsConfig, load_config
-from table_controller.demo.broker import free_port
-from table_controller.layout import load_layout
-from table_controller.publisher import MqttPublisher
-from table_controller.sequence import SequenceCounter
-from table_controller.topics import TableTopics
+from table_controller.daemon.config import BrokerConfig, TlsConfig, load_config
+from table_controller.mqtt.local_broker import free_port
+from table_controller.mqtt.publisher import MqttPublisher
+from table_controller.mqtt.sequence import SequenceCounter
+from table_controller.mqtt.topics import TableTopics
+from table_controller.table.layout import load_layout
+from table_controller.testing.broker import WAIT, MosquittoBroker, run_as_user_line
 from table_controller.web.passwords import hash_password
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "table_controller"))

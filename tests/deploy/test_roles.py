@@ -26,7 +26,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mqtt_broker import BrokerUser, MosquittoBroker, RecordingSubscriber
+
+from table_controller.testing.broker import BrokerUser, MosquittoBroker, RecordingSubscriber
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "table_controller"))
 import mqtt_samples as sample  # the MQTT tests' sample hand (down cards in DOWN)

@@ -23,19 +23,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_rig import ROOT, clear_table, is_public, latest, subscribe, wait_state
-from mqtt_broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
 from pty_hal import FirmwareRunner
 from stud_reader.sim import SimulatedFrontEnd
 
-from table_controller.config import load_config
+from table_controller.daemon.config import load_config
 from table_controller.daemon.runner import EQUITY_WORKER_ENV, Daemon
-from table_controller.deck import load_decks
-from table_controller.events import CardPlaced, CardRemoved, HandStarted, TableEvent
-from table_controller.journal import read_journal
-from table_controller.layout import load_layout
+from table_controller.domain.events import CardPlaced, CardRemoved, HandStarted, TableEvent
+from table_controller.records.journal import read_journal
 from table_controller.simulation import deal_random
 from table_controller.simulation.physical import PhysicalDeal
+from table_controller.table.deck import load_decks
+from table_controller.table.layout import load_layout
+from table_controller.testing.broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
+from table_controller.testing.daemon_rig import (
+    ROOT,
+    clear_table,
+    is_public,
+    latest,
+    subscribe,
+    wait_state,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 DECK = REPO / "hardware" / "decks" / "example-deck.toml"

@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import Any
 
 import paho.mqtt.client as mqtt
-from mqtt_broker import WAIT, wait_until
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from table_controller.topics import TableTopics
+from table_controller.mqtt.topics import TableTopics
+from table_controller.testing.broker import WAIT, wait_until
 from table_controller.web.passwords import hash_password
 
 SUPERVISORS = {"Maria Lopez": "floor-secret-1", "Tom Reyes": "floor-secret-2"}

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import CHROMIUM, Browser
 from floor_rig import (
     SUPERVISORS,
     ArchiveProcess,
@@ -30,9 +29,10 @@ from floor_rig import (
     mqtt_client,
     write_config,
 )
-from mqtt_broker import MosquittoBroker, wait_until
 
 from table_controller.archive.store import ArchiveStore, sqlite_url
+from table_controller.testing.broker import MosquittoBroker, wait_until
+from table_controller.testing.browser import CHROMIUM, Browser
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (scripts/setup)")
 

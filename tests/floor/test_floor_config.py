@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from table_controller.config_file import ConfigError
 from table_controller.floor.config import load_floor_config, parse_floor_config
+from table_controller.table.config_file import ConfigError
 from table_controller.web.passwords import hash_password
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "floor.example.toml"

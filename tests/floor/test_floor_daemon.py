@@ -15,14 +15,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_rig import TABLE, TableRig, subscribe, wait_state
 from floor_rig import FloorService, Page, SseView, write_config
-from mqtt_broker import MosquittoBroker
 from test_console import start_and_deal_third
 
-from table_controller.cards import Card
-from table_controller.events import CardPlaced
-from table_controller.zones import Zone
+from table_controller.domain.cards import Card
+from table_controller.domain.events import CardPlaced
+from table_controller.domain.zones import Zone
+from table_controller.testing.broker import MosquittoBroker
+from table_controller.testing.daemon_rig import TABLE, TableRig, subscribe, wait_state
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from table_controller.cards import Card
+from table_controller.domain.cards import Card
 from table_controller.floor.phh import ExportError, record_to_hand
 from table_controller.handhistory.reader import read_phh
 from table_controller.handhistory.writer import write_phh

@@ -26,7 +26,8 @@ from floor_rig import (
     mqtt_client,
     write_config,
 )
-from mqtt_broker import BrokerUser, MosquittoBroker
+
+from table_controller.testing.broker import BrokerUser, MosquittoBroker
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "table_controller"))
 from test_acl import _deploy_config  # deploy/mosquitto.conf, paths rewritten

@@ -26,9 +26,9 @@ from floor_rig import (
     mqtt_client,
     write_config,
 )
-from mqtt_broker import MosquittoBroker, wait_until
 
 from table_controller.handhistory.reader import read_phh
+from table_controller.testing.broker import MosquittoBroker, wait_until
 
 
 @pytest.fixture

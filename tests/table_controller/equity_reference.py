@@ -1,4 +1,4 @@
-"""A slow, obviously-correct equity reference for the tests of table_controller.equity.
+"""A slow, obviously-correct equity reference for the tests of table_controller.domain.equity.
 
 Every run-out is dealt one by one in plain Python (itertools), every seat's seven
 cards are valued with PokerKit's hand types (``StandardHighHand``;
@@ -19,8 +19,8 @@ from typing import Any
 
 import pokerkit
 
-from table_controller.cards import DECK, Card
-from table_controller.equity.evaluate import Game
+from table_controller.domain.cards import DECK, Card
+from table_controller.domain.equity.evaluate import Game
 
 HAND_TYPES: dict[Game, tuple[Any, ...]] = {
     Game.STUD: (pokerkit.StandardHighHand,),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from table_controller.payloads import (
+from table_controller.mqtt.payloads import (
     AlertPayload,
     CardDealtUpEvent,
     OpenAlert,

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from table_controller.engine.dealing import DealingEngine, replay_events
-from table_controller.engine.report import replay_report
-from table_controller.script import parse_script
+from table_controller.domain.engine.dealing import DealingEngine, replay_events
+from table_controller.domain.engine.report import replay_report
+from table_controller.records.script import parse_script
 
 
 class Table:

@@ -11,7 +11,15 @@ from pathlib import Path
 import mqtt_samples as sample
 import paho.mqtt.client as mqtt
 import pytest
-from mqtt_broker import (
+from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from table_controller.mqtt.broker_config import BrokerConfig
+
+from table_controller.mqtt.publisher import CommandRequest, MqttPublisher
+from table_controller.mqtt.sequence import SequenceCounter
+from table_controller.mqtt.topics import TableTopics, is_secure
+from table_controller.testing.broker import (
     WAIT,
     BrokerUser,
     MosquittoBroker,
@@ -19,14 +27,6 @@ from mqtt_broker import (
     run_as_user_line,
     wait_until,
 )
-from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
-
-from table_controller.config import BrokerConfig
-from table_controller.publisher import CommandRequest, MqttPublisher
-from table_controller.sequence import SequenceCounter
-from table_controller.topics import TableTopics, is_secure
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 TOPICS = TableTopics(sample.TABLE)

@@ -12,14 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.cli import build_parser
-from table_controller.console_client import command_payload
-from table_controller.console_commands import (
-    BAD_JSON,
-    INVALID_COMMAND,
-    CommandError,
-    parse_command,
-)
 from table_controller.daemon.floor import (
     ALERT_ACKNOWLEDGED,
     ALERT_RESOLVED,
@@ -31,14 +23,22 @@ from table_controller.daemon.floor import (
     Dealer,
 )
 from table_controller.daemon.projection import HandFacts, hand_id, hand_records
-from table_controller.engine.alerts import AlertCode
-from table_controller.engine.dealing import DealingEngine, expected_face
-from table_controller.events import AlertAck, AlertResolve, DealerChange, FloorCommand
-from table_controller.journal import current_hand_records
-from table_controller.ops import MAX_NOTE_CHARS, floor_op, parse_floor
-from table_controller.script import ScriptParser
+from table_controller.domain.engine.alerts import AlertCode
+from table_controller.domain.engine.dealing import DealingEngine, expected_face
+from table_controller.domain.events import AlertAck, AlertResolve, DealerChange, FloorCommand
+from table_controller.domain.zones import ZoneKind
+from table_controller.mqtt.console_commands import (
+    BAD_JSON,
+    INVALID_COMMAND,
+    CommandError,
+    parse_command,
+)
+from table_controller.records.journal import current_hand_records
+from table_controller.records.ops import MAX_NOTE_CHARS, floor_op, parse_floor
+from table_controller.records.script import ScriptParser
 from table_controller.simulation import PhysicalDeal, deal_random
-from table_controller.zones import ZoneKind
+from table_controller.tools.cli import build_parser
+from table_controller.tools.console_client import command_payload
 
 # ------------------------------------------------------------------ parsing
 

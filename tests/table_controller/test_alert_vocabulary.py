@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from table_controller.engine.alerts import (
+from table_controller.domain.engine.alerts import (
     NOTICE_CODES,
     RULE_OF,
     SEVERITY_ORDER,
@@ -26,8 +26,8 @@ from table_controller.engine.alerts import (
     alert_severity,
     vocabulary_markdown,
 )
-from table_controller.payloads import AlertPayload, NoticePayload, OpenAlert
-from table_controller.replay import replay_file
+from table_controller.mqtt.payloads import AlertPayload, NoticePayload, OpenAlert
+from table_controller.records.replay import replay_file
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "table_controller"
@@ -70,7 +70,7 @@ def test_conformance_codes_are_in_the_vocabulary() -> None:
 def test_docs_table_is_the_vocabulary() -> None:
     docs = (ROOT / "docs" / "alerts.md").read_text(encoding="utf-8")
     assert vocabulary_markdown() in docs, (
-        "docs/alerts.md is stale: paste table_controller.engine.alerts.vocabulary_markdown()"
+        "docs/alerts.md is stale: paste table_controller.domain.engine.alerts.vocabulary_markdown()"
     )
     for page in ("README.md", "docs/engine.md", "docs/mqtt.md"):
         assert "alerts.md" in (ROOT / page).read_text(encoding="utf-8"), page

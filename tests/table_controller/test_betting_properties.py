@@ -21,8 +21,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.engine.betting import BettingError, BettingHand, BettingStructure
-from table_controller.events import CONSOLE_ACTIONS
+from table_controller.domain.engine.betting import BettingError, BettingHand, BettingStructure
+from table_controller.domain.events import CONSOLE_ACTIONS
 
 MAX_STEPS = 400
 

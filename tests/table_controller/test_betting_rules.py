@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from table_controller.cards import parse_cards
-from table_controller.engine.betting import (
+from table_controller.domain.cards import parse_cards
+from table_controller.domain.engine.betting import (
     ActionKind,
     ActionTaken,
     BetReturned,
@@ -28,10 +28,10 @@ from table_controller.engine.betting import (
     PotAwarded,
     UnknownSeatError,
 )
-from table_controller.engine.pots import Pot, build_pots, odd_chip_order, split
-from table_controller.engine.settings import RuleProfile, TableSettings
-from table_controller.events import ConsoleAction
-from table_controller.hands import evaluate
+from table_controller.domain.engine.pots import Pot, build_pots, odd_chip_order, split
+from table_controller.domain.engine.settings import RuleProfile, TableSettings
+from table_controller.domain.events import ConsoleAction
+from table_controller.domain.hands import evaluate
 
 STAKES = BettingStructure(ante=1, bring_in=2, small_bet=5, big_bet=10, raise_cap=3)
 

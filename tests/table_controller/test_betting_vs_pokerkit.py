@@ -17,7 +17,7 @@ a random one of ours is applied to both. Compared:
 * the pot at the start of every street (antes plus collected bets, after any
   uncalled chips went back);
 * every player's final stack (so the chips each player won), with showdown
-  hands valued by :func:`table_controller.hands.evaluate` on PokerKit's cards.
+  hands valued by :func:`table_controller.domain.hands.evaluate` on PokerKit's cards.
 
 One documented difference: when three or more players tie and a pot leaves two or
 more odd chips, PokerKit gives them all to the first player; we give one each in
@@ -33,9 +33,9 @@ from typing import Any
 
 import pytest
 
-from table_controller.cards import Card, parse_cards
-from table_controller.engine.betting import ActionKind, BettingHand, BettingStructure
-from table_controller.hands import HandValue, evaluate
+from table_controller.domain.cards import Card, parse_cards
+from table_controller.domain.engine.betting import ActionKind, BettingHand, BettingStructure
+from table_controller.domain.hands import HandValue, evaluate
 
 pokerkit = pytest.importorskip("pokerkit")
 

@@ -6,9 +6,9 @@ seat N. Each hand starts from its ``starting_stacks`` (before the antes), and ev
 betting action is entered in order: ``pb`` -> bring_in, ``cbr X`` -> complete/bet/
 raise *to* X (the console's ``amount``: total this round), ``cc`` -> check or call,
 ``f`` -> fold. Each street's round opens with the seat our own hand rules pick
-(:func:`table_controller.hands.bring_in_seat` / :func:`first_to_act` on the cards
+(:func:`table_controller.domain.hands.bring_in_seat` / :func:`first_to_act` on the cards
 dealt), with the open-pair flag set when a pair shows on 4th street. A showdown is
-paid with :func:`table_controller.hands.evaluate` on the seven cards dealt and the
+paid with :func:`table_controller.domain.hands.evaluate` on the seven cards dealt and the
 odd chip by suit. Every hand must end with exactly the recorded ``finishing_stacks``.
 """
 
@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from table_controller.cards import Card, parse_cards
-from table_controller.engine.betting import ActionKind, BettingHand, BettingStructure
-from table_controller.engine.pots import odd_chip_order
-from table_controller.hands import (
+from table_controller.domain.cards import Card, parse_cards
+from table_controller.domain.engine.betting import ActionKind, BettingHand, BettingStructure
+from table_controller.domain.engine.pots import odd_chip_order
+from table_controller.domain.hands import (
     HandCategory,
     bring_in_seat,
     evaluate,

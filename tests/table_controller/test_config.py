@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from table_controller.config import ConfigError, load_config
-from table_controller.config_file import read_toml
-from table_controller.journal import Journal
+from table_controller.daemon.config import ConfigError, load_config
+from table_controller.records.journal import Journal
+from table_controller.table.config_file import read_toml
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "deploy" / "table.example.toml"
@@ -197,8 +197,8 @@ def test_issue10_rules_section_is_the_engines_rule_profile(config_dir: Path) -> 
     into the engine's settings; it is now the engine's model itself, so a profile
     setting cannot exist in one and not the other (heads_up_unlimited_raises did)."""
     from table_controller.daemon.runner import table_settings
-    from table_controller.engine.settings import RuleProfile
-    from table_controller.layout import TableLayout
+    from table_controller.domain.engine.settings import RuleProfile
+    from table_controller.table.layout import TableLayout
 
     path = config_dir / "table.toml"
     path.write_text(MINIMAL + "\n[rules]\nraise_cap = 4\nheads_up_unlimited_raises = true\n"
@@ -214,9 +214,9 @@ def test_issue10_rules_section_is_the_engines_rule_profile(config_dir: Path) -> 
 def test_issue10_raise_cap_is_one_check_at_every_door() -> None:
     """Config, the script's table line and the betting engine refuse the same raise caps
     with the same words (the config allowed 0..20, the engine any cap >= 0)."""
-    from table_controller.engine.betting import BettingStructure
-    from table_controller.engine.settings import StakesError
-    from table_controller.script import parse_settings
+    from table_controller.domain.engine.betting import BettingStructure
+    from table_controller.domain.engine.settings import StakesError
+    from table_controller.records.script import parse_settings
 
     for cap in (-1, 101):
         with pytest.raises(ValueError, match=r"rules\.raise_cap: must be a whole number from 0"):

@@ -8,9 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from table_controller.cli import build_parser
-from table_controller.console_client import command_payload
-from table_controller.console_commands import (
+from table_controller.domain.events import ConsoleAction, FloorRuling, HandEnded, HandStarted
+from table_controller.mqtt.console_commands import (
     BAD_JSON,
     INVALID_COMMAND,
     UNKNOWN_COMMAND,
@@ -18,8 +17,9 @@ from table_controller.console_commands import (
     CommandError,
     parse_command,
 )
-from table_controller.events import ConsoleAction, FloorRuling, HandEnded, HandStarted
-from table_controller.script import event_to_op, op_to_event
+from table_controller.records.script import event_to_op, op_to_event
+from table_controller.tools.cli import build_parser
+from table_controller.tools.console_client import command_payload
 
 
 def test_each_command_becomes_its_event_and_journals_as_its_op() -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from stud_script import BURNS, THIRD, Table, codes, deal_street, deal_third, notice_codes
 
-from table_controller.engine.outputs import ConsoleResult
-from table_controller.events import ConsoleAction
+from table_controller.domain.engine.outputs import ConsoleResult
+from table_controller.domain.events import ConsoleAction
 
 
 def table(**stacks: int) -> Table:
@@ -221,7 +221,7 @@ def test_showdown_pays_the_best_hand() -> None:
 
 
 def test_console_input_without_a_hand_is_rejected() -> None:
-    from table_controller.engine.dealing import DealingEngine
+    from table_controller.domain.engine.dealing import DealingEngine
 
     outputs = DealingEngine().apply(ConsoleAction(1, "call"))
     assert outputs == [ConsoleResult(False, "hand_over", "no hand is in progress")]
@@ -239,7 +239,7 @@ def test_act_before_third_street_is_dealt() -> None:
 
 
 def test_end_is_refused_while_a_betting_round_is_open() -> None:
-    from table_controller.events import HandEnded
+    from table_controller.domain.events import HandEnded
 
     engine = table().act(4, "bring_in").engine()
     outputs = engine.apply(HandEnded())

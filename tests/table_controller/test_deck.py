@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from table_controller.cards import DECK, Card
-from table_controller.config_file import ConfigError
-from table_controller.deck import (
+from table_controller.domain.cards import DECK, Card
+from table_controller.table.config_file import ConfigError
+from table_controller.table.deck import (
     DeckRegistry,
     RegisteredCard,
     load_deck,
@@ -254,7 +254,7 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_uid_for_finds_a_card_built_anew_regression() -> None:
     """Regression (issue 13): ``uid_for`` compared cards by identity, so a card built
     as ``Card(rank, suit)`` (equal, not the parsed object) raised KeyError."""
-    from table_controller.cards import Suit
+    from table_controller.domain.cards import Suit
 
     deck = load_deck(RED)
     built = Card(14, Suit.SPADES)

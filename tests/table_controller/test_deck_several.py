@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from table_controller.cards import Card
-from table_controller.cli import main
-from table_controller.config import load_config
-from table_controller.deck import load_decks
-from table_controller.demo.session import table_config_toml
+from table_controller.daemon.config import load_config
+from table_controller.domain.cards import Card
+from table_controller.simulation.session import table_config_toml
+from table_controller.table.deck import load_decks
+from table_controller.tools.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYOUT = ROOT / "hardware" / "layouts" / "table-8.toml"

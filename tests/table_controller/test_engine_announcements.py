@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from stud_script import THIRD, Table, deal_street, deal_third
 
-from table_controller.engine import DealingEngine, GameEvent, GameEventKind
-from table_controller.script import parse_script
+from table_controller.domain.engine import DealingEngine, GameEvent, GameEventKind
+from table_controller.records.script import parse_script
 
 
 def announcements(t: Table) -> list[str]:

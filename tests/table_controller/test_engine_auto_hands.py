@@ -6,9 +6,9 @@ from typing import Any
 
 from stud_script import BURNS, STREETS, THIRD, Table
 
-from table_controller.engine.dealing import replay_events
-from table_controller.engine.report import replay_report
-from table_controller.script import parse_script
+from table_controller.domain.engine.dealing import replay_events
+from table_controller.domain.engine.report import replay_report
+from table_controller.records.script import parse_script
 
 
 def auto_table() -> Table:

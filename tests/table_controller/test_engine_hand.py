@@ -20,12 +20,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from stud_script import THIRD, Table, deal_third
 
-from table_controller.cards import DECK, Card
-from table_controller.engine.dealing import DealingEngine, NoHandError
-from table_controller.engine.hand import HandState, Phase, Reshuffle
-from table_controller.engine.outputs import ConsoleResult, GameEvent, ReplyCode
-from table_controller.engine.settings import TableSettings
-from table_controller.events import (
+from table_controller.domain.cards import DECK, Card
+from table_controller.domain.engine.dealing import DealingEngine, NoHandError
+from table_controller.domain.engine.hand import HandState, Phase, Reshuffle
+from table_controller.domain.engine.outputs import ConsoleResult, GameEvent, ReplyCode
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.events import (
     CONSOLE_ACTIONS,
     CardPlaced,
     CardRemoved,
@@ -34,7 +34,7 @@ from table_controller.events import (
     HandStarted,
     TableEvent,
 )
-from table_controller.zones import ALL_ZONES, Zone
+from table_controller.domain.zones import ALL_ZONES, Zone
 
 
 def _zone(text: str) -> Zone:

@@ -8,8 +8,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.engine.dealing import replay_events
-from table_controller.engine.report import hand_report
+from table_controller.domain.engine.dealing import replay_events
+from table_controller.domain.engine.report import hand_report
 from table_controller.simulation import deal_random
 from table_controller.simulation.errors import NEEDS_SEVENTH, ErrorKind, inject
 

@@ -30,19 +30,30 @@ from stud_script import (
     notice_codes,
 )
 
-from table_controller.cards import Card
-from table_controller.cli import main
 from table_controller.daemon.projection import notice_payloads, public_state
-from table_controller.engine.alerts import NOTICE_CODES, SECRET_CODES, Alert, AlertCode, Notice
-from table_controller.engine.dealing import DealingEngine, HandState
-from table_controller.engine.outputs import ConsoleResult, EngineOutput, GameEvent, GameEventKind
-from table_controller.engine.report import hand_report
-from table_controller.engine.settings import TableSettings
-from table_controller.events import CardPlaced, ConsoleAction, HandEnded, HandStarted
+from table_controller.domain.cards import Card
+from table_controller.domain.engine.alerts import (
+    NOTICE_CODES,
+    SECRET_CODES,
+    Alert,
+    AlertCode,
+    Notice,
+)
+from table_controller.domain.engine.dealing import DealingEngine, HandState
+from table_controller.domain.engine.outputs import (
+    ConsoleResult,
+    EngineOutput,
+    GameEvent,
+    GameEventKind,
+)
+from table_controller.domain.engine.report import hand_report
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.events import CardPlaced, ConsoleAction, HandEnded, HandStarted
+from table_controller.domain.zones import Zone
 from table_controller.simulation.physical import deal_random
 from table_controller.simulation.plan import BETTING_SETTINGS, clear_events
 from table_controller.simulation.players import BettingPlayers
-from table_controller.zones import Zone
+from table_controller.tools.cli import main
 
 _HEAVY = settings(max_examples=120)
 

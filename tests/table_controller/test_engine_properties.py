@@ -24,13 +24,18 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.cards import DECK, Card
-from table_controller.engine.alerts import Alert, AlertCode, Notice
-from table_controller.engine.dealing import DealingEngine, HandState, SeatStatus, replay_events
-from table_controller.engine.outputs import ConsoleResult, GameEvent
-from table_controller.engine.report import hand_report
-from table_controller.engine.settings import RuleProfile, TableSettings
-from table_controller.events import (
+from table_controller.domain.cards import DECK, Card
+from table_controller.domain.engine.alerts import Alert, AlertCode, Notice
+from table_controller.domain.engine.dealing import (
+    DealingEngine,
+    HandState,
+    SeatStatus,
+    replay_events,
+)
+from table_controller.domain.engine.outputs import ConsoleResult, GameEvent
+from table_controller.domain.engine.report import hand_report
+from table_controller.domain.engine.settings import RuleProfile, TableSettings
+from table_controller.domain.events import (
     CONSOLE_ACTIONS,
     FLOOR_RULINGS,
     CardPlaced,
@@ -43,9 +48,9 @@ from table_controller.events import (
     UnknownTag,
     UnknownTagRemoved,
 )
-from table_controller.script import parse_script
+from table_controller.domain.zones import ALL_ZONES
+from table_controller.records.script import parse_script
 from table_controller.simulation import PhysicalDeal, deal_cards, deal_random
-from table_controller.zones import ALL_ZONES
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 

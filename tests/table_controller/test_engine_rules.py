@@ -456,7 +456,7 @@ def test_rule15_gather_first_allows_one_burn_after_the_scramble() -> None:
     # no 7th-street burn preceded.
     from pathlib import Path
 
-    from table_controller.replay import replay_file
+    from table_controller.records.replay import replay_file
 
     script = Path(__file__).resolve().parents[1] / "scripts" / "rule15-gather-then-two-burns.jsonl"
     (hand,) = replay_file(script)["hands"]

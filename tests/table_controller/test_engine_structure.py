@@ -21,7 +21,7 @@ import ast
 from pathlib import Path
 
 ENGINE = Path(__file__).resolve().parents[2] / "table_controller" / "engine"
-PACKAGE = "table_controller.engine"
+PACKAGE = "table_controller.domain.engine"
 
 
 def _modules() -> dict[str, ast.Module]:
@@ -32,7 +32,7 @@ def _modules() -> dict[str, ast.Module]:
 
 
 def _engine_imports(tree: ast.Module) -> set[str]:
-    """The engine modules ``tree`` imports (any ``from table_controller.engine.x``)."""
+    """The engine modules ``tree`` imports (any ``from table_controller.domain.engine.x``)."""
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module is not None:

@@ -4,7 +4,7 @@ Each hand (2-8 players on random seats, random cards, random folds after a
 street's deal, the rest to showdown) is generated once by
 :func:`table_controller.simulation.deal_random` as table events, replayed through
 the engine, and played through PokerKit's ``FixedLimitSevenCardStud`` with the same
-cards, burns and folds (tests/table_controller/pokerkit_stud.py). Compared:
+cards, burns and folds (table_controller/testing/pokerkit_stud.py). Compared:
 
 * the bring-in seat (PokerKit: lowest up card, ties by suit - our default);
 * the first seat to act on every later street reached (highest hand showing, ties
@@ -25,12 +25,18 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from table_controller.engine.dealing import HandState, replay_events
+from table_controller.domain.engine.dealing import HandState, replay_events
 from table_controller.simulation import PhysicalDeal
 
 pytest.importorskip("pokerkit")
 
-from pokerkit_stud import PokerKitResult, compare_dealing, describe, play, random_hand
+from table_controller.testing.pokerkit_stud import (
+    PokerKitResult,
+    compare_dealing,
+    describe,
+    play,
+    random_hand,
+)
 
 HANDS = 10_000
 CHUNKS = 4

@@ -198,7 +198,7 @@ JSON_VALUES = st.recursive(
 def test_any_json_is_refused_cleanly_or_accepted(value: Any) -> None:
     """In process, the same code as the door: arbitrary JSON either parses into a spec
     or raises SpecError (one line), never anything else."""
-    from table_controller.equity.spec import SpecError, parse_spec
+    from table_controller.domain.equity.spec import SpecError, parse_spec
 
     message = ""
     try:

@@ -13,10 +13,10 @@ import random
 import pytest
 from equity_reference import HAND_TYPES, PK_CARD, random_spot, reference_equity
 
-from table_controller.cards import DECK, parse_cards
-from table_controller.equity.core import compute_equity
-from table_controller.equity.evaluate import Game
-from table_controller.equity.model import runout_count
+from table_controller.domain.cards import DECK, parse_cards
+from table_controller.domain.equity.core import compute_equity
+from table_controller.domain.equity.evaluate import Game
+from table_controller.domain.equity.model import runout_count
 
 GAMES = list(Game)
 
@@ -64,7 +64,7 @@ def test_community_card_when_the_deck_runs_short() -> None:
 
 
 def test_unreachable_spot_is_refused_even_with_a_community_card() -> None:
-    from table_controller.equity.model import EquityError
+    from table_controller.domain.equity.model import EquityError
 
     rng = random.Random(16)
     seats, dead = random_spot(rng, (3,) * 8, 6)  # 22 unseen, 8 x 3 + 1 needed
@@ -111,8 +111,8 @@ def test_automatic_sampling_reaches_the_target_standard_error() -> None:
 
 def test_heads_up_counting_equals_cross_product() -> None:
     """The heads-up counting method (stud, razz) equals the general cross product."""
-    from table_controller.equity.exact import _cross_product, _heads_up
-    from table_controller.equity.model import prepare
+    from table_controller.domain.equity.exact import _cross_product, _heads_up
+    from table_controller.domain.equity.model import prepare
 
     rng = random.Random(2)
     for game in (Game.STUD, Game.RAZZ):

@@ -1,4 +1,4 @@
-"""Live equity from the engine's state (table_controller/equity/live.py): pure parts.
+"""Live equity from the engine's state (table_controller/domain/equity/live.py): pure parts.
 
 What the daemon's secure feed shows after every card (docs/equity.md "Live equity"):
 which spot a hand is at (live seats, dead cards, the rule-15 community card, the
@@ -15,12 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.cards import Card
-from table_controller.cli import main
-from table_controller.engine.dealing import DealingEngine, HandState
-from table_controller.engine.settings import TableSettings
-from table_controller.equity import Game, compute_equity, hand_reading, showing_reading
-from table_controller.equity.live import (
+from table_controller.domain.cards import Card
+from table_controller.domain.engine.dealing import DealingEngine, HandState
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.equity import Game, compute_equity, hand_reading, showing_reading
+from table_controller.domain.equity.live import (
     SEED_STRIDE,
     EquitySpot,
     compute_live,
@@ -31,6 +30,7 @@ from table_controller.equity.live import (
 )
 from table_controller.simulation.hand_log import write_hand_log
 from table_controller.simulation.physical import PhysicalDeal, deal_random
+from table_controller.tools.cli import main
 
 
 def c(text: str) -> tuple[Card, ...]:

@@ -9,12 +9,12 @@ from itertools import permutations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.cards import DECK, Card, parse_cards
-from table_controller.equity.core import compute_equity
-from table_controller.equity.evaluate import Game, best_low, scores_of_hands
-from table_controller.equity.model import prepare
-from table_controller.equity.outs import outs
-from table_controller.hands import batch_evaluate
+from table_controller.domain.cards import DECK, Card, parse_cards
+from table_controller.domain.equity.core import compute_equity
+from table_controller.domain.equity.evaluate import Game, best_low, scores_of_hands
+from table_controller.domain.equity.model import prepare
+from table_controller.domain.equity.outs import outs
+from table_controller.domain.hands import batch_evaluate
 
 HEAVY = settings()
 
@@ -164,7 +164,7 @@ def test_outs_do_not_apply_before_5th_street_multiway_or_on_7th() -> None:
 @HEAVY
 @given(spots(seats=(2, 2), streets=(5, 6)), st.sampled_from(list(Game)))
 def test_every_out_puts_the_player_behind_ahead(spot: tuple, game: Game) -> None:
-    from table_controller.equity.readings import current_value
+    from table_controller.domain.equity.readings import current_value
 
     seats, dead = spot
     if len({len(c) for c in seats.values()}) != 1:

@@ -21,8 +21,8 @@ from itertools import combinations, islice, pairwise
 
 import pytest
 
-from table_controller.cards import Card
-from table_controller.hands import HandCategory, HandValue, batch_evaluate
+from table_controller.domain.cards import Card
+from table_controller.domain.hands import HandCategory, HandValue, batch_evaluate
 
 phevaluator = pytest.importorskip("phevaluator")
 

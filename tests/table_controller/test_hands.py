@@ -1,4 +1,4 @@
-"""Hand evaluation, board ranking, bring-in and first to act (table_controller.hands)."""
+"""Hand evaluation, board ranking, bring-in and first to act (table_controller.domain.hands)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from table_controller.cards import DECK, Card, Suit, parse_cards
-from table_controller.hands import (
+from table_controller.domain.cards import DECK, Card, Suit, parse_cards
+from table_controller.domain.hands import (
     HandCategory,
     HandValue,
     ShowingValue,

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.journal import (
+from table_controller.records.journal import (
     Journal,
     JournalError,
     JournalLock,
@@ -85,7 +85,7 @@ def test_current_hand_records_keeps_table_line() -> None:
 
 _KILLED_WRITER = """
 import sys
-from table_controller.journal import Journal
+from table_controller.records.journal import Journal
 journal = Journal.open(sys.argv[1], fsync=sys.argv[2])
 n = 0
 while True:

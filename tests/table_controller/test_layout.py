@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from table_controller.config_file import ConfigError
-from table_controller.layout import MAX_PORT, TableLayout, load_layout
-from table_controller.zones import BOARD, BURN, MUCK, Zone
+from table_controller.domain.zones import BOARD, BURN, MUCK, Zone
+from table_controller.table.config_file import ConfigError
+from table_controller.table.layout import MAX_PORT, TableLayout, load_layout
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYOUTS = ROOT / "hardware" / "layouts"

@@ -16,19 +16,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.cards import Card
-from table_controller.cli import build_parser
-from table_controller.console_commands import INVALID_COMMAND, CommandError, parse_command
 from table_controller.daemon.projection import public_state
-from table_controller.engine import DealingEngine, TableSettings
-from table_controller.engine.betting import (
+from table_controller.domain.cards import Card
+from table_controller.domain.engine import DealingEngine, TableSettings
+from table_controller.domain.engine.betting import (
     ActionKind,
     BettingHand,
     BettingStructure,
     IllegalActionError,
 )
-from table_controller.engine.outputs import ConsoleResult
-from table_controller.events import (
+from table_controller.domain.engine.outputs import ConsoleResult
+from table_controller.domain.events import (
     CONSOLE_ACTIONS,
     BetAction,
     CardPlaced,
@@ -36,10 +34,12 @@ from table_controller.events import (
     HandStarted,
     TableEvent,
 )
-from table_controller.ops import MAX_REASON_CHARS
-from table_controller.payloads import LegalActionPayload
-from table_controller.script import op_to_event, parse_script
-from table_controller.zones import Zone
+from table_controller.domain.zones import Zone
+from table_controller.mqtt.console_commands import INVALID_COMMAND, CommandError, parse_command
+from table_controller.mqtt.payloads import LegalActionPayload
+from table_controller.records.ops import MAX_REASON_CHARS
+from table_controller.records.script import op_to_event, parse_script
+from table_controller.tools.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 SEATS = 6
@@ -261,8 +261,8 @@ def test_config_table_line_and_engine_agree_on_stakes(
     accept exactly the same structures, and an accepted one plays its first action."""
     from pydantic import ValidationError
 
-    from table_controller.config import StakesConfig
-    from table_controller.engine.settings import RuleProfile, StakesError
+    from table_controller.daemon.config import StakesConfig
+    from table_controller.domain.engine.settings import RuleProfile, StakesError
 
     stakes = {"ante": ante, "bring_in": bring_in, "small_bet": small_bet, "big_bet": big_bet}
     verdicts = []

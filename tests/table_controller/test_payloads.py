@@ -11,8 +11,7 @@ import mqtt_samples as sample
 import pytest
 from pydantic import ValidationError
 
-from table_controller.journal import decode_line
-from table_controller.payloads import (
+from table_controller.mqtt.payloads import (
     PUBLIC_EVENT_ADAPTER,
     SCHEMAS,
     SECURE_EVENT_ADAPTER,
@@ -23,11 +22,12 @@ from table_controller.payloads import (
     export_json_schemas,
     render_json_schemas,
 )
+from table_controller.records.journal import decode_line
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = ROOT / "docs" / "schemas"
 REGENERATE = (
-    "python -c \"from table_controller.payloads import export_json_schemas as e;"
+    "python -c \"from table_controller.mqtt.payloads import export_json_schemas as e;"
     " e('docs/schemas')\""
 )
 

@@ -17,11 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.cards import Card
-from table_controller.cli import main
-from table_controller.engine.dealing import SeatStatus
-from table_controller.engine.settings import RuleProfile, TableSettings
-from table_controller.events import ConsoleAction, HandStarted, TableEvent
+from table_controller.domain.cards import Card
+from table_controller.domain.engine.dealing import SeatStatus
+from table_controller.domain.engine.settings import RuleProfile, TableSettings
+from table_controller.domain.events import ConsoleAction, HandStarted, TableEvent
 from table_controller.handhistory import (
     PhhError,
     StudHand,
@@ -32,10 +31,11 @@ from table_controller.handhistory import (
     write_phh,
     write_phhs,
 )
-from table_controller.journal import Journal
-from table_controller.replay import replay_hands
-from table_controller.script import event_to_op, parse_script
+from table_controller.records.journal import Journal
+from table_controller.records.replay import replay_hands
+from table_controller.records.script import event_to_op, parse_script
 from table_controller.simulation import deal_random
+from table_controller.tools.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / ".." / "shared" / "data" / "phh-wsop-2023-event43"
@@ -427,8 +427,8 @@ def test_cli_import_stdout_and_fill_unknown(
 def test_cards_gathered_after_the_hand_still_count_as_dealt() -> None:
     """Regression: a card-only table's last seat standing has its cards gathered into
     the muck one by one; the export must keep what it was dealt."""
-    from table_controller.events import CardPlaced, CardRemoved
-    from table_controller.zones import MUCK, Zone
+    from table_controller.domain.events import CardPlaced, CardRemoved
+    from table_controller.domain.zones import MUCK, Zone
 
     deal = deal_random([2, 3, 5, 8], random.Random(7), fold_chance=0.25)
     gathered: list[TableEvent] = []

@@ -21,13 +21,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.cli import main
 from table_controller.demo.dealer import HandPlan, plan_hand
-from table_controller.engine.settings import TableSettings
-from table_controller.events import HandStarted, TableEvent
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.events import HandStarted, TableEvent
 from table_controller.handhistory import export_events, read_phh, write_phh, write_phhs
-from table_controller.journal import Journal
-from table_controller.script import event_to_op
+from table_controller.records.journal import Journal
+from table_controller.records.script import event_to_op
+from table_controller.tools.cli import main
 
 DEMO_TABLE = TableSettings(auto_hands=True)
 """A card-only table like the demo's daemon (hands found from the cards)."""

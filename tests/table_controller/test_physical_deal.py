@@ -6,11 +6,11 @@ import random
 
 import pytest
 
-from table_controller.cards import DECK, Card, parse_cards
-from table_controller.engine.settings import RuleProfile
-from table_controller.events import CardPlaced, CardRemoved, HandStarted, TableEvent
+from table_controller.domain.cards import DECK, Card, parse_cards
+from table_controller.domain.engine.settings import RuleProfile
+from table_controller.domain.events import CardPlaced, CardRemoved, HandStarted, TableEvent
+from table_controller.domain.zones import BOARD, BURN, MUCK, Zone
 from table_controller.simulation import deal_cards, deal_random, deal_streets, random_folds
-from table_controller.zones import BOARD, BURN, MUCK, Zone
 
 
 def _ops(events: tuple[TableEvent, ...]) -> list[str]:

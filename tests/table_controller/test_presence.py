@@ -16,18 +16,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.cards import Card
-from table_controller.deck import load_decks
-from table_controller.events import (
+from table_controller.domain.cards import Card
+from table_controller.domain.events import (
     CardPlaced,
     CardRemoved,
     UnknownTag,
     UnknownTagRemoved,
     ZoneEvent,
 )
-from table_controller.layout import load_layout
-from table_controller.presence import PresenceTracker
-from table_controller.zones import BURN, MUCK, Zone
+from table_controller.domain.zones import BURN, MUCK, Zone
+from table_controller.table.deck import load_decks
+from table_controller.table.layout import load_layout
+from table_controller.table.presence import PresenceTracker
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYOUT = load_layout(ROOT / "hardware" / "layouts" / "table-8-long-rows.toml")

@@ -15,13 +15,12 @@ from pathlib import Path
 
 import mqtt_samples as sample
 import pytest
-from mqtt_broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from structlog.testing import capture_logs
+from table_controller.mqtt.broker_config import BrokerConfig
 
-from table_controller.config import BrokerConfig
-from table_controller.publisher import (
+from table_controller.mqtt.publisher import (
     BULK_LIMIT,
     OVERFLOW_CODE,
     REBIRTH_MIN_INTERVAL,
@@ -29,8 +28,9 @@ from table_controller.publisher import (
     CommandRequest,
     MqttPublisher,
 )
-from table_controller.sequence import SequenceCounter
-from table_controller.topics import TableTopics, is_secure
+from table_controller.mqtt.sequence import SequenceCounter
+from table_controller.mqtt.topics import TableTopics, is_secure
+from table_controller.testing.broker import WAIT, MosquittoBroker, RecordingSubscriber, wait_until
 
 TOPICS = TableTopics(sample.TABLE)
 
@@ -105,11 +105,11 @@ def test_status_online_then_offline_retained(
 
 _KILLED_CHILD = """
 import sys, time
-from table_controller.logging import configure_logging
+from table_controller.daemon.logging import configure_logging
 configure_logging("json", "warning")  # logs to stderr; stdout is our handshake
-from table_controller.config import BrokerConfig
-from table_controller.publisher import MqttPublisher
-from table_controller.sequence import SequenceCounter
+from table_controller.mqtt.broker_config import BrokerConfig
+from table_controller.mqtt.publisher import MqttPublisher
+from table_controller.mqtt.sequence import SequenceCounter
 pub = MqttPublisher("t1", BrokerConfig(host="127.0.0.1", port=int(sys.argv[1])),
                     SequenceCounter(sys.argv[2]))
 pub.start()

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.cards import DECK, parse_cards
-from table_controller.equity.evaluate import Game
-from table_controller.equity.readings import (
+from table_controller.domain.cards import DECK, parse_cards
+from table_controller.domain.equity.evaluate import Game
+from table_controller.domain.equity.readings import (
     Reading,
     hand_reading,
     high_reading,
@@ -19,7 +19,7 @@ from table_controller.equity.readings import (
     say,
     showing_reading,
 )
-from table_controller.hands import HandCategory, evaluate
+from table_controller.domain.hands import HandCategory, evaluate
 
 HIGH = [
     ("AsKsQsJsTs2c", "Royal flush"),

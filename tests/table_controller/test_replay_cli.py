@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from table_controller.cli import main
-from table_controller.journal import Journal
-from table_controller.replay import replay_path
+from table_controller.records.journal import Journal
+from table_controller.records.replay import replay_path
+from table_controller.tools.cli import main
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 
@@ -224,7 +224,7 @@ def test_issue9_item15_engine_failure_names_the_line_not_a_traceback(
 ) -> None:
     """The last line of defence: an engine bug still answers FILE:LINE (as an internal
     error the fuzz tests look for), never a traceback."""
-    from table_controller.engine import dealing
+    from table_controller.domain.engine import dealing
 
     def broken(self: object, event: object) -> None:
         raise ZeroDivisionError("boom")

@@ -30,11 +30,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.cli import main
-from table_controller.journal import Journal
-from table_controller.script import OPS, event_to_op
+from table_controller.records.journal import Journal
+from table_controller.records.script import OPS, event_to_op
 from table_controller.simulation import deal_random
 from table_controller.simulation.errors import ErrorKind, inject
+from table_controller.tools.cli import main
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 PHH_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "phh-wsop-2023-event43"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from table_controller.sequence import SequenceCounter, SequenceFileError
+from table_controller.mqtt.sequence import SequenceCounter, SequenceFileError
 
 
 def test_increasing_and_persisted_across_reopen(tmp_path: Path) -> None:
@@ -43,7 +43,7 @@ def test_threads_never_get_the_same_number(tmp_path: Path) -> None:
 
 _KILLED = """
 import sys
-from table_controller.sequence import SequenceCounter
+from table_controller.mqtt.sequence import SequenceCounter
 counter = SequenceCounter(sys.argv[1], block=50)
 while True:
     print(counter.next(), flush=True)

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from table_controller.cards import DECK, Card
-from table_controller.hands import first_to_act
+from table_controller.domain.cards import DECK, Card
+from table_controller.domain.hands import first_to_act
 
 pokerkit = pytest.importorskip("pokerkit")
 
@@ -123,7 +123,7 @@ def test_unequal_up_card_counts_deliberately_differ_from_pokerkit() -> None:
     (an ace alone beats 5-4-3-2), which matters only after irregular deals."""
     from pokerkit.state import _HighHandOpeningLookup
 
-    from table_controller.cards import parse_cards
+    from table_controller.domain.cards import parse_cards
 
     lookup = _HighHandOpeningLookup()
     ace, low_four = parse_cards("As"), parse_cards("5c4d3h2s")

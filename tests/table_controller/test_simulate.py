@@ -11,11 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.cli import main
-from table_controller.engine.dealing import DealingEngine
-from table_controller.events import CardPlaced, CardRemoved, UnknownTag
-from table_controller.journal import Journal, encode_record
-from table_controller.replay import replay_file
+from table_controller.domain.engine.dealing import DealingEngine
+from table_controller.domain.events import CardPlaced, CardRemoved, UnknownTag
+from table_controller.records.journal import Journal, encode_record
+from table_controller.records.replay import replay_file
 from table_controller.simulation.errors import ErrorKind
 from table_controller.simulation.kinds import DEAL_KINDS, KINDS, READER_KINDS
 from table_controller.simulation.live import JournalWatch
@@ -30,6 +29,7 @@ from table_controller.simulation.plan import (
 from table_controller.simulation.progress import ProgressBar
 from table_controller.simulation.report import DetectionReport, ObservedAlert, render
 from table_controller.simulation.runner import FAST_SETTINGS, simulate
+from table_controller.tools.cli import main
 
 EVERY_DEAL_KIND = dict.fromkeys(DEAL_KINDS, 0.07)  # 13 kinds: 91% of hands
 

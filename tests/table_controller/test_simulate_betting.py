@@ -19,12 +19,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.cli import main
-from table_controller.engine.alerts import Alert, Notice
-from table_controller.engine.betting import PotAwarded
-from table_controller.engine.dealing import DealingEngine, replay_events
-from table_controller.engine.outputs import ConsoleResult
-from table_controller.events import (
+from table_controller.domain.engine.alerts import Alert, Notice
+from table_controller.domain.engine.betting import PotAwarded
+from table_controller.domain.engine.dealing import DealingEngine, replay_events
+from table_controller.domain.engine.outputs import ConsoleResult
+from table_controller.domain.events import (
     CardPlaced,
     CardRemoved,
     ConsoleAction,
@@ -32,7 +31,8 @@ from table_controller.events import (
     HandStarted,
     TableEvent,
 )
-from table_controller.script import parse_script
+from table_controller.domain.zones import MUCK, ZoneKind
+from table_controller.records.script import parse_script
 from table_controller.simulation.kinds import CONSOLE_KINDS, DEAL_KINDS, KINDS, Level
 from table_controller.simulation.physical import PhysicalDeal, deal_random
 from table_controller.simulation.plan import (
@@ -44,7 +44,7 @@ from table_controller.simulation.plan import (
 )
 from table_controller.simulation.players import BettingPlayers
 from table_controller.simulation.runner import simulate
-from table_controller.zones import MUCK, ZoneKind
+from table_controller.tools.cli import main
 
 SCRIPTS = Path(__file__).parent.parent / "scripts"
 

@@ -8,8 +8,8 @@ import json
 import pytest
 import structlog
 
-from table_controller.logging import REDACTED, configure_logging, redact_secrets
-from table_controller.topics import TableTopics, TopicError, is_secure
+from table_controller.daemon.logging import REDACTED, configure_logging, redact_secrets
+from table_controller.mqtt.topics import TableTopics, TopicError, is_secure
 
 
 def test_topic_names() -> None:

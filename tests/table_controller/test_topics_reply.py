@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from table_controller.topics import TableTopics, TopicError, is_secure, shown_name
+from table_controller.mqtt.topics import TableTopics, TopicError, is_secure, shown_name
 
 
 def test_reply_topic_is_under_the_table_and_public() -> None:

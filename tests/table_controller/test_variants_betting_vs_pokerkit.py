@@ -50,20 +50,27 @@ from typing import Any
 
 import pytest
 
-from table_controller.cards import DECK, Card
-from table_controller.engine.dealing import DealingEngine, HandState
-from table_controller.engine.outputs import ConsoleResult
-from table_controller.engine.pots import Pot
-from table_controller.engine.settings import RuleProfile, TableSettings
-from table_controller.engine.variants import low_value_of
-from table_controller.events import CardPlaced, CardRemoved, ConsoleAction, HandStarted, TableEvent
-from table_controller.hands import Game, showing_value
-from table_controller.zones import BURN, MUCK, Zone
+from table_controller.domain.cards import DECK, Card
+from table_controller.domain.engine.dealing import DealingEngine, HandState
+from table_controller.domain.engine.outputs import ConsoleResult
+from table_controller.domain.engine.pots import Pot
+from table_controller.domain.engine.settings import RuleProfile, TableSettings
+from table_controller.domain.engine.variants import low_value_of
+from table_controller.domain.events import (
+    CardPlaced,
+    CardRemoved,
+    ConsoleAction,
+    HandStarted,
+    TableEvent,
+)
+from table_controller.domain.hands import Game, showing_value
+from table_controller.domain.zones import BURN, MUCK, Zone
 
 pytest.importorskip("pokerkit")
 
 import pokerkit
-from pokerkit_stud import AUTOMATIONS, GAME_CLASSES
+
+from table_controller.testing.pokerkit_stud import AUTOMATIONS, GAME_CLASSES
 
 ANTE, BRING_IN, SMALL, BIG = 1, 2, 5, 10
 CI_HANDS = 150

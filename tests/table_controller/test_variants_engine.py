@@ -22,12 +22,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from stud_script import Table, codes
 
-from table_controller.cards import Card, parse_cards
-from table_controller.engine.dealing import DealingEngine
-from table_controller.engine.outputs import ConsoleResult
-from table_controller.engine.pots import Pot, award_pots
-from table_controller.engine.settings import TableSettings
-from table_controller.engine.variants import (
+from table_controller.domain.cards import Card, parse_cards
+from table_controller.domain.engine.dealing import DealingEngine
+from table_controller.domain.engine.outputs import ConsoleResult
+from table_controller.domain.engine.pots import Pot, award_pots
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.engine.variants import (
     VARIANTS,
     Game,
     Showdown,
@@ -36,9 +36,9 @@ from table_controller.engine.variants import (
     showing_key,
     variant,
 )
-from table_controller.events import ConsoleAction
-from table_controller.hands import HandValue, best_low, evaluate, low_score
-from table_controller.script import parse_script
+from table_controller.domain.events import ConsoleAction
+from table_controller.domain.hands import HandValue, best_low, evaluate, low_score
+from table_controller.records.script import parse_script
 
 RAZZ, STUD, STUD8 = variant("razz"), variant("stud"), variant("stud8")
 
@@ -269,7 +269,7 @@ def test_razz_lowest_hand_wins_straights_and_flushes_do_not_count() -> None:
 def test_the_report_has_the_halves_in_stud8_only() -> None:
     engine = _play_checked("stud8", STUD8_HAND)
     assert engine.hand is not None
-    from table_controller.engine.report import hand_report
+    from table_controller.domain.engine.report import hand_report
 
     report = hand_report(engine.hand)
     assert (report["winners_high"], report["winners_low"]) == ([2], [4])
@@ -349,7 +349,7 @@ def test_low_score_matches_the_exhaustive_low_on_every_seven_card_multiset() -> 
 @settings(max_examples=300)
 @given(st.lists(st.sampled_from(range(52)), min_size=5, max_size=7, unique=True))
 def test_razz_showdown_prefers_the_lower_hand(indices: list[int]) -> None:
-    from table_controller.cards import DECK
+    from table_controller.domain.cards import DECK
 
     hand = [DECK[i] for i in indices]
     value = low_score(tuple(sorted(c.rank for c in hand)), False)

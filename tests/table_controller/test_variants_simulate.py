@@ -12,9 +12,9 @@ import json
 
 import pytest
 
-from table_controller.cli import main
-from table_controller.engine.variants import Game
+from table_controller.domain.engine.variants import Game
 from table_controller.simulation.runner import simulate
+from table_controller.tools.cli import main
 
 HANDS = 150
 

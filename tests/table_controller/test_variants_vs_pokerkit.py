@@ -29,15 +29,22 @@ from typing import Any
 
 import pytest
 
-from table_controller.engine.dealing import HandState, replay_events
-from table_controller.engine.settings import TableSettings
-from table_controller.hands import Game
+from table_controller.domain.engine.dealing import HandState, replay_events
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.hands import Game
 from table_controller.simulation import PhysicalDeal
 
 pytest.importorskip("pokerkit")
 
 import pokerkit
-from pokerkit_stud import PokerKitResult, compare_dealing, describe, play, random_hand
+
+from table_controller.testing.pokerkit_stud import (
+    PokerKitResult,
+    compare_dealing,
+    describe,
+    play,
+    random_hand,
+)
 
 CI_HANDS = 300
 SOAK_HANDS = 10_000

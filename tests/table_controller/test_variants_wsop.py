@@ -31,11 +31,11 @@ from typing import Any
 
 import pytest
 
-from table_controller.engine.report import hand_report
-from table_controller.engine.variants import Game
+from table_controller.domain.engine.report import hand_report
+from table_controller.domain.engine.variants import Game
 from table_controller.handhistory import export_script, import_hand, read_phh, write_phh
-from table_controller.replay import replay_hands
-from table_controller.script import parse_script
+from table_controller.records.replay import replay_hands
+from table_controller.records.script import parse_script
 
 pokerkit = pytest.importorskip("pokerkit")
 

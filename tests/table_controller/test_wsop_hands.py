@@ -31,9 +31,9 @@ from typing import Any
 
 import pytest
 
-from table_controller.cards import Card, parse_cards
-from table_controller.engine.dealing import SeatStatus, replay_events
-from table_controller.engine.settings import RuleProfile, TableSettings
+from table_controller.domain.cards import Card, parse_cards
+from table_controller.domain.engine.dealing import SeatStatus, replay_events
+from table_controller.domain.engine.settings import RuleProfile, TableSettings
 from table_controller.simulation import PhysicalDeal, deal_streets
 
 REPO = Path(__file__).resolve().parents[2]

@@ -19,10 +19,10 @@ from typing import TextIO
 
 from firmware_bridge.emulator import random_uid
 from firmware_bridge.messages import RequestInventory
-from table_controller.cards import Card
-from table_controller.deck import load_decks
-from table_controller.layout import load_layout
+from table_controller.domain.cards import Card
 from table_controller.simulation.emulated_table import EmulatedTable
+from table_controller.table.deck import load_decks
+from table_controller.table.layout import load_layout
 from table_controller.tools.deck_register import REGISTRATION_ORDER
 
 REPO = Path(__file__).resolve().parents[2]

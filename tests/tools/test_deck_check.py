@@ -13,8 +13,8 @@ from deck_rig import BLUE, READER, RED, ZONE, Command, Table
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.cards import Card
-from table_controller.deck import load_deck, load_decks
+from table_controller.domain.cards import Card
+from table_controller.table.deck import load_deck, load_decks
 from table_controller.tools.deck_check import DeckCheck, render_report
 from table_controller.tools.deck_register import REGISTRATION_ORDER, Line
 
@@ -148,7 +148,7 @@ def test_check_names_missing_extra_and_foreign_end_to_end(table: Table, tmp_path
 
 def test_check_of_a_malformed_deck_is_one_line_and_exit_2(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from table_controller.cli import main
+    from table_controller.tools.cli import main
 
     bad = tmp_path / "red.toml"
     uid = RED_TAGS[Card.parse("9s")]

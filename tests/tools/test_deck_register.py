@@ -16,10 +16,10 @@ from deck_rig import BLUE, READER, RED, ZONE, Command, Table, new_deck_tags
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.cards import Card
-from table_controller.cli import main
-from table_controller.config_file import ConfigError
-from table_controller.deck import load_deck, load_decks
+from table_controller.domain.cards import Card
+from table_controller.table.config_file import ConfigError
+from table_controller.table.deck import load_deck, load_decks
+from table_controller.tools.cli import main
 from table_controller.tools.deck_command import (
     deck_file_text,
     load_partial,

@@ -16,15 +16,15 @@ import pytest
 from deck_rig import LAYOUT, RED, WAIT, Command
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mqtt_broker import MosquittoBroker
 
-from table_controller.cards import Card
-from table_controller.cli import main
-from table_controller.journal import read_journal
-from table_controller.layout import load_layout
+from table_controller.domain.cards import Card
+from table_controller.domain.zones import Zone
+from table_controller.records.journal import read_journal
+from table_controller.table.layout import load_layout
+from table_controller.testing.broker import MosquittoBroker
+from table_controller.tools.cli import main
 from table_controller.tools.emulate import Command as EmulatorCommand
 from table_controller.tools.emulate import EmulateError, parse_command
-from table_controller.zones import Zone
 
 TABLE_LAYOUT = load_layout(LAYOUT)
 DECKS = ("red", "blue")

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_controller.layout import load_layout
+from table_controller.table.layout import load_layout
 from table_controller.tools.layout_walk import (
     LayoutWalk,
     Prompt,

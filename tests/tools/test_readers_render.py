@@ -6,7 +6,7 @@ from __future__ import annotations
 from firmware_bridge.figures import FigureCounter
 from firmware_bridge.link import ConnectionState, LinkProblem, LinkStats
 from firmware_bridge.messages import Heartbeat, Hello, ReaderFault, TagArrived
-from table_controller.layout import TableLayout
+from table_controller.table.layout import TableLayout
 from table_controller.tools.readers_view import render
 
 LAYOUT = TableLayout.model_validate({

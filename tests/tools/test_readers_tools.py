@@ -18,12 +18,12 @@ from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
-from mqtt_broker import MosquittoBroker
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 
 from firmware_bridge.emulator import ReaderEmulator
 from firmware_bridge.link import LinkProblem
-from table_controller.payloads import AntennaStats, ReaderStats, ReaderStatus, to_json
+from table_controller.mqtt.payloads import AntennaStats, ReaderStats, ReaderStatus, to_json
+from table_controller.testing.broker import MosquittoBroker
 
 REPO = Path(__file__).resolve().parents[2]
 WAIT = 30.0
@@ -250,7 +250,7 @@ def test_live_view_in_tmux_shows_every_reader_and_why(tmp_path: Path) -> None:
 _AS_NOBODY = """
 import os, sys, time
 from firmware_bridge.link import ConnectionState, ReaderLink
-from table_controller.logging import configure_logging
+from table_controller.daemon.logging import configure_logging
 from table_controller.tools.readers_view import state_line
 configure_logging("console", "warning")  # on stderr
 os.setgid(65534)

@@ -1,0 +1,188 @@
+"""Lookup tables for the pure-Python hand evaluator in :mod:`table_controller.domain.hands`.
+
+Theory of operation
+-------------------
+A hand's value is one int, the *strength*::
+
+    category << 20 | r1 << 16 | r2 << 12 | r3 << 8 | r4 << 4 | r5
+
+``category`` is 0 (high card) .. 8 (straight flush) and ``r1..r5`` are the ranks
+(2..14) that decide ties, most significant first, with unused slots 0. Only the
+ranks that matter are stored (a straight keeps just its top card, a full house just
+its two ranks), so equal strengths mean exactly "split the pot" and bigger ints are
+better hands. The same int can be decoded back into words, which is what
+:func:`table_controller.domain.hands.describe` does.
+
+Evaluating 5, 6 or 7 distinct cards (card indices 0..51, ``(rank - 2) * 4 + suit``):
+
+1. Sum one precomputed code per card. The low 32 bits of the sum are the rank
+   multiset written in base 5 (``count[rank]`` is a base-5 digit, at most 4); the
+   four 4-bit lanes from bit 32 up count cards per suit.
+2. Adding 3 to every suit lane sets a lane's top bit exactly when that suit holds five
+   or more cards: that is the flush test, one add and one mask.
+3. No flush: the rank multiset alone fixes the value, looked up in
+   ``Tables.rank_multiset_values`` (every multiset of 5, 6 or 7 ranks: 73,775 keys).
+4. Flush: with at most seven cards only one suit can hold five, and neither quads nor
+   a full house can coexist with a flush, so the value is that suit's best flush or
+   straight flush, looked up by the suit's 13-bit rank mask in ``Tables.flush_values``.
+
+The tables are built on first use (:func:`tables`, about 0.7 s) from the
+rules of poker written out below, not from any other evaluator; the tests cross-check them
+against phevaluator and PokerKit.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from itertools import combinations_with_replacement
+from typing import Final, NamedTuple
+
+HIGH_CARD: Final = 0
+PAIR: Final = 1
+TWO_PAIR: Final = 2
+THREE_OF_A_KIND: Final = 3
+STRAIGHT: Final = 4
+FLUSH: Final = 5
+FULL_HOUSE: Final = 6
+FOUR_OF_A_KIND: Final = 7
+STRAIGHT_FLUSH: Final = 8
+
+CATEGORY_SHIFT: Final = 20
+"""Bits below the category: five 4-bit rank slots."""
+
+SUIT_SHIFT: Final = 32
+"""Where the per-suit counting lanes start in a summed card code (5**13 < 2**31)."""
+
+RANK_KEY_MASK: Final = (1 << SUIT_SHIFT) - 1
+FLUSH_PROBE: Final = 0x3333
+"""Added to the four suit lanes: a lane holding 5+ cards then has its top bit set."""
+FLUSH_LANES: Final = 0x8888
+
+ACE: Final = 14
+_WHEEL_MASK: Final = 0b1_0000_0000_1111  # A, 5, 4, 3, 2 as rank bits (rank - 2)
+
+
+def pack(category: int, ranks: list[int]) -> int:
+    """Return the strength int for ``category`` and up to five tie-break ranks."""
+    value = category
+    for rank in ranks:
+        value = value << 4 | rank
+    return value << 4 * (5 - len(ranks))
+
+
+def _straight_top_of(rank_mask: int) -> int:
+    for top in range(ACE, 5, -1):
+        window = 0b11111 << (top - 6)
+        if rank_mask & window == window:
+            return top
+    if rank_mask & _WHEEL_MASK == _WHEEL_MASK:
+        return 5
+    return 0
+
+
+STRAIGHT_TOPS: Final[tuple[int, ...]] = tuple(_straight_top_of(mask) for mask in range(1 << 13))
+"""13-bit rank mask (bit ``rank - 2``) -> top rank of its best straight, 0 for none.
+
+The wheel (A-2-3-4-5) is five high.
+"""
+
+
+def _ranks_in(rank_mask: int) -> list[int]:
+    """Ranks present in a 13-bit mask, highest first."""
+    return [rank for rank in range(ACE, 1, -1) if rank_mask >> (rank - 2) & 1]
+
+
+def value_from_ranks(ranks: tuple[int, ...]) -> int:
+    """Best five-card value of 5 to 7 ranks (2..14) whose suits make no flush."""
+    counts: dict[int, int] = {}
+    for rank in ranks:
+        counts[rank] = counts.get(rank, 0) + 1
+    # Count first, then rank, both high to low: the order a dealer reads a hand in.
+    groups = sorted(((n, rank) for rank, n in counts.items()), reverse=True)
+    top_count, top_rank = groups[0]
+    second_count = groups[1][0]
+    if top_count == 4:
+        return pack(FOUR_OF_A_KIND, [top_rank, max(rank for _, rank in groups[1:])])
+    if top_count == 3 and second_count >= 2:
+        # Of two sets the lower plays as the pair, and a pair above it beats that.
+        return pack(FULL_HOUSE, [top_rank, max(rank for n, rank in groups[1:] if n >= 2)])
+    top = STRAIGHT_TOPS[sum(1 << (rank - 2) for rank in counts)]
+    if top:
+        return pack(STRAIGHT, [top])
+    if top_count == 3:
+        return pack(THREE_OF_A_KIND, [top_rank, groups[1][1], groups[2][1]])
+    if top_count == 2 and second_count == 2:
+        # A third pair's rank can be the kicker, so take the best of everything left.
+        kicker = max(rank for _, rank in groups[2:])
+        return pack(TWO_PAIR, [top_rank, groups[1][1], kicker])
+    if top_count == 2:
+        return pack(PAIR, [top_rank, *(rank for _, rank in groups[1:4])])
+    return pack(HIGH_CARD, [rank for _, rank in groups[:5]])
+
+
+def flush_value(rank_mask: int) -> int:
+    """Best five-card value of five or more cards of one suit, given their rank mask."""
+    top = STRAIGHT_TOPS[rank_mask]
+    if top:
+        return pack(STRAIGHT_FLUSH, [top])
+    return pack(FLUSH, _ranks_in(rank_mask)[:5])
+
+
+_POW5: Final[tuple[int, ...]] = (0, 0, *(5 ** (rank - 2) for rank in range(2, ACE + 1)))
+
+
+def rank_key(ranks: tuple[int, ...] | list[int]) -> int:
+    """The base-5 key of a rank multiset, as the summed card codes spell it."""
+    return sum(map(_POW5.__getitem__, ranks))
+
+
+def _build_rank_table() -> dict[int, int]:
+    table: dict[int, int] = {}
+    # 73,775 keys share 6,175 distinct values: sharing one int object per value keeps
+    # the table smaller, so more of it stays in cache during lookups (~15 % faster).
+    shared: dict[int, int] = {}
+    for size in (5, 6, 7):
+        for ranks in combinations_with_replacement(range(2, ACE + 1), size):
+            # A rank can appear at most four times in one deck (ranks come sorted).
+            if any(map(int.__eq__, ranks, ranks[4:])):
+                continue
+            value = value_from_ranks(ranks)
+            table[rank_key(ranks)] = shared.setdefault(value, value)
+    return table
+
+
+def _build_flush_table() -> list[int]:
+    # Masks with fewer than five ranks never reach this table; 0 marks them.
+    return [
+        flush_value(mask) if 5 <= mask.bit_count() <= 7 else 0 for mask in range(1 << 13)
+    ]
+
+
+class Tables(NamedTuple):
+    """The two evaluation tables, built together on first use."""
+
+    rank_multiset_values: dict[int, int]
+    """Base-5 rank key -> strength, for every multiset of 5, 6 or 7 ranks (no flush)."""
+    flush_values: list[int]
+    """13-bit rank mask of one suit -> strength of its best flush or straight flush."""
+
+
+@cache
+def tables() -> Tables:
+    """Build (once, about 0.7 s) and return the evaluation tables.
+
+    Built lazily rather than at import so that importing the package, e.g. for the
+    CLI's ``--help``, stays instant.
+    """
+    return Tables(_build_rank_table(), _build_flush_table())
+
+
+CARD_CODES: Final[tuple[int, ...]] = tuple(
+    5 ** (index >> 2) + (1 << (SUIT_SHIFT + 4 * (index & 3))) for index in range(52)
+)
+"""Per card index: its base-5 rank digit plus one count in its suit's lane."""
+
+SUIT_RANK_BITS: Final[tuple[int, ...]] = tuple(
+    1 << (16 * (index & 3) + (index >> 2)) for index in range(52)
+)
+"""Per card index: its rank bit in a 16-bit lane per suit (sum = OR for distinct cards)."""

@@ -1,0 +1,1315 @@
+"""The dealing tracker: what a dealer and a floor supervisor know, from cards alone.
+
+Theory of operation
+-------------------
+The engine consumes :mod:`table_controller.domain.events` one at a time
+(:meth:`DealingEngine.apply`) and returns what they caused: :class:`Alert`
+records and :class:`GameEvent` records. It never raises on table reality: a
+physical mistake is flagged and the best reconstruction of the truth is kept.
+
+Deal order is tracked by *cards received* per seat. Card ``k`` of a seat
+(1..7) belongs to round ``k``: rounds 1-3 make 3rd street (down, down, up),
+rounds 4-6 are 4th-6th street (up) and round 7 is the river (down). The seat
+due next is the live seat, in position order (seat 1 is at the dealer's left),
+with the fewest cards; a card anywhere else is ``out_of_order``. Burns are
+counted per street; the first card of a street checks that its burn happened.
+
+Ownership and location are separate: a card dealt to a seat belongs to that
+seat until it lands somewhere else (the muck: a fold; another seat or the burn
+pile: a correction). A tag that merely leaves its antenna (a player lifting a
+hole card to look at it) is still that seat's card.
+
+Seed rules implemented here (RULES.md): 5, 7 (card-only reading), 8 (when
+stacks are known), 11 (a card off the table shows up as an exposed card),
+12 (announcements), 13, 15, 16/17 (the face of the last card), 18.
+Rules that need betting knowledge (6, 9, 10, 14, 19 and the betting parts of
+7, 16 and 17) belong to the console layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from table_controller.domain._hand_tables import CATEGORY_SHIFT
+from table_controller.domain.cards import DECK, Card
+from table_controller.domain.engine.alerts import NOTICE_CODES, RULE_OF, Alert, AlertCode, Notice
+from table_controller.domain.engine.console import TableConsole
+from table_controller.domain.engine.hand import (
+    CARDS_PER_HAND,
+    DOWN,
+    UP,
+    HandState,
+    HeldCard,
+    Phase,
+    Reshuffle,
+    SeatState,
+    SeatStatus,
+    expected_face,
+    street_of_card,
+)
+from table_controller.domain.engine.outputs import (
+    ConsoleResult,
+    EngineOutput,
+    GameEvent,
+    GameEventKind,
+    ReplyCode,
+    ShownHand,
+)
+from table_controller.domain.engine.settings import TableSettings, stacks_problem
+from table_controller.domain.engine.variants import (
+    Variant,
+    bring_in_card,
+    bring_in_of,
+    describe_hand,
+    describe_showing,
+    key_has_pair,
+    low_value_of,
+    primary_value,
+    showing_key,
+    variant,
+)
+from table_controller.domain.events import (
+    BetAction,
+    CardPlaced,
+    CardRemoved,
+    ConsoleAction,
+    FloorRuling,
+    HandEnded,
+    HandStarted,
+    SeatName,
+    TableEvent,
+    UnknownTag,
+)
+from table_controller.domain.hands import HandCategory, HandValue, showing_value
+from table_controller.domain.zones import Zone, ZoneKind
+
+__all__ = [  # the hand's data lives in engine/hand.py; these names stay importable here
+    "CARDS_PER_HAND",
+    "DealingEngine",
+    "HandState",
+    "HandTracker",
+    "HeldCard",
+    "NoHandError",
+    "Phase",
+    "SeatState",
+    "SeatStatus",
+    "expected_face",
+    "replay_events",
+    "street_of_card",
+]
+
+_PAIR_FLOOR = int(HandCategory.PAIR) << CATEGORY_SHIFT
+"""The least strength of a board showing a pair or more (rule 12 announces it)."""
+
+
+class NoHandError(LookupError):
+    """Asked for the current hand before the first hand started."""
+
+
+class DealingEngine:
+    """Applies zone events to the table, one hand at a time.
+
+    Create one per table; feed every event through :meth:`apply`, which returns
+    what the event caused; call :meth:`finish_hand` when the hand is over (a new
+    ``hand`` does it too). The engine itself holds only what lasts across hands
+    (settings, the roster, the hand count); each hand is a :class:`HandTracker`
+    around its :class:`HandState`. Between the first input and the first hand
+    there is no tracker: :meth:`current_hand` says so with :class:`NoHandError`.
+    """
+
+    def __init__(self, settings: TableSettings | None = None) -> None:
+        self.settings = settings or TableSettings()
+        self.variant: Variant = variant(self.settings.game)
+        """The game's choices (bring-in, first to act, open pair, showdown)."""
+        self._tracker: HandTracker | None = None
+        self._at = 0.0
+        """The time of the last input: ``finish_hand`` (no event of its own) uses it."""
+        self.hands_played = 0
+        self.names: dict[int, tuple[str, str | None]] = {}
+        """seat -> (player name, country code) from the console (issue 12); kept across
+        hands until changed or cleared. Public: shown on ``state`` and every page."""
+
+    # ----------------------------------------------------------------- public
+
+    @property
+    def hand(self) -> HandState | None:
+        """The hand in progress, or the last one once it ended; None before the first.
+
+        Readers (reports, the daemon's state) use this; code that needs a hand
+        asks :meth:`current_hand`.
+        """
+        tracker = self._tracker
+        return None if tracker is None else tracker.hand
+
+    def current_hand(self) -> HandState:
+        """The hand in progress or the last one; :class:`NoHandError` before the first."""
+        tracker = self._tracker
+        if tracker is None:
+            raise NoHandError("no hand has started on this table yet")
+        return tracker.hand
+
+    def apply(self, event: TableEvent) -> list[EngineOutput]:
+        """Apply one event; return the alerts, notices, game events and console
+        result it caused."""
+        self._at = event.at
+        if isinstance(event, SeatName):  # the roster: no hand needed, no rule involved
+            if event.name:
+                self.names[event.seat] = (event.name, event.country)
+            else:
+                self.names.pop(event.seat, None)
+            return [ConsoleResult(True, message=f"seat {event.seat}: "
+                                  + (event.name or "name cleared"))]
+        if isinstance(event, HandStarted):
+            refusal = self.refuse_hand(event)
+            if refusal is not None:
+                return [refusal]
+            out: list[EngineOutput] = []
+            closed = ""
+            tracker = self._tracker
+            if tracker is not None and not tracker.hand.finished:
+                closed, closing = tracker.close_hand(by_console=event.console, at=event.at)
+                out += closing
+            out += self._start_hand(event)
+            started = f"hand {self.current_hand().number} started"
+            out.append(ConsoleResult(True, message=f"{closed}; {started}" if closed
+                                     else started))
+            return out
+        if isinstance(event, ConsoleAction | FloorRuling | HandEnded):
+            return self._console_input(event)
+        auto_start = (
+            self._start_hand(HandStarted((), at=event.at)) if self.starts_hand(event) else None
+        )
+        tracker = self._tracker
+        if tracker is None:
+            return []  # a card before any hand (no auto hands): nothing to apply it to
+        if isinstance(event, CardPlaced):
+            out = tracker.place(event.card, event.zone, event.deck, at=event.at)
+        elif isinstance(event, CardRemoved):
+            out = tracker.remove(event.card, event.zone, at=event.at)
+        elif isinstance(event, UnknownTag):
+            out = tracker.unknown(event.zone, at=event.at)
+        else:
+            out = []  # an unknown tag leaving, or another edge-only event
+        return out if auto_start is None else auto_start + out
+
+    def _console_input(self, event: ConsoleAction | FloorRuling | HandEnded
+                       ) -> list[EngineOutput]:
+        tracker = self._tracker
+        hand = tracker.hand if tracker is not None else None
+        confirms_fold = (  # the fold that ended the hand reached the muck first
+            isinstance(event, ConsoleAction)
+            and event.action is BetAction.FOLD
+            and hand is not None
+            and hand.console is not None
+            and event.seat in hand.seats
+            and event.seat not in hand.live_seats
+        )
+        if tracker is None or (
+            tracker.hand.finished and not isinstance(event, HandEnded) and not confirms_fold
+        ):
+            return [ConsoleResult(False, ReplyCode.HAND_OVER, "no hand is in progress")]
+        return tracker.console_input(event)
+
+    def starts_hand(self, event: TableEvent) -> bool:
+        """Whether ``event`` opens a new auto hand (card-only tables, ``auto_hands``).
+
+        The first card dealt to a seat or the burn pile on a clear table does;
+        the daemon asks first so that the journal records the hand start
+        (``{"op":"hand","players":[]}``) before the card.
+        """
+        if not self.settings.auto_hands or not isinstance(event, CardPlaced):
+            return False  # checked first: this runs for every event
+        tracker = self._tracker
+        return event.zone.kind not in (ZoneKind.MUCK, ZoneKind.BOARD) and (
+            tracker is None or tracker.hand.cleared
+        )
+
+    def refuse_hand(self, event: HandStarted) -> ConsoleResult | None:
+        """Why the console's ``hand`` cannot start a hand now, or ``None`` if it can.
+
+        A console ``hand`` (``event.console``) never drops a hand in progress
+        without its result: while cards of the current hand are being dealt and
+        its result is not due yet, it is refused (``hand_in_progress``, nothing
+        changes); ``end`` closes such a hand first. A hand whose showdown is due
+        (its last card dealt, no betting round open) or that has no card yet is
+        closed by the new ``hand``, visibly (docs/console.md). A script's
+        ``hand`` line (not from the console) always starts the next hand, as
+        CONFORMANCE.md says. The daemon asks before journaling the command.
+        """
+        if event.console:
+            problem = stacks_problem(event.stacks, self.settings.ante)
+            if problem is not None:
+                return ConsoleResult(False, ReplyCode.BAD_STACKS, problem)
+        hand = self.hand
+        if not event.console or hand is None or hand.finished or not hand.where:
+            return None
+        card_only = hand.console is None  # only the wording differs
+        kind = "card-only " if card_only else ""
+        what = f"{kind}hand {hand.number} is in progress"
+        open_round = hand.rules.open_round()
+        if open_round is not None:
+            return ConsoleResult(
+                False,
+                ReplyCode.HAND_IN_PROGRESS,
+                f"{what}: the betting on {_street_name(open_round)} is not complete; finish"
+                " it, then `end` the hand before starting the next",
+            )
+        if hand.showdown_due:
+            return None
+        street = _street_name(hand.street) if hand.street is not None else "its first street"
+        how = (
+            "let the dealer finish and clear the table (the hand then ends by itself)"
+            if card_only and hand.auto
+            else "finish dealing it"
+        )
+        return ConsoleResult(
+            False,
+            ReplyCode.HAND_IN_PROGRESS,
+            f"{what} ({street} being dealt): {how}, or send `end` to close it without a"
+            " result first",
+        )
+
+    def finish_hand(self) -> list[EngineOutput]:
+        """Close the current hand: showdown checks (rule 18) and the winners."""
+        tracker = self._tracker
+        return [] if tracker is None else tracker.finish(at=self._at)
+
+    # ------------------------------------------------------------ hand start
+
+    def _start_hand(self, event: HandStarted) -> list[EngineOutput]:
+        out = self.finish_hand()
+        self.hands_played += 1
+        number = event.hand_id if event.hand_id is not None else self.hands_played
+        players = tuple(sorted(set(event.players)))
+        stacks = event.stacks or {}
+        seats = {s: SeatState(seat=s, stack=stacks.get(s)) for s in players}
+        hand = HandState(
+            number=number,
+            players=players,
+            seats=seats,
+            phase=Phase.DEALING if players else Phase.FORMING,
+            auto=not players,
+            stacks=dict(stacks) if event.stacks is not None else None,
+            game=self.variant.game,
+        )
+        tracker = self._tracker = HandTracker(hand, self.settings, self.variant)
+        return out + tracker.started(console=event.console, at=event.at)
+
+
+class HandTracker:
+    """One hand being dealt: applies card events and console inputs to its
+    :class:`HandState` and returns what each caused.
+
+    It is the dealing side of the rules (RULES.md numbers in the module doc) and
+    the :class:`~table_controller.domain.engine.console.HandPort` the console rules talk
+    to. Every public entry point returns the outputs of that one input; the
+    console's calls during an input add to that input's outputs.
+    """
+
+    def __init__(self, hand: HandState, settings: TableSettings, game: Variant) -> None:
+        self.hand = hand
+        self.settings = settings
+        self.variant: Variant = game
+        """The game's choices (bring-in, first to act, open pair, showdown)."""
+        self._out: list[EngineOutput] = []
+        self._at = 0.0
+
+    # -------------------------------------------------------- entry points
+
+    def _begin(self, at: float) -> list[EngineOutput]:
+        """Start one input: its time, and a fresh list of what it causes."""
+        self._at = at
+        out: list[EngineOutput] = []
+        self._out = out
+        return out
+
+    def started(self, *, console: bool, at: float) -> list[EngineOutput]:
+        """The hand begins: ``hand_started``; a console hand gets its betting now."""
+        out = self._begin(at)
+        hand = self.hand
+        self._emit(GameEventKind.HAND_STARTED, text=f"hand {hand.number}")
+        if console and len(hand.players) >= 2:
+            # Started at the console: chips and turn are tracked from the first card.
+            hand.attach_console(TableConsole(self, hand, self.settings))
+        return out
+
+    def place(self, card: Card, zone: Zone, deck: str | None, *, at: float
+              ) -> list[EngineOutput]:
+        """A card's tag was seen in ``zone``."""
+        self._at = at  # _begin inlined: this runs for every card
+        out: list[EngineOutput] = []
+        self._out = out
+        self._place(card, zone, deck)
+        return out
+
+    def remove(self, card: Card, zone: Zone, *, at: float) -> list[EngineOutput]:
+        """A card's tag left ``zone``."""
+        out = self._begin(at)
+        self._remove(card, zone)
+        return out
+
+    def unknown(self, zone: Zone, *, at: float) -> list[EngineOutput]:
+        """A tag that is no registered card was seen in ``zone``."""
+        out = self._begin(at)
+        self._unknown(zone)
+        return out
+
+    def console_input(self, event: ConsoleAction | FloorRuling | HandEnded
+                      ) -> list[EngineOutput]:
+        """A console action, floor ruling or ``end``: exactly one console result."""
+        out = self._begin(event.at)
+        hand = self.hand
+        console = hand.console
+        if console is None:  # a console hand is born here (or in ``started``)
+            if isinstance(event, HandEnded):
+                self.reply(ConsoleResult(True, message=self._close()))
+                return out
+            if len(hand.players) < 2:
+                self.reply(ConsoleResult(False, ReplyCode.NO_BETTING_ROUND,
+                                         "the hand has no players yet"))
+                return out
+            console = TableConsole(self, hand, self.settings)
+            hand.attach_console(console)
+        console.apply(event)
+        return out
+
+    def close_hand(self, *, by_console: bool, at: float) -> tuple[str, list[EngineOutput]]:
+        """Close the hand for the next one: what the reply says, and the outputs."""
+        out = self._begin(at)
+        return self._close(by_console=by_console), out
+
+    def finish(self, *, at: float) -> list[EngineOutput]:
+        """Showdown checks (rule 18) and the winners."""
+        out = self._begin(at)
+        self._finish()
+        return out
+
+    # ------------------------------------------- the HandPort of the console
+
+    def alert(self, code: AlertCode, seat: int | None, street: int | None,
+              message: str) -> None:
+        """Raise ``code`` for the input being applied (a notice when nobody must act)."""
+        self._alert(code, seat, street, message)
+
+    def emit(self, kind: GameEventKind, *, seat: int | None = None,
+             street: int | None = None, text: str | None = None,
+             amount: int | None = None) -> None:
+        """Emit a game event for the input being applied."""
+        self._emit(kind, seat=seat, street=street, text=text, amount=amount)
+
+    def fold(self, seat: int) -> None:
+        """The console folded ``seat`` (its betting knows already)."""
+        self._fold(seat, by_console=True)
+
+    def kill(self, seat: int, reason: str) -> None:
+        """The floor ruled ``seat``'s hand dead."""
+        self._kill(seat, reason)
+
+    def award(self, winners: list[int]) -> None:
+        """The betting ended the hand: ``winners`` took the pot without a showdown."""
+        if self.hand.finished:
+            return  # the result is decided once: ENDED is final (a late kill or fold)
+        self._award(winners, showdown=False)
+
+    def close(self) -> str:
+        """The console's ``end``: close the hand; what the reply says about it."""
+        return self._close()
+
+    def reply(self, result: ConsoleResult) -> None:
+        """The console's answer to the input being applied."""
+        self._out.append(result)
+
+    # ------------------------------------------------------------ closing
+
+    def _close(self, *, by_console: bool = True) -> str:
+        """Close the current hand: the console's ``end`` or a new ``hand`` (a
+        script's ``hand`` line: ``by_console`` false).
+
+        With its result when it has one (the showdown, or the seat left); a hand
+        closed before that gets a ``hand_result`` with no winners after an
+        announcement saying why, so nobody watching sees a hand just vanish.
+        Returns what the console's reply says about it.
+        """
+        hand = self.hand
+        number = hand.number
+        if hand.finished:
+            return f"hand {number} closed"
+        self._finish()
+        if hand.result is not None:
+            return f"hand {number} closed: {hand.result}"
+        if not hand.where:
+            where = "before any card was dealt"
+        else:
+            street = _street_name(hand.street) if hand.street is not None else "3rd street"
+            where = f"on {street}, before its showdown"
+        self._emit(
+            GameEventKind.ANNOUNCEMENT,
+            street=hand.street,
+            text=f"Hand {number} was closed{' at the console' if by_console else ''} {where}:"
+            " it has no result.",
+        )
+        self._award([], showdown=False)
+        return f"hand {number} closed {where}, without a result"
+
+    def _finish(self) -> None:
+        hand = self.hand
+        if hand.finished:
+            return
+        live = hand.live_seats
+        reached_seventh = hand.community is not None or any(
+            hand.seats[s].received >= CARDS_PER_HAND for s in live
+        )
+        rules = hand.rules
+        if (len(live) >= 2 or rules.pays_pots) and reached_seventh:
+            for seat_no in live:
+                seat = hand.seats[seat_no]
+                count = len(seat.cards) + (1 if hand.community is not None else 0)
+                if count < CARDS_PER_HAND and not rules.is_ruled_live(seat_no):
+                    self._alert(
+                        AlertCode.SHORT_HAND,
+                        seat_no,
+                        7,
+                        f"Seat {seat_no} reached showdown with {count} cards instead of seven:"
+                        " the hand is dead unless the floor rules it live.",
+                    )
+                    self._kill(seat_no, "short hand at showdown")
+            if not hand.finished:  # killing a short hand can leave one seat: already won
+                self._showdown()
+        self._end()
+
+    # --------------------------------------------------------------- routing
+
+    def _unknown(self, zone: Zone) -> None:
+        hand = self.hand
+        self._alert(
+            AlertCode.UNKNOWN_CARD,
+            zone.seat,
+            hand.street,
+            f"A card that is not in the registered deck appeared at {_where(zone)}:"
+            " remove it from the table.",
+        )
+
+    def _place(self, card: Card, zone: Zone, deck: str | None = None) -> None:
+        hand = self.hand
+        if card not in hand.where:
+            # First sight of the card this hand, nearly every event of a deal: no
+            # copy, owner, muck or burn history to look at.
+            hand.where[card] = [zone]
+            hand.first_deck[card] = deck
+            hand.last_zone[card] = zone
+            kind = zone.kind
+            if kind is ZoneKind.BURN:
+                self._burn(card)
+            elif kind is ZoneKind.BOARD:
+                self._board(card)
+            elif zone.seat is not None:
+                self._deal(card, zone.seat, kind)
+            return
+        present = hand.where[card]
+        # Presence names the deck of each tag: another deck's copy of a card on the
+        # table is a second physical card even where the first one lies.
+        first_deck = hand.first_deck.setdefault(card, deck)
+        second_copy = bool(present) and deck != first_deck  # None: a script's one deck
+        if zone in present and not second_copy:
+            return  # already seen there: nothing new
+        owner = hand.owner.get(card)
+        from_muck = hand.last_zone.get(card) == _MUCK or _MUCK in present
+        if present:
+            if not second_copy and (
+                zone.kind is ZoneKind.MUCK
+                or all(z.kind in _DEALER_PILES for z in present)
+                or all(z.seat == zone.seat for z in present)  # turned over at its seat
+            ):
+                # A card dropped on the muck, or taken from the muck or burn pile, is
+                # moving (the remove was not seen): a second copy would need a second
+                # deck, and presence tells decks apart before the engine.
+                for old in list(present):
+                    self._leave(card, old)
+                owner = hand.owner.get(card)  # leaving may take it out of play (rule 14)
+            else:
+                self._alert(
+                    AlertCode.DUPLICATE_CARD,
+                    zone.seat,
+                    hand.street,
+                    f"{_public_name(card, zone, present[0])} appeared at {_where(zone)} while"
+                    f" it is already at {_where(present[0])}: two copies of one card are on"
+                    " the table.",
+                )
+                owner = None  # the new copy belongs to nobody yet
+                hand.second_copies = True
+        present.append(zone)
+        hand.last_zone[card] = zone
+        if owner is not None and zone.seat != owner:
+            self._detach(card, owner, zone)
+        if zone.kind is ZoneKind.MUCK:
+            return
+        if zone.kind is ZoneKind.BURN:
+            self._burn(card)
+        elif zone.kind is ZoneKind.BOARD:
+            self._board(card)
+        else:
+            assert zone.seat is not None
+            if owner == zone.seat:
+                self._return_to_seat(card, zone)
+                return
+            burned_for = hand.burned_for.pop(card, None)
+            if burned_for is not None:
+                # Rule 13/15: a burn card dealt after all (a correction, or the
+                # reshuffled burn cards of a short deck) is no longer a burn.
+                hand.burns[burned_for] -= 1
+            if from_muck:
+                mucker = hand.mucked_by.get(card)
+                self._alert(
+                    AlertCode.CARD_FROM_MUCK,
+                    zone.seat,
+                    hand.street,
+                    f"{_public_name(card, zone)} came back from the muck to seat"
+                    f" {zone.seat}: a mucked card is dead and cannot be played.",
+                )
+                if mucker == zone.seat:
+                    # A player taking back their own folded cards: still folded.
+                    self._hold(hand.seats[zone.seat], card, zone.kind, number=0)
+                    hand.owner[card] = zone.seat
+                    return
+            self._deal(card, zone.seat, zone.kind)
+
+    def _remove(self, card: Card, zone: Zone) -> None:
+        hand = self.hand
+        present = hand.where.get(card)
+        if not present or zone not in present:
+            return
+        self._leave(card, zone)
+        seventh = (
+            7 in hand.started_streets or hand.burns.get(7, 0) > 0 or 6 in hand.completed_streets
+        )
+        if zone.kind is ZoneKind.BURN and seventh and not hand.reshuffled and not hand.finished:
+            # Rule 15: burn cards picked up to be scrambled with the last card;
+            # the dealer then "scrambles, cuts, burns and deals the rest".
+            hand.reshuffle = Reshuffle.BURN_DUE
+            hand.burns_before_gather = hand.burns.get(7, 0)
+            if hand.burns.get(7, 0) == 0 and len(DECK) - len(hand.where) >= 2:
+                # Two fresh cards left: one to burn for 7th street, the last to go
+                # with the burn cards. (With one left, gathering first is the way.)
+                self._alert(
+                    AlertCode.MISSING_BURN,
+                    None,
+                    7,
+                    "The burn cards were gathered for the short deck before 7th street's"
+                    " burn: burn first, deal all but the last card, then scramble"
+                    " (rules 13 and 15).",
+                )
+
+    def _leave(self, card: Card, zone: Zone) -> None:
+        hand = self.hand
+        hand.where[card].remove(zone)
+        hand.last_zone[card] = zone
+        owner = hand.owner.get(card)
+        if owner is not None and zone.seat == owner:
+            held = hand.seats[owner].held(card)
+            if held is not None:
+                held.present = False
+                if hand.rules.card_left(card, zone, owner):
+                    # Rule 14: a premature card taken off the table is out of play.
+                    hand.seats[owner].cards.remove(held)
+                    hand.seats[owner].received -= 1
+                    del hand.owner[card]
+        if zone.seat is not None:
+            self._check_cleared()
+
+    def _check_cleared(self) -> None:
+        """Auto hands end when no card is left in any seat zone after the deal."""
+        hand = self.hand
+        if not hand.auto or hand.cleared or not hand.players:
+            return
+        if any(z.seat is not None for zones in hand.where.values() for z in zones):
+            return
+        self._finish()
+        hand.phase = Phase.CLEARED
+
+    # ------------------------------------------------------------ ownership
+
+    def _detach(self, card: Card, seat_no: int, to: Zone) -> None:
+        """``card`` left seat ``seat_no`` for ``to``: a fold, or a correction."""
+        hand = self.hand
+        seat = hand.seats[seat_no]
+        held = seat.held(card)
+        del hand.owner[card]
+        if held is None:
+            return
+        seat.cards.remove(held)
+        if to.kind is ZoneKind.MUCK:
+            hand.mucked_by[card] = seat_no
+            self._fold(seat_no)
+        elif held.number > 0:
+            # Rule 13: a card moved to its proper place no longer counts here.
+            seat.received -= 1
+
+    def _fold(self, seat_no: int, by_console: bool = False) -> None:
+        hand = self.hand
+        seat = hand.seats[seat_no]
+        if seat.status is not SeatStatus.ACTIVE or hand.finished:
+            return  # mucking after the result is clearing the table, not folding
+        if hand.live_seats == (seat_no,):
+            return  # the last hand standing being gathered up is not a fold
+        hand.set_status(seat_no, SeatStatus.FOLDED)
+        self._emit(GameEventKind.FOLD, seat=seat_no, street=hand.street)
+        if not by_console:
+            hand.rules.seat_out(seat_no, "cards mucked")
+        self._after_change()
+
+    def _return_to_seat(self, card: Card, zone: Zone) -> None:
+        """A card the seat already owns shows up in one of its zones again."""
+        hand = self.hand
+        assert zone.seat is not None
+        seat = hand.seats[zone.seat]
+        held = seat.held(card)
+        if held is None:
+            return
+        held.present = True
+        if held.face is zone.kind:
+            return
+        held.face = zone.kind
+        if (
+            zone.kind is UP
+            and held.number in (1, 2)
+            and 3 not in hand.completed_streets
+            and not held.exposed_hole
+        ):
+            self._expose_hole(seat, held)
+
+    # ----------------------------------------------------------------- deal
+
+    def _deal(self, card: Card, seat_no: int, face: ZoneKind) -> None:
+        hand = self.hand
+        seat = hand.seats.get(seat_no)
+        if hand.phase is Phase.FORMING:
+            if seat is None:
+                # Auto hand, first round: every seat dealt in joins the hand (in any
+                # order: two readers may report cards a scan cycle apart).
+                seat = hand.add_player(seat_no)
+            elif seat.received >= 1:
+                hand.phase = Phase.DEALING  # a second card: the first round is over
+        if seat is None:
+            self._alert(
+                AlertCode.CARD_TO_INACTIVE_SEAT,
+                seat_no,
+                hand.street,
+                f"The {_face_word(face)} card went to seat {seat_no}, which is not in this hand.",
+            )
+            return
+        if seat.status is SeatStatus.DEAD:
+            self._alert(
+                AlertCode.CARD_TO_INACTIVE_SEAT,
+                seat_no,
+                hand.street,
+                f"A card went to seat {seat_no}, whose hand is dead"
+                f" ({seat.dead_reason}).",
+            )
+            self._hold(seat, card, face, number=0)
+            return
+        if seat.status is SeatStatus.FOLDED:
+            if hand.rules.may_receive_after_fold(seat_no) and self._folded_seat_due(seat):
+                # Rule 7: a hand folded with no bet keeps receiving cards. Without
+                # betting input the engine cannot tell, so a card in turn is fine.
+                seat.received += 1
+                self._hold(seat, card, face, number=seat.received)
+                self._emit_dealt(seat_no, card, face, seat.received)
+                return
+            self._alert(
+                AlertCode.CARD_TO_INACTIVE_SEAT,
+                seat_no,
+                hand.street,
+                f"A card went to seat {seat_no}, which has folded.",
+            )
+            self._hold(seat, card, face, number=0)
+            return
+
+        due = hand.due_seat()
+        number = seat.received + 1
+        street = street_of_card(number)
+        if due is not None and due != seat_no:
+            self._alert(
+                AlertCode.OUT_OF_ORDER,
+                seat_no,
+                street,
+                f"Seat {seat_no} got a card but seat {due} was next:"
+                " deal one card at a time, clockwise from the dealer's left.",
+            )
+        if number <= CARDS_PER_HAND:
+            self._check_burn_before(street, number)
+        hand.rules.card_dealt(seat_no, card, street)
+        if hand.reshuffle is Reshuffle.BURN_DUE:
+            hand.reshuffle = Reshuffle.DONE
+            self._alert(
+                AlertCode.MISSING_BURN,
+                None,
+                7,
+                "The rest of 7th street was dealt from the scrambled cards without burning"
+                " one first (rules 13 and 15).",
+            )
+        face_due = hand.face_due(seat, number)
+        seat.received = number
+        total = number + (1 if hand.community is not None else 0)
+        held = self._hold(seat, card, face, number=number)
+        self._emit_dealt(seat_no, card, face, number)
+        if total > CARDS_PER_HAND:
+            self._alert(
+                AlertCode.TOO_MANY_CARDS,
+                seat_no,
+                min(street, 7),
+                f"Seat {seat_no} now has {total} cards: a hand with more than seven cards"
+                " is dead.",
+            )
+            self._kill(seat_no, "more than seven cards")
+            return
+        self._check_face(seat, held, face_due)
+        self._after_change(seat)
+
+    def _folded_seat_due(self, seat: SeatState) -> bool:
+        """Whether a folded seat's next card arrives exactly in its turn (rule 7)."""
+        hand = self.hand
+        live = hand.live_seats
+        if not live:
+            return False
+        mine = seat.received
+        return all(
+            hand.seats[s].received == (mine + 1 if s < seat.seat else mine) for s in live
+        )
+
+    def _check_face(self, seat: SeatState, held: HeldCard, face_due: ZoneKind) -> None:
+        hand = self.hand
+        number = held.number
+        street = street_of_card(number)
+        if held.face is face_due:
+            if number == CARDS_PER_HAND and held.face is UP:
+                seat.last_card_exposed = True  # rule 17(b): dealt up on purpose
+            return
+        if number in (1, 2):
+            self._expose_hole(seat, held)
+        elif held.face is DOWN:
+            self._alert(
+                AlertCode.UPCARD_DEALT_DOWN,
+                seat.seat,
+                street,
+                f"Seat {seat.seat}'s {_ordinal(number)} card should be face up but was dealt"
+                " face down: turn it face up.",
+            )
+        elif number == 3:
+            self._alert(
+                AlertCode.HOLE_CARD_EXPOSED,
+                seat.seat,
+                3,
+                f"Seat {seat.seat}'s third card should have been dealt face down to replace"
+                " the exposed hole card (rule 5), but it landed face up.",
+            )
+        elif number == CARDS_PER_HAND:
+            seat.last_card_exposed = True
+            all_in = seat.stack == 0
+            live = hand.live_seats
+            if all_in:
+                detail = "the player is all-in and keeps it (rule 16)."
+            elif len(live) > 2:
+                detail = (
+                    "everyone else gets their last card face down; the player may declare"
+                    " all-in, and the high hand on board using all face-up cards starts the"
+                    " action (rule 17a)."
+                )
+            elif live and live[0] == seat.seat:
+                detail = "the other player's last card is dealt face up too (rule 17b)."
+            else:
+                detail = "the player may declare all-in (rule 17b)."
+            self._alert(
+                AlertCode.LAST_CARD_EXPOSED,
+                seat.seat,
+                7,
+                f"Seat {seat.seat}'s last card was dealt face up: {detail}",
+                rule=16 if all_in else 17,
+            )
+
+    def _expose_hole(self, seat: SeatState, held: HeldCard) -> None:
+        held.exposed_hole = True
+        seat.exposed_holes += 1
+        if self.settings.rules.tournament:
+            self._alert(
+                AlertCode.MISDEAL,
+                seat.seat,
+                3,
+                f"Seat {seat.seat}'s hole card was dealt face up: in a tournament this is a"
+                " misdeal (rule 5).",
+            )
+        if seat.exposed_holes == 1:
+            self._alert(
+                AlertCode.HOLE_CARD_EXPOSED,
+                seat.seat,
+                3,
+                f"Seat {seat.seat}'s {_ordinal(held.number)} card (a hole card) was exposed:"
+                " deal the third card face down (rule 5).",
+            )
+        else:
+            self._alert(
+                AlertCode.BOTH_HOLE_CARDS_EXPOSED,
+                seat.seat,
+                3,
+                f"Both of seat {seat.seat}'s hole cards were exposed: the hand is dead and"
+                " the ante is returned (rule 5).",
+            )
+            self._kill(seat.seat, "both hole cards exposed")
+
+    def _hold(self, seat: SeatState, card: Card, face: ZoneKind, number: int) -> HeldCard:
+        held = HeldCard(card=card, face=face, number=number)
+        seat.cards.append(held)
+        self.hand.owner[card] = seat.seat
+        return held
+
+    def _emit_dealt(self, seat_no: int, card: Card, face: ZoneKind, number: int) -> None:
+        kind = GameEventKind.CARD_DEALT_UP if face is UP else GameEventKind.CARD_DEALT_DOWN
+        self._emit(kind, seat=seat_no, street=street_of_card(number), card=card)
+
+    def _kill(self, seat_no: int, reason: str) -> None:
+        hand = self.hand
+        seat = hand.seats[seat_no]
+        if seat.status is SeatStatus.DEAD:
+            return
+        hand.set_status(seat_no, SeatStatus.DEAD)
+        seat.dead_reason = reason
+        self._emit(GameEventKind.HAND_DEAD, seat=seat_no, street=hand.street, text=reason)
+        if hand.finished:
+            # A card event after the result (e.g. both hole cards turned up while the
+            # table is gathered) marks the seat, but the betting is settled: telling
+            # it would pay the pot again to the others (phase ENDED is final).
+            return
+        hand.rules.seat_out(seat_no, reason)
+        self._after_change()
+
+    # ------------------------------------------------------- burns and board
+
+    def _allowed_burns(self, street: int) -> int:
+        hand = self.hand
+        extra = hand.rules.allowed_extra_burns(street)
+        if street == 3:
+            return (1 if self.settings.rules.burn_before_third else 0) + extra
+        if street == 7 and hand.reshuffled:
+            # Rule 15: the burns made before gathering (one, or none when the deck
+            # had nothing left to burn) plus the one after the scramble.
+            return hand.burns_before_gather + 1 + extra
+        return 1 + extra
+
+    def _check_burn_before(self, street: int, number: int) -> None:
+        """Rule 13: the first card of a street needs its burn."""
+        hand = self.hand
+        if street in hand.started_streets:
+            return
+        hand.started_streets.add(street)
+        self._emit(GameEventKind.STREET_STARTED, street=street)
+        if street == 3 and number != 1:
+            return
+        if hand.burns.get(street, 0) < min(1, self._allowed_burns(street)):
+            self._alert(
+                AlertCode.MISSING_BURN,
+                None,
+                street,
+                f"{_street_name(street)} was dealt without burning a card first (rule 13):"
+                " correct the cards to their proper position if possible.",
+            )
+
+    def _burn_street(self) -> int:
+        """The street a burn happening now belongs to."""
+        hand = self.hand
+        live = hand.live_seats or hand.players
+        counts = [hand.seats[s].received for s in live]
+        if not counts:
+            return 3
+        most, fewest = max(counts), min(counts)
+        if hand.community is not None:
+            return 7
+        if most == fewest:
+            return street_of_card(min(most + 1, CARDS_PER_HAND))
+        return street_of_card(most)
+
+    def _burn(self, card: Card) -> None:
+        hand = self.hand
+        street = self._burn_street()
+        count = hand.burns.get(street, 0) + 1
+        hand.burns[street] = count
+        hand.burned_for[card] = street
+        if street == 7 and hand.reshuffle is Reshuffle.BURN_DUE:
+            hand.reshuffle = Reshuffle.DONE
+        self._emit(GameEventKind.CARD_BURNED, street=street, card=card)
+        allowed = self._allowed_burns(street)
+        if count > allowed:
+            if allowed == 0:
+                why = "this table does not burn before 3rd street"
+            else:
+                why = "only one card is burned per street"
+            self._alert(
+                AlertCode.EXTRA_BURN,
+                None,
+                street,
+                f"An extra card was burned for {_street_name(street)} ({why}, rule 13):"
+                " correct the cards to their proper position if possible.",
+            )
+
+    def _board(self, card: Card) -> None:
+        hand = self.hand
+        live = hand.live_seats
+        sixth_done = bool(live) and all(hand.seats[s].received >= 6 for s in live)
+        if hand.community is not None or not sixth_done:
+            why = (
+                "there is already a community card"
+                if hand.community is not None
+                else "a community card is only used on 7th street when the deck runs short"
+            )
+            self._alert(
+                AlertCode.UNEXPECTED_BOARD_CARD,
+                None,
+                hand.street,
+                f"The {card.name} was put in the centre of the table, but {why} (rule 15).",
+            )
+            return
+        self._check_burn_before(7, CARDS_PER_HAND)
+        hand.community = card
+        self._notice(  # rule 15 is a procedure the dealer announces (rule 12), not an error
+            AlertCode.COMMUNITY_CARD,
+            None,
+            7,
+            f"The deck is short: the {card.name} is a community card that every player"
+            " uses; the highest hand using it starts the last betting round (rule 15).",
+        )
+        self._emit(GameEventKind.COMMUNITY_CARD, street=7, card=card)
+        for seat_no in live:
+            if hand.seats[seat_no].received + 1 > CARDS_PER_HAND:
+                self._alert(
+                    AlertCode.TOO_MANY_CARDS,
+                    seat_no,
+                    7,
+                    f"Seat {seat_no} already had seven cards before the community card:"
+                    " a hand with more than seven cards is dead.",
+                )
+                self._kill(seat_no, "more than seven cards")
+        self._after_change()
+
+    # ------------------------------------------------- streets and showdown
+
+    def _after_change(self, dealt: SeatState | None = None) -> None:
+        """Close every street whose deal is now complete; end a hand won by folds.
+
+        ``dealt``: the seat that just got a card. Until it has the cards the next
+        street needs, no street can complete, which spares most cards the scan.
+        """
+        hand = self.hand
+        if hand.finished:
+            return
+        live = hand.live_seats
+        if len(live) == 1 and len(hand.players) > 1:
+            if not hand.rules.pays_pots:  # with a console the pots pay the last seat
+                self._award([live[0]], showdown=False)
+            return
+        if len(live) < 2:
+            return
+        street = hand.completed_streets[-1] + 1 if hand.completed_streets else 3
+        if dealt is not None and dealt.received < (3 if street == 3 else street) - 1:
+            return
+        seats = hand.seats
+        fewest = min([seats[s].received for s in live])
+        while True:
+            street = hand.completed_streets[-1] + 1 if hand.completed_streets else 3
+            if street > 7:
+                return
+            needed = 3 if street == 3 else street
+            have = 1 if hand.community is not None and street == 7 else 0
+            if fewest + have < needed:
+                return
+            hand.completed_streets.append(street)
+            if street == 3:
+                self._settle_bring_in()
+            else:
+                self._settle_first_to_act(street)
+
+    def _settle_bring_in(self) -> None:
+        hand = self.hand
+        v = self.variant
+        candidates: dict[int, Card] = {}
+        for seat_no in hand.live_seats:
+            up = hand.seats[seat_no].up
+            if up:
+                candidates[seat_no] = bring_in_card(v, up)
+        if not candidates:
+            return
+        order = [s for s in hand.players if s in candidates]
+        # Rule 1 (razz: RULES.md "Variants"): the lowest upcard, or the highest.
+        low = bring_in_of(v, candidates, order, self.settings.rules.bring_in_tiebreak)
+        low_card = candidates[low]
+        seat = hand.seats[low]
+        held = seat.held(low_card)
+        which = "High card" if v.bring_in_highest else "Low card"
+        announce = f"{which}: seat {low}, {low_card.name}"
+        bringer = low
+        if held is not None and held.exposed_hole:
+            bringer = self._left_of(low)
+            hand.bring_in_moved = True
+            announce += (
+                f" (an exposed hole card, rule 5): seat {bringer} acts first and may fold,"
+                " bring it in or complete."
+            )
+        elif seat.stack == 0:
+            bringer = self._left_of(low)
+            hand.bring_in_moved = True
+            announce += (
+                f" is all-in for the ante (rule 8): seat {bringer} acts first and may fold,"
+                " bring it in or complete."
+            )
+        else:
+            announce += ", brings it in."
+        hand.bring_in = bringer
+        self._emit(GameEventKind.ANNOUNCEMENT, seat=bringer, street=3, text=announce)
+        hand.rules.street_dealt(3)
+
+    def _settle_first_to_act(self, street: int) -> None:
+        hand = self.hand
+        v = self.variant
+        boards: dict[int, list[Card]] = {}
+        for seat_no in hand.live_seats:
+            up = hand.seats[seat_no].up
+            if street == 7 and hand.community is not None:
+                up.append(hand.community)
+            if up:
+                if hand.second_copies:  # two copies of one card (duplicate_card) count once
+                    up = list(dict.fromkeys(up))
+                boards[seat_no] = up
+        if not boards:
+            return
+        order = [s for s in hand.players if s in boards]
+        # Rule 1: the best hand showing acts first (the highest; razz: the lowest),
+        # ties by position: max() keeps the first of equal keys in position order.
+        if v.first_to_act_low:  # razz: one low reading per board (it says pairs too)
+            keys = {seat_no: showing_key(v, boards[seat_no]) for seat_no in order}
+            paired = {seat_no for seat_no in order if key_has_pair(keys[seat_no])}
+            values = {seat_no: showing_value(boards[seat_no]) for seat_no in paired}
+            first = max(order, key=keys.__getitem__)
+        else:  # the high hand showing (the hot path of every stud hand)
+            values = {seat_no: showing_value(boards[seat_no]) for seat_no in order}
+            first = max(order, key=lambda seat_no: values[seat_no].strength)
+            paired = {seat_no for seat_no in order if values[seat_no].strength >= _PAIR_FLOOR}
+        hand.first_to_act[street] = first
+        hand.rules.street_dealt(street)
+        # Rule 12: announce the high hand and every pair showing, never straights
+        # or flushes (describe_showing_value does not name possible ones).
+        which = "low" if v.first_to_act_low else "high"
+        self._emit(
+            GameEventKind.ANNOUNCEMENT,
+            seat=first,
+            street=street,
+            text=f"Seat {first} is {which} with"
+            f" {describe_showing(v, boards[first], values.get(first), first in paired)}.",
+        )
+        for seat_no in order:
+            if seat_no == first:
+                continue
+            if seat_no in paired:
+                self._emit(
+                    GameEventKind.ANNOUNCEMENT,
+                    seat=seat_no,
+                    street=street,
+                    text=f"Seat {seat_no} shows"
+                    f" {describe_showing(v, boards[seat_no], values[seat_no])}.",
+                )
+
+    def _showdown_cards(self, seat_no: int) -> list[Card]:
+        """The cards ``seat_no`` plays at showdown: its own plus the community card,
+        a second copy of a card (duplicate_card) counted once."""
+        hand = self.hand
+        cards = hand.seats[seat_no].all_cards
+        if hand.community is not None:
+            cards.append(hand.community)
+        return list(dict.fromkeys(cards))
+
+    def _showdown(self) -> None:
+        hand = self.hand
+        v = self.variant
+        values: dict[int, HandValue] = {}
+        lows: dict[int, int] | None = {} if v.split_pot else None
+        for seat_no in hand.live_seats:
+            cards = self._showdown_cards(seat_no)
+            if 5 <= len(cards) <= CARDS_PER_HAND:
+                # The high hand, or razz's ace-to-five low (variants.primary_value).
+                values[seat_no] = primary_value(v, cards)
+                if lows is not None:  # stud8: the eight-or-better low half
+                    lows[seat_no] = low_value_of(cards, eight_or_better=True)
+        paid = hand.rules.showdown(values, lows)
+        if paid is not None:
+            # The pots decided: side pots can pay several seats, best hand or not.
+            if lows is not None:
+                hand.winners_high, hand.winners_low = paid.winners_high, paid.winners_low
+            self._award(paid.winners, showdown=True, values=values)
+            return
+        if not values:
+            self._award([], showdown=True)
+            return
+        best = max(values.values())
+        winners = [s for s in values if values[s] == best]
+        if lows is not None:
+            hand.winners_high = list(winners)
+            top = max(lows.values())
+            hand.winners_low = [s for s in lows if lows[s] == top] if top > 0 else []
+            winners = sorted(set(winners) | set(hand.winners_low))
+        self._award(winners, showdown=True, values=values)
+
+    def _award(
+        self,
+        winners: list[int],
+        showdown: bool,
+        values: Mapping[int, HandValue] | None = None,
+    ) -> None:
+        hand = self.hand
+        hand.winners = winners
+        if not showdown and self.variant.split_pot:
+            # stud8 won without a showdown (everyone else folded or is dead): the
+            # last seat takes the whole pot, which is its high half; nobody shows a
+            # low, so no low qualifies (CONFORMANCE.md: winners is the union of the
+            # halves, winners_low empty when no low qualifies). A hand closed
+            # without a result has no winners and both halves stay empty.
+            hand.winners_high = list(winners)
+            hand.winners_low = []
+        self._end()
+        shown: list[ShownHand] = []
+        if showdown and values is not None:
+            # Every hand that reached the showdown is shown (issue 12), winners first;
+            # a folded hand never gets here (it has no value).
+            losers = sorted(s for s in values if s not in winners)
+            for seat_no in [*winners, *losers]:
+                if seat_no in values:
+                    cards = self._showdown_cards(seat_no)
+                    shown.append(ShownHand(seat_no, tuple(cards),
+                                           describe_hand(self.variant, cards, values[seat_no])))
+        text = (
+            "no winner"
+            if not winners
+            else ("split pot: seats " if len(winners) > 1 else "seat ")
+            + ", ".join(str(s) for s in winners)
+            + (" wins" if len(winners) == 1 else "")
+        )
+        if len(winners) == 1 and shown and shown[0].seat == winners[0]:
+            text += f" with {shown[0].description}"
+        hand.result = text
+        self._emit(
+            GameEventKind.HAND_RESULT,
+            street=hand.street,
+            winners=tuple(winners),
+            shown=tuple(shown),
+            text=text,
+        )
+
+    def _left_of(self, seat_no: int) -> int:
+        """The next live seat clockwise (to the player's left) of ``seat_no``."""
+        hand = self.hand
+        live = hand.live_seats
+        later = [s for s in live if s > seat_no]
+        return later[0] if later else live[0]
+
+    # --------------------------------------------------------------- helpers
+
+    def _end(self) -> None:
+        """Phase DEALING (or FORMING) -> ENDED; an ended or cleared hand stays so."""
+        if not self.hand.finished:
+            self.hand.phase = Phase.ENDED
+
+    def _emit(
+        self,
+        kind: GameEventKind,
+        *,
+        seat: int | None = None,
+        street: int | None = None,
+        card: Card | None = None,
+        text: str | None = None,
+        winners: tuple[int, ...] = (),
+        shown: tuple[ShownHand, ...] = (),
+        amount: int | None = None,
+    ) -> None:
+        self._out.append(
+            GameEvent(kind, seat, street, card, text, winners, shown, self._at, amount)
+        )
+
+    def _alert(
+        self,
+        code: AlertCode,
+        seat: int | None,
+        street: int | None,
+        message: str,
+        rule: int | None = -1,
+    ) -> None:
+        if code in NOTICE_CODES:
+            # One decision table (alerts.NOTICE_CODES) says what needs a person.
+            self._notice(code, seat, street, message, rule)
+            return
+        alert = Alert(code, seat, street, RULE_OF[code] if rule == -1 else rule, message,
+                      self._at)
+        self.hand.alerts.append(alert)
+        self._out.append(alert)
+
+    def _notice(
+        self,
+        code: AlertCode,
+        seat: int | None,
+        street: int | None,
+        message: str,
+        rule: int | None = -1,
+    ) -> None:
+        """Report what needs no action (a code of ``NOTICE_CODES``) as a notice."""
+        assert code in NOTICE_CODES, code
+        notice = Notice(code, seat, street, RULE_OF[code] if rule == -1 else rule, message,
+                        self._at)
+        self.hand.notices.append(notice)
+        self._out.append(notice)
+
+
+def replay_events(
+    events: Iterable[TableEvent], settings: TableSettings | None = None
+) -> list[HandState]:
+    """Run ``events`` through a fresh engine; return every hand, finished."""
+    engine = DealingEngine(settings)
+    hands: list[HandState] = []
+    for event in events:
+        engine.apply(event)
+        hand = engine.hand
+        if hand is not None and (not hands or hands[-1] is not hand):
+            hands.append(hand)  # a hand line, or an auto hand's first card
+    engine.finish_hand()
+    return hands
+
+
+_MUCK = Zone(ZoneKind.MUCK)
+_DEALER_PILES = (ZoneKind.MUCK, ZoneKind.BURN)
+
+
+def _where(zone: Zone) -> str:
+    if zone.seat is None:
+        return {"burn": "the burn pile", "muck": "the muck", "board": "the centre"}[
+            zone.kind.value
+        ]
+    return f"seat {zone.seat} ({'face up' if zone.kind is UP else 'face down'})"
+
+
+def _public_name(card: Card, *zones: Zone) -> str:
+    """How an alert names ``card``: alerts are public, so a card that is (or was)
+    face down at a seat, or in the muck, is only "a card"."""
+    if all(zone.kind in (UP, ZoneKind.BOARD) for zone in zones):
+        return f"The {card.name}"
+    return "A card"
+
+
+def _face_word(face: ZoneKind) -> str:
+    return "face-up" if face is UP else "face-down"
+
+
+def _ordinal(number: int) -> str:
+    return ("first", "second", "third", "fourth", "fifth", "sixth", "seventh")[number - 1]
+
+
+def _street_name(street: int) -> str:
+    return {3: "3rd street", 4: "4th street", 5: "5th street", 6: "6th street"}.get(
+        street, "7th street"
+    )
+
+
+def _names_a_pair(text: str) -> bool:
+    return any(word in text for word in ("pair", "three of a kind", "four of a kind", "full"))

@@ -1,0 +1,310 @@
+"""One hand of stud as data: its phase, its seats and the cards they hold.
+
+A :class:`HandState` is the unit of the engine (issue 10): everything known about
+one hand, with a :class:`Phase` saying where it is in its life (docs/engine.md
+draws the state machine). The dealing tracker (:mod:`.dealing`) changes it; the
+console rules (:mod:`.console`) read it; reports and the daemon read it. Nothing
+here emits anything: this module only holds and answers questions about state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from table_controller.domain.cards import Card
+from table_controller.domain.engine.alerts import Alert, Notice
+from table_controller.domain.engine.port import CARD_ONLY, ConsoleRules, HandRules
+from table_controller.domain.engine.variants import Game
+from table_controller.domain.zones import Zone, ZoneKind
+
+__all__ = [
+    "CARDS_PER_HAND",
+    "DOWN",
+    "UP",
+    "HandState",
+    "HeldCard",
+    "Phase",
+    "Reshuffle",
+    "SeatState",
+    "SeatStatus",
+    "expected_face",
+    "street_of_card",
+]
+
+
+class Phase(StrEnum):
+    """The phases of a hand (docs/engine.md "The hand's phases").
+
+    Betting rounds are not phases of the hand here: they belong to the console's
+    :class:`~table_controller.domain.engine.betting.BettingHand`, and a card-only hand has
+    none. "Showdown due" (every live seat has its seven cards) is read off the
+    cards, not stored, because a correction can undo it.
+    """
+
+    FORMING = "forming"
+    """Auto hand (no player list): the first round is being dealt and every seat
+    that gets a card joins the hand."""
+    DEALING = "dealing"
+    """Players known: cards are dealt and checked, streets and bets go on."""
+    ENDED = "ended"
+    """The hand has its result (showdown, the last seat standing, or closed without
+    one). Cards still on the table are being gathered up; they change nothing."""
+    CLEARED = "cleared"
+    """Auto hands only: ended, and every seat zone emptied; the next card dealt to a
+    seat or the burn pile starts the next hand."""
+
+
+_ENDED, _CLEARED = Phase.ENDED, Phase.CLEARED  # module globals: read for every card
+
+
+class Reshuffle(StrEnum):
+    """Rule 15's short deck on 7th street, as far as the burns go."""
+
+    NONE = "none"
+    """The burn pile was not gathered."""
+    BURN_DUE = "burn_due"
+    """Gathered and scrambled: a burn comes before the next card."""
+    DONE = "done"
+    """Gathered, and the burn after the scramble was made (or its absence flagged)."""
+
+
+CARDS_PER_HAND = 7
+"""A stud hand is seven cards (rule 18)."""
+
+DOWN = ZoneKind.DOWN
+UP = ZoneKind.UP
+
+
+def street_of_card(number: int) -> int:
+    """The street on which a seat's ``number``-th card (1-based) is dealt.
+
+    An eighth card or more still belongs to 7th street (rule 18 kills the hand).
+    """
+    return 3 if number <= 3 else min(number, CARDS_PER_HAND)
+
+
+def expected_face(number: int) -> ZoneKind:
+    """The face a seat's ``number``-th card is dealt with when nothing went wrong."""
+    return UP if 3 <= number <= 6 else DOWN
+
+
+class SeatStatus(StrEnum):
+    """Status of a seat in the hand (CONFORMANCE.md report values)."""
+
+    ACTIVE = "active"
+    FOLDED = "folded"
+    DEAD = "dead"
+
+
+@dataclass(slots=True)
+class HeldCard:
+    """A card a seat owns: its face, its deal number, and whether its tag is seen."""
+
+    card: Card
+    face: ZoneKind
+    number: int
+    present: bool = True
+    exposed_hole: bool = False
+
+
+@dataclass(slots=True)
+class SeatState:
+    """One seat dealt into the hand."""
+
+    seat: int
+    status: SeatStatus = SeatStatus.ACTIVE
+    cards: list[HeldCard] = field(default_factory=list)
+    received: int = 0
+    exposed_holes: int = 0
+    stack: int | None = None
+    dead_reason: str | None = None
+    last_card_exposed: bool = False
+
+    @property
+    def down(self) -> list[Card]:
+        """Cards held face down, in the order received."""
+        return [held.card for held in self.cards if held.face is DOWN]
+
+    @property
+    def up(self) -> list[Card]:
+        """Cards held face up, in the order received."""
+        return [held.card for held in self.cards if held.face is UP]
+
+    @property
+    def all_cards(self) -> list[Card]:
+        """Every card the seat holds, in the order received."""
+        return [held.card for held in self.cards]
+
+    def held(self, card: Card) -> HeldCard | None:
+        """The seat's record of ``card``, if the seat owns it."""
+        for held in self.cards:
+            if held.card == card:
+                return held
+        return None
+
+
+@dataclass(slots=True)
+class HandState:
+    """Everything known about the current hand."""
+
+    number: int
+    players: tuple[int, ...]
+    seats: dict[int, SeatState]
+    burns: dict[int, int] = field(default_factory=dict)
+    started_streets: set[int] = field(default_factory=set)
+    completed_streets: list[int] = field(default_factory=list)
+    community: Card | None = None
+    bring_in: int | None = None
+    first_to_act: dict[int, int] = field(default_factory=dict)
+    winners: list[int] = field(default_factory=list)
+    game: Game = Game.STUD
+    """The game dealt (RULES.md "Variants"), from the table settings."""
+    winners_high: list[int] = field(default_factory=list)
+    """stud8: the seats winning a high half (CONFORMANCE.md ``winners_high``)."""
+    winners_low: list[int] = field(default_factory=list)
+    """stud8: the seats winning a low half; empty when no low qualifies."""
+    phase: Phase = Phase.DEALING
+    """Where the hand is in its life (see :class:`Phase`); the one state that
+    decides whether cards still count."""
+    auto: bool = False
+    """Started without a player list: players learnt from the deal, ends when cleared.
+    A fact about how the hand began, true in every phase, so not part of the phase."""
+    reshuffle: Reshuffle = Reshuffle.NONE
+    """Rule 15's short deck on 7th street: a sub-state of that street only, which
+    can happen (or not) whatever the hand's phase, so it is kept apart."""
+    second_copies: bool = False
+    """A duplicate_card was seen: boards and hands may hold one card twice. An
+    independent fact about the cards, kept for the rest of the hand."""
+    result: str | None = None
+    """The hand result's text once the hand has one (``hand_result`` emitted)."""
+    burns_before_gather: int = 0
+    """Rule 15: 7th-street burns made before the burn pile was gathered."""
+    alerts: list[Alert] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    """What the engine observed that needs no action (alerts.NOTICE_CODES)."""
+    where: dict[Card, list[Zone]] = field(default_factory=dict)
+    owner: dict[Card, int] = field(default_factory=dict)
+    last_zone: dict[Card, Zone] = field(default_factory=dict)
+    mucked_by: dict[Card, int] = field(default_factory=dict)
+    burned_for: dict[Card, int] = field(default_factory=dict)
+    first_deck: dict[Card, str | None] = field(default_factory=dict)
+    stacks: Mapping[int, int] | None = None
+    """Chips behind each seat after the ante, when the hand line gave them."""
+    bring_in_moved: bool = False
+    """Rules 5 and 8 moved the bring-in left: that seat may fold, bring in or complete.
+    A fact about 3rd street's opener, not a phase."""
+    console: ConsoleRules | None = field(default=None, repr=False)
+    """Betting and the rules needing it, once a console input reached the hand
+    (None: a card-only hand). Set by :meth:`attach_console` only; the dealing
+    tracker asks :attr:`rules` instead."""
+    rules: HandRules = field(default=CARD_ONLY, repr=False)
+    """The rules that need betting knowledge: the console's, or the card-only
+    defaults (:data:`~.port.CARD_ONLY`). :meth:`attach_console` is the one place
+    that decides; a plain field because the tracker asks it for every card."""
+    _live: tuple[int, ...] | None = field(default=None, repr=False)
+
+    def attach_console(self, console: ConsoleRules) -> None:
+        """The hand's first console input (or a console ``hand``): from now on its
+        betting rules answer the tracker (:attr:`rules`)."""
+        self.console = console
+        self.rules = console
+
+    @property
+    def finished(self) -> bool:
+        """The hand has its result (or was closed without one): cards no longer count."""
+        phase = self.phase
+        return phase is _ENDED or phase is _CLEARED
+
+    @property
+    def forming(self) -> bool:
+        """Players are still being learnt from the first round (auto hands)."""
+        return self.phase is Phase.FORMING
+
+    @property
+    def cleared(self) -> bool:
+        """Auto hands: every seat zone emptied after the deal; the next card starts a hand."""
+        return self.phase is Phase.CLEARED
+
+    @property
+    def reshuffled(self) -> bool:
+        """Rule 15: the burn cards were gathered to be scrambled with the last cards."""
+        return self.reshuffle is not Reshuffle.NONE
+
+    @property
+    def reshuffle_burn_due(self) -> bool:
+        """Rule 15: after the scramble a burn comes before the next card is dealt."""
+        return self.reshuffle is Reshuffle.BURN_DUE
+
+    @property
+    def showdown_due(self) -> bool:
+        """The deal is complete (a live seat has its seventh card, or the community
+        card is out), so closing the hand now gives its result."""
+        return self.community is not None or any(
+            self.seats[s].received >= CARDS_PER_HAND for s in self.live_seats
+        )
+
+    @property
+    def live_seats(self) -> tuple[int, ...]:
+        """Seats still contesting the pot, in position order."""
+        live = self._live
+        if live is None:  # cached: asked for on every card, changed only by folds
+            live = self._live = tuple(
+                s for s in self.players if self.seats[s].status is SeatStatus.ACTIVE
+            )
+        return live
+
+    def set_status(self, seat: int, status: SeatStatus) -> None:
+        """Change a seat's status (and forget the cached live seats)."""
+        self.seats[seat].status = status
+        self._live = None
+
+    def add_player(self, seat: int) -> SeatState:
+        """Deal ``seat`` into the hand (auto hands learn players from the deal)."""
+        state = self.seats[seat] = SeatState(seat=seat)
+        self.players = tuple(sorted((*self.players, seat)))
+        self._live = None
+        return state
+
+    @property
+    def street(self) -> int | None:
+        """The street being dealt or bet (3..7), or ``None`` before any card."""
+        if not self.started_streets:
+            return None
+        return max(self.started_streets)
+
+    def due_seat(self) -> int | None:
+        """The seat whose card is due next: the first live seat with the fewest cards."""
+        live = self.live_seats
+        if len(live) < 2 or self.finished:
+            return None
+        seats = self.seats
+        due, fewest = live[0], seats[live[0]].received
+        for seat_no in live:  # one pass: this runs for every card dealt
+            received = seats[seat_no].received
+            if received < fewest:
+                due, fewest = seat_no, received
+        if fewest >= CARDS_PER_HAND or (self.community is not None and fewest >= 6):
+            return None
+        return due
+
+    def next_due(self) -> tuple[int, ZoneKind] | None:
+        """The seat whose card is due next and the face it should land with."""
+        seat = self.due_seat()
+        if seat is None:
+            return None
+        state = self.seats[seat]
+        return seat, self.face_due(state, state.received + 1)
+
+    def face_due(self, seat: SeatState, number: int) -> ZoneKind:
+        """The face ``seat``'s ``number``-th card should land with (rules 5 and 17b)."""
+        if number == 3 and seat.exposed_holes == 1:
+            return DOWN  # rule 5: the 3rd card replaces the exposed hole card
+        if number == CARDS_PER_HAND and self._second_of_two_after_exposed_last(seat.seat):
+            return UP  # rule 17(b)
+        return expected_face(number)
+
+    def _second_of_two_after_exposed_last(self, seat: int) -> bool:
+        live = self.live_seats
+        return len(live) == 2 and live[1] == seat and self.seats[live[0]].last_card_exposed

@@ -1,0 +1,1 @@
+"""The MQTT side: topics, payload models, the publisher, the sequence counter, console commands."""

@@ -1,0 +1,1135 @@
+"""Publishing the table over MQTT (paho-mqtt 2.x, MQTT 5): the daemon's outbound edge.
+
+Theory of operation
+-------------------
+Two threads meet here. The daemon's *engine thread* calls the ``publish_*``
+methods; paho's *loop thread* (``loop_start``) runs the network and our
+callbacks. One re-entrant lock guards everything they share: the connection
+flag, the retained set, the alert queue and the sequence stamping. Stamping
+``seq`` under that lock at the moment of publishing makes ``seq`` strictly
+increase in the order messages are handed to the broker, on every topic.
+
+Lifecycle: :meth:`MqttPublisher.start` registers the will (``lost``, retained)
+and calls ``connect_async`` + ``loop_start``; paho retries the first connection
+and every later one with exponential backoff (``reconnect_delay_set``), so a
+broker that is down at start or goes away later is simply waited for.
+After a successful CONNACK we subscribe to ``cmd/#``; when the SUBACK arrives we
+go *online*: publish ``online``, republish the retained set (state, secure
+state, every reader) with fresh ``seq``/``ts``, then deliver the alerts queued
+while offline. Waiting for the SUBACK (instead of doing this in on_connect)
+orders our republish after paho's own resend of messages that were in flight
+when the link dropped, so a stale retained copy can never land last.
+
+While offline: state and reader updates are kept (the latest per topic) for
+the republish; events are dropped and counted (their ``seq`` is still used,
+so consumers see the gap and resynchronise from the retained state); alerts go
+into a bounded queue, oldest dropped first, and the number dropped is itself
+published as an ``alert_queue_overflow`` alert once back online.
+
+Every paho callback is wrapped: an exception is logged and counted and the
+loop keeps running (``suppress_exceptions`` is also set as a second net), so
+a bug in a handler can never leave the client silently disconnected.
+
+Hostile clients (docs/mqtt.md "Hostile clients")
+------------------------------------------------
+Anything on ``cmd/#`` comes from other clients and is treated as untrusted:
+
+* commands are subscribed with *retain as published* and *no local*: a message
+  that was published retained is ignored (commands are not state) and cleared
+  with an empty retained message, so it cannot re-run at every (re)connect;
+* ``cmd/rebirth`` requests coalesce: while one is pending, more are counted
+  and dropped, and the retained set is republished at most once per
+  :data:`REBIRTH_MIN_INTERVAL` and only while the outgoing queue is short
+  (:data:`BULK_LIMIT`), so live events and alerts go first;
+* console commands are handed over only while fewer than the handler allows
+  are waiting; a refused one is answered ``busy`` (docs/console.md);
+* a reply goes only to the table's own ``reply/<client>`` (``TableTopics.reply_problem``).
+
+The outgoing queue (messages handed to paho, not yet acknowledged by the
+broker) is counted from paho's ``on_publish``. Past :data:`BACKLOG_HIGH` the
+publisher is *backlogged*: it logs ``mqtt_outgoing_backlog``, raises an
+``mqtt_backlog`` alert (it arrives behind the backlog) and defers republishing;
+live messages are still queued, never dropped; console replies past
+:data:`REPLY_LIMIT` are shed (counted, logged). Below :data:`BACKLOG_LOW` it
+logs ``mqtt_outgoing_backlog_cleared``. The client id is unguessable by default
+(``stud-table-<table>-<random>``), and a disconnect because another client took
+the id over, or repeated disconnects (:data:`UNSTABLE_COUNT` within
+:data:`UNSTABLE_WINDOW`), are logged at once and alerted once reconnected.
+"""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final, Literal, Protocol, TypeVar
+
+import paho.mqtt.client as mqtt
+import structlog
+from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode, MQTTProtocolVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
+from paho.mqtt.subscribeoptions import SubscribeOptions
+from pydantic import BaseModel
+
+from table_controller.domain.engine.alerts import AlertCode, alert_severity
+from table_controller.mqtt.broker_config import BrokerConfig
+from table_controller.mqtt.payloads import (
+    AlertChangePayload,
+    AlertPayload,
+    ConsoleReply,
+    DaemonStatus,
+    DealerPayload,
+    NoticePayload,
+    OpenAlertsPayload,
+    PublicEvent,
+    PublicHandRecord,
+    PublicState,
+    ReaderStats,
+    ReaderStatus,
+    SecureEvent,
+    SecureHandRecord,
+    SecureState,
+    StatusPayload,
+    to_json,
+)
+from table_controller.mqtt.sequence import SequenceCounter
+from table_controller.mqtt.topics import TableTopics, shown_name
+
+log = structlog.get_logger(__name__)
+
+QOS: Final = 1
+"""Every message is QoS 1: a retained snapshot or an alert lost on a flaky link
+would be worse than the one extra PUBACK per message on a local broker."""
+
+DEFAULT_STOP_TIMEOUT: Final = 5.0
+"""Seconds :meth:`MqttPublisher.stop` waits for QoS 1 acknowledgements."""
+
+OVERFLOW_CODE: Final = AlertCode.ALERT_QUEUE_OVERFLOW
+"""Alert code reporting alerts dropped while the broker was unreachable."""
+
+BACKLOG_CODE: Final = AlertCode.MQTT_BACKLOG
+"""Alert code: the outgoing queue passed :data:`BACKLOG_HIGH` (the feed is late)."""
+
+TAKEOVER_CODE: Final = AlertCode.MQTT_SESSION_TAKEN_OVER
+"""Alert code: another client connected with the daemon's client id."""
+
+UNSTABLE_CODE: Final = AlertCode.MQTT_LINK_UNSTABLE
+"""Alert code: the daemon could not stay connected to the broker."""
+
+REBIRTH_MIN_INTERVAL: Final = 1.0
+"""Seconds between two republishes of the retained set. A rebirth answers a
+consumer that lost track; one per second serves any number of them, while
+republishing on every request let 20,000 requests delay a card by 11 s."""
+
+BULK_LIMIT: Final = 100
+"""Outgoing messages (unacknowledged) above which a republish waits and a
+``busy`` refusal goes unanswered: live events and alerts go first."""
+
+REPLY_LIMIT: Final = 250
+"""Outgoing messages above which a console reply is not sent (counted and
+logged as shed): replies are the one output a client can make the daemon
+produce at will, so under a flood they give way to the live stream and
+memory. A console that gets no answer may retry with the same correlation
+data; the daemon then answers from memory without applying it twice."""
+
+BACKLOG_HIGH: Final = 2000
+"""Unacknowledged outgoing messages at which the publisher reports a backlog."""
+
+BACKLOG_LOW: Final = 100
+"""Unacknowledged outgoing messages below which a backlog is over."""
+
+UNSTABLE_COUNT: Final = 3
+"""Disconnects within :data:`UNSTABLE_WINDOW` that make the link *unstable*."""
+
+UNSTABLE_WINDOW: Final = 60.0
+"""Seconds over which disconnects are counted; also the least time between two
+``mqtt_link_unstable`` alerts (a flapping link must not flood the floor)."""
+
+BUSY_CODE: Final = "busy"
+"""Reply code of a console command refused because too many are waiting."""
+
+_TAKEN_OVER: Final = 0x8E
+"""MQTT 5 DISCONNECT reason *Session taken over*: another client used our id."""
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+class Publisher(Protocol):
+    """What the daemon needs from its outbound edge (swap in a fake for engine tests).
+
+    Every method is called from the engine thread. ``seq`` and ``ts`` in the
+    payloads given are overwritten by the publisher (see the module docstring),
+    so build them with any placeholder (``seq=0, ts=0.0``). An event that is
+    the same on both streams is passed twice (``publish_event(e, e)``).
+    """
+
+    def start(self) -> None:
+        """Begin connecting in the background; returns at once."""
+
+    def republish_retained(self) -> None:
+        """Republish the retained set (what a ``cmd/rebirth`` request asks for)."""
+
+    def publish_state(self, public: PublicState, secure: SecureState) -> None:
+        """Publish (retained) the public and secure snapshots; they share one ``seq``."""
+
+    def publish_event(self, public: PublicEvent, secure: SecureEvent) -> None:
+        """Publish one event on the public and secure streams; they share one ``seq``."""
+
+    def publish_alert(self, alert: AlertPayload) -> None:
+        """Publish one alert (QoS 1; queued while offline)."""
+
+    def publish_notice(self, public: NoticePayload | None, secure: NoticePayload) -> None:
+        """Publish a notice on ``secure/notices`` and, unless ``public`` is ``None``
+        (computed from down cards), on ``notices``; they share one ``seq``."""
+
+    def publish_reader(self, status: ReaderStatus) -> None:
+        """Publish (retained) one reader's status."""
+
+    def publish_reader_stats(self, stats: ReaderStats) -> None:
+        """Publish one reader's periodic figures (not retained; skipped while offline)."""
+
+    def stop(self, timeout: float = DEFAULT_STOP_TIMEOUT) -> None:
+        """Publish ``offline``, wait for acknowledgements (bounded), disconnect."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommandRequest:
+    """A message received on ``cmd/<name>`` (other than ``rebirth``).
+
+    ``response_topic``/``correlation_data`` are the MQTT 5 request/response
+    properties, if the sender set them; answer with :meth:`MqttPublisher.reply`.
+    """
+
+    name: str
+    payload: bytes
+    response_topic: str | None
+    correlation_data: bytes | None
+
+    @property
+    def shown_name(self) -> str:
+        """The command name cut for quoting (a hostile one may be 65,535 bytes)."""
+        return shown_name(self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class PublisherCounters:
+    """Health counters (for the daemon's own status and for tests)."""
+
+    connects: int
+    disconnects: int
+    callback_errors: int
+    events_dropped: int
+    alerts_dropped: int
+    alerts_queued: int
+    outgoing: int = 0
+    """Messages handed to paho and not yet acknowledged by the broker."""
+    outgoing_peak: int = 0
+    backlogged: bool = False
+    backlog_episodes: int = 0
+    rebirths_requested: int = 0
+    rebirths_coalesced: int = 0
+    republishes: int = 0
+    retained_commands_ignored: int = 0
+    commands_refused_busy: int = 0
+    replies_refused: int = 0
+    replies_shed: int = 0
+    """Console replies not sent because the outgoing queue was too long."""
+    takeovers: int = 0
+
+
+RebirthHandler = Callable[[], None]
+"""Called on the *paho thread* when ``cmd/rebirth`` arrives. It must not touch
+engine state: put a request on the engine's queue and return. The engine thread
+then calls :meth:`MqttPublisher.republish_retained` (or publishes a fresh state)."""
+
+CommandHandler = Callable[[CommandRequest], bool | None]
+"""Called on the *paho thread* for ``cmd/<name>``; same rule: enqueue and return.
+Return ``False`` to refuse the command (too many waiting): the publisher answers
+it ``busy``."""
+
+
+class MqttPublisher:
+    """The MQTT implementation of :class:`Publisher` (see the module docstring)."""
+
+    def __init__(
+        self,
+        table: str,
+        broker: BrokerConfig,
+        sequence: SequenceCounter,
+        *,
+        client_id: str | None = None,
+        on_rebirth: RebirthHandler | None = None,
+        on_command: CommandHandler | None = None,
+        clock: Callable[[], float] = time.time,
+        alert_ids: Callable[[], str] | None = None,
+        on_alert: Callable[[AlertPayload], None] | None = None,
+    ) -> None:
+        """Prepare the client; nothing touches the network before :meth:`start`.
+
+        Without ``on_rebirth`` the publisher answers ``cmd/rebirth`` itself by
+        republishing its retained set (it only touches its own state). Without
+        ``client_id`` the id is ``stud-table-<table>-<128 random bits>``: any
+        client that connects with the daemon's id knocks it off the broker, and
+        Mosquitto 2.0 cannot reserve an id for a user (docs/mqtt.md).
+
+        ``alert_ids`` hands out the table's alert ids (issue 14; shared with the
+        daemon's core so that the ids of the alerts raised here cannot collide);
+        without it an alert raised here is ``<table>:<its seq>``. ``on_alert`` is
+        told of every alert raised here (backlog, overflow, link trouble), so the
+        daemon adds it to the open set.
+        """
+        self.topics = TableTopics(table)
+        self._table = table
+        self._broker = broker
+        self._seq = sequence
+        self._clock = clock
+        self._on_rebirth = on_rebirth
+        self._on_command = on_command
+        self._alert_ids = alert_ids
+        self._on_alert = on_alert
+        self._lock = threading.RLock()
+        self._online = False
+        self._started = False
+        self._stopping = False
+        self._hand: int | None = None
+        self._health: str | None = None
+        self._state: tuple[PublicState, SecureState] | None = None
+        self._readers: dict[str, ReaderStatus] = {}
+        self._open_alerts: OpenAlertsPayload | None = None
+        self._dealer: DealerPayload | None = None
+        # Alerts, alert changes and hand records wait here while offline (the
+        # floor and the archive must get them); oldest dropped first, counted.
+        # A hand record's two messages are one entry (they share one seq).
+        self._alerts: deque[tuple[tuple[str, BaseModel], ...]] = deque(
+            maxlen=broker.alert_queue)
+        self._pending: deque[mqtt.MQTTMessageInfo] = deque()
+        # The ack counters have a lock of their own: paho calls on_publish holding
+        # its message mutex, which the engine thread takes (in publish) while
+        # holding self._lock; taking self._lock there would deadlock.
+        self._ack_lock = threading.Lock()
+        self._sent = 0
+        self._acked = 0
+        self._outgoing_peak = 0
+        self._backlogged = False
+        self._backlog_since = 0.0
+        self._backlog_episodes = 0
+        self._rebirth_pending = False
+        self._rebirth_timer: threading.Timer | None = None
+        self._last_republish = -REBIRTH_MIN_INTERVAL
+        self._rebirths_requested = 0
+        self._rebirths_coalesced = 0
+        self._republishes = 0
+        self._retained_ignored = 0
+        self._busy_refused = 0
+        self._replies_refused = 0
+        self._replies_shed = 0
+        self._takeovers = 0
+        self._takeovers_unreported = 0
+        self._disconnect_times: deque[float] = deque(maxlen=UNSTABLE_COUNT)
+        self._unstable_pending: str | None = None
+        self._last_unstable_alert = -UNSTABLE_WINDOW
+        self._subscribe_mid: int | None = None
+        self._online_event = threading.Event()
+        self._connects = 0
+        self._disconnects = 0
+        self._callback_errors = 0
+        self._events_dropped = 0
+        self._alerts_dropped = 0
+
+        self._props = _json_properties()
+        self.client_id = client_id or f"stud-table-{table}-{secrets.token_hex(16)}"
+        self._client = mqtt.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=self.client_id,
+            protocol=MQTTProtocolVersion.MQTTv5,
+        )
+        # Second net under our own wrappers: paho logs and swallows instead of
+        # letting an exception end its loop thread.
+        self._client.suppress_exceptions = True
+        self._client.reconnect_delay_set(broker.reconnect_min_delay, broker.reconnect_max_delay)
+        if broker.username is not None:
+            self._client.username_pw_set(broker.username, broker.password)
+        if broker.tls is not None:
+            tls = broker.tls
+            self._client.tls_set(
+                ca_certs=str(tls.ca_file) if tls.ca_file else None,
+                certfile=str(tls.cert_file) if tls.cert_file else None,
+                keyfile=str(tls.key_file) if tls.key_file else None,
+            )
+            self._client.tls_insecure_set(tls.insecure)
+        self._client.on_connect = self._guard("on_connect", self._handle_connect)
+        self._client.on_connect_fail = self._guard("on_connect_fail", self._handle_connect_fail)
+        self._client.on_disconnect = self._guard("on_disconnect", self._handle_disconnect)
+        self._client.on_subscribe = self._guard("on_subscribe", self._handle_subscribe)
+        self._client.on_message = self._guard("on_message", self._handle_message)
+        self._client.on_publish = self._guard("on_publish", self._handle_publish)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Register the will and start connecting in the background (returns at once)."""
+        with self._lock:
+            if self._started:
+                raise RuntimeError("publisher already started")
+            self._started = True
+            self._set_will()
+        self._client.connect_async(
+            self._broker.host,
+            self._broker.port,
+            keepalive=self._broker.keepalive,
+            clean_start=True,
+        )
+        self._client.loop_start()
+        log.info("mqtt_connecting", host=self._broker.host, port=self._broker.port)
+
+    def wait_online(self, timeout: float) -> bool:
+        """Block until online (connected, subscribed, retained set republished) or timeout."""
+        return self._online_event.wait(timeout)
+
+    @property
+    def online(self) -> bool:
+        """True between going online and the next disconnect."""
+        with self._lock:
+            return self._online
+
+    def counters(self) -> PublisherCounters:
+        """A snapshot of the health counters."""
+        with self._lock:
+            with self._ack_lock:
+                outgoing, peak = self._sent - self._acked, self._outgoing_peak
+            return PublisherCounters(
+                connects=self._connects,
+                disconnects=self._disconnects,
+                callback_errors=self._callback_errors,
+                events_dropped=self._events_dropped,
+                alerts_dropped=self._alerts_dropped,
+                alerts_queued=len(self._alerts),
+                outgoing=outgoing,
+                outgoing_peak=peak,
+                backlogged=self._backlogged,
+                backlog_episodes=self._backlog_episodes,
+                rebirths_requested=self._rebirths_requested,
+                rebirths_coalesced=self._rebirths_coalesced,
+                republishes=self._republishes,
+                retained_commands_ignored=self._retained_ignored,
+                commands_refused_busy=self._busy_refused,
+                replies_refused=self._replies_refused,
+                replies_shed=self._replies_shed,
+                takeovers=self._takeovers,
+            )
+
+    @property
+    def outgoing(self) -> int:
+        """Messages handed to paho and not yet acknowledged by the broker."""
+        with self._ack_lock:
+            return self._sent - self._acked
+
+    def stop(
+        self, timeout: float = DEFAULT_STOP_TIMEOUT, *,
+        status: Literal["offline", "lost"] = "offline",
+        failure: str | None = None,
+    ) -> None:
+        """Publish ``status`` (retained), wait up to ``timeout`` s for QoS 1 acks, disconnect.
+
+        ``offline`` is a clean stop; ``lost`` is for a daemon that is going down
+        on an error (a clean disconnect suppresses the will, so it is published
+        explicitly): consumers must not take a crash for a planned stop. With
+        ``failure``, the last status is ``failed`` with that reason instead (the
+        daemon cannot run). Alerts still queued (broker unreachable) are logged as lost.
+        """
+        with self._lock:
+            if not self._started or self._stopping:
+                return
+            self._stopping = True
+            if self._rebirth_timer is not None:
+                self._rebirth_timer.cancel()
+            # Connected but not yet online (SUBACK pending) still deserves an
+            # explicit "offline": a clean disconnect suppresses the will.
+            if self._client.is_connected():
+                last = (self._status(status) if failure is None
+                        else self._status("failed", failure))
+                self._send(self.topics.status, last, retain=True)
+            pending = list(self._pending)
+            queued = len(self._alerts)
+        deadline = time.monotonic() + timeout
+        for info in pending:
+            while not _published(info) and time.monotonic() < deadline:
+                try:
+                    info.wait_for_publish(min(0.1, max(0.0, deadline - time.monotonic())))
+                except (ValueError, RuntimeError):
+                    break  # never queued or failed: nothing to wait for
+        unacked = sum(1 for info in pending if not _published(info))
+        if unacked or queued:
+            log.warning("mqtt_stop_undelivered", unacknowledged=unacked, alerts_lost=queued)
+        self._client.disconnect()
+        self._client.loop_stop()
+        with self._lock:
+            self._online = False
+            self._online_event.clear()
+        log.info("mqtt_stopped")
+
+    # ------------------------------------------------------------------ publishing
+
+    def publish_state(self, public: PublicState, secure: SecureState) -> None:
+        """Publish both snapshots retained (one shared ``seq``); kept for republishing."""
+        self._check_table(public.table, secure.table)
+        with self._lock:
+            self._hand = public.hand
+            seq, ts = self._seq.next(), self._clock()
+            stamped = (_stamp(public, seq, ts), _stamp(secure, seq, ts))
+            self._state = stamped
+            if self._online:
+                self._send(self.topics.state, stamped[0], retain=True)
+                self._send(self.topics.secure_state, stamped[1], retain=True)
+
+    def publish_secure_state(self, secure: SecureState) -> None:
+        """Publish a newer secure snapshot alone, retained: the equity update that
+        follows a card (docs/equity.md "Live equity"), when the public snapshot has
+        not changed. Kept for republishing (a republish stamps both with one ``seq``
+        again). Offline it is only kept, like :meth:`publish_state`."""
+        self._check_table(secure.table)
+        with self._lock:
+            stamped = _stamp(secure, self._seq.next(), self._clock())
+            if self._state is not None:
+                self._state = (self._state[0], stamped)
+            if self._online:
+                self._send(self.topics.secure_state, stamped, retain=True)
+
+    def publish_event(self, public: PublicEvent, secure: SecureEvent) -> None:
+        """Publish one event on ``events`` and ``secure/events`` (one shared ``seq``).
+
+        Offline, the event is dropped (and counted); its ``seq`` is used anyway
+        so consumers see a gap.
+        """
+        self._check_table(public.table, secure.table)
+        with self._lock:
+            seq, ts = self._seq.next(), self._clock()
+            if not self._online:
+                self._events_dropped += 1
+                return
+            self._send(self.topics.events, _stamp(public, seq, ts), retain=False)
+            self._send(self.topics.secure_events, _stamp(secure, seq, ts), retain=False)
+
+    def publish_alert(self, alert: AlertPayload) -> None:
+        """Publish one alert; offline it waits in the bounded queue (stamped again when
+        it goes out, so seq follows the order messages reach the broker).
+        An alert without an id gets one here (see ``alert_ids``)."""
+        self._check_table(alert.table)
+        with self._lock:
+            seq = self._seq.next()
+            stamped = _stamp(alert, seq, self._clock())
+            if not stamped.id:
+                stamped = stamped.model_copy(update={"id": self._new_alert_id(seq)})
+            self._send_or_queue((self.topics.alerts, stamped))
+
+    def publish_open_alerts(self, payload: OpenAlertsPayload) -> None:
+        """Publish ``alerts/open`` retained; kept for republishing (issue 14)."""
+        self._check_table(payload.table)
+        with self._lock:
+            stamped = _stamp(payload, self._seq.next(), self._clock())
+            self._open_alerts = stamped
+            if self._online:
+                self._send(self.topics.alerts_open, stamped, retain=True)
+
+    def publish_alert_change(self, change: AlertChangePayload) -> None:
+        """Publish one acknowledgement or resolution on ``alerts/changes``; offline it
+        waits in the alert queue."""
+        self._check_table(change.table)
+        with self._lock:
+            self._send_or_queue((self.topics.alerts_changes,
+                                 _stamp(change, self._seq.next(), self._clock())))
+
+    def publish_dealer(self, payload: DealerPayload) -> None:
+        """Publish ``dealer`` retained; kept for republishing."""
+        self._check_table(payload.table)
+        with self._lock:
+            stamped = _stamp(payload, self._seq.next(), self._clock())
+            self._dealer = stamped
+            if self._online:
+                self._send(self.topics.dealer, stamped, retain=True)
+
+    def publish_hand(self, public: PublicHandRecord, secure: SecureHandRecord) -> None:
+        """Publish a finished hand on ``hands`` and ``secure/hands`` (one shared ``seq``);
+        offline both wait in the alert queue: the archive must get every hand."""
+        self._check_table(public.table, secure.table)
+        with self._lock:
+            seq, ts = self._seq.next(), self._clock()
+            self._send_or_queue((self.topics.hands, _stamp(public, seq, ts)),
+                                (self.topics.secure_hands, _stamp(secure, seq, ts)))
+
+    def _send_or_queue(self, *messages: tuple[str, BaseModel]) -> None:
+        """Send now, or (offline) keep in the bounded queue as one entry (lock held)."""
+        if self._online:
+            for topic, stamped in messages:
+                self._send(topic, stamped, retain=False)
+            return
+        if len(self._alerts) == self._alerts.maxlen:
+            self._alerts_dropped += 1  # deque drops the oldest on append
+            if self._alerts_dropped == 1:
+                log.warning("mqtt_alert_queue_full", size=self._alerts.maxlen)
+        self._alerts.append(messages)
+
+    def _new_alert_id(self, seq: int) -> str:
+        return self._alert_ids() if self._alert_ids is not None else f"{self._table}:{seq}"
+
+    def _own_alert(self, code: AlertCode, message: str) -> AlertPayload:
+        """An alert raised by the publisher itself, with its id and the dealer on duty;
+        the daemon is told (``on_alert``) so that it joins the open set. Lock held."""
+        seq = self._seq.next()
+        alert = AlertPayload(
+            table=self._table, hand=self._hand, seq=seq, ts=self._clock(),
+            code=code, severity=alert_severity(code), message=message,
+            id=self._new_alert_id(seq),
+            dealer=self._dealer.dealer if self._dealer is not None else None,
+        )
+        if self._on_alert is not None:
+            try:
+                self._on_alert(alert)
+            except Exception:  # the alert itself must still go out
+                log.exception("mqtt_on_alert_failed")
+        return alert
+
+    def publish_notice(self, public: NoticePayload | None, secure: NoticePayload) -> None:
+        """Publish one notice on ``secure/notices`` and, unless it is secret
+        (``public`` is ``None``), on ``notices``; one shared ``seq``.
+
+        Notices need no action, so offline they are dropped like events (counted
+        in ``events_dropped``; the ``seq`` gap shows), not queued like alerts.
+        """
+        self._check_table(secure.table, *([public.table] if public is not None else []))
+        with self._lock:
+            seq, ts = self._seq.next(), self._clock()
+            if not self._online:
+                self._events_dropped += 1
+                return
+            if public is not None:
+                self._send(self.topics.notices, _stamp(public, seq, ts), retain=False)
+            self._send(self.topics.secure_notices, _stamp(secure, seq, ts), retain=False)
+
+    def publish_reader(self, status: ReaderStatus) -> None:
+        """Publish one reader's status retained; kept for republishing."""
+        self._check_table(status.table)
+        with self._lock:
+            stamped = _stamp(status, self._seq.next(), self._clock())
+            self._readers[status.reader] = stamped
+            if self._online:
+                self._send(self.topics.reader(status.reader), stamped, retain=True)
+
+    def publish_reader_stats(self, stats: ReaderStats) -> None:
+        """Publish one reader's periodic figures, not retained, stamped with ``ts``
+        only (they are not part of the sequenced stream: no ``seq``). While offline
+        they are not kept: the next period's figures supersede them. While the
+        outgoing queue is backlogged they are skipped too, so figures never stand
+        in the way of live events and alerts."""
+        self._check_table(stats.table)
+        with self._lock:
+            if not self._online or self._backlogged:
+                return
+            stamped = stats.model_copy(update={"ts": self._clock()})
+            self._send(self.topics.reader_stats(stats.reader), stamped, retain=False)
+
+    def republish_retained(self) -> None:
+        """Republish the whole retained set with fresh ``seq``/``ts`` (rebirth). Thread-safe.
+
+        Coalesced: at most once per :data:`REBIRTH_MIN_INTERVAL`, and only
+        while the outgoing queue is below :data:`BULK_LIMIT`; otherwise the
+        request stays pending and is retried by a timer (the live stream first).
+        """
+        with self._lock:
+            if self._stopping:
+                return
+            delay = self._republish_delay()
+            if delay > 0:
+                self._rebirth_pending = True
+                self._schedule_rebirth(delay)
+                return
+            self._rebirth_pending = False
+            if self._online:
+                self._last_republish = time.monotonic()
+                self._republishes += 1
+                self._republish_locked()
+
+    def reply(self, request: CommandRequest, payload: bytes, *, limit: int = REPLY_LIMIT) -> bool:
+        """Answer an MQTT 5 request on its response topic; False if it cannot.
+
+        It cannot when the request had no response topic, when that topic is not
+        the table's own ``reply/<client>`` (:meth:`TableTopics.reply_problem`:
+        an empty or wildcard topic would get the daemon disconnected or raise),
+        while offline, or while ``limit`` or more messages wait for the broker
+        (shed: counted and logged, see :data:`REPLY_LIMIT`). Never raises.
+        """
+        topic = request.response_topic
+        if topic is None:
+            return False
+        problem = self.topics.reply_problem(topic)
+        if problem is not None:
+            with self._lock:
+                self._replies_refused += 1
+            log.warning("mqtt_reply_refused", command=request.shown_name, reason=problem)
+            return False
+        props = _publish_properties()
+        props.ContentType = "application/json"
+        if request.correlation_data is not None:
+            props.CorrelationData = request.correlation_data
+        with self._lock:
+            if not self._online:
+                return False
+            if self.outgoing >= limit:
+                self._replies_shed += 1
+                shed = self._replies_shed
+                if shed == 1 or shed % 1000 == 0:
+                    log.error("mqtt_replies_shed", shed_total=shed, outgoing=self.outgoing,
+                              command=request.shown_name)
+                return False
+            try:
+                info = self._client.publish(topic, payload, qos=QOS, properties=props)
+            except ValueError as exc:  # a second net under reply_problem
+                self._replies_refused += 1
+                log.error("mqtt_reply_refused", command=request.shown_name, reason=str(exc))
+                return False
+            self._track(info)
+            return info.rc == MQTTErrorCode.MQTT_ERR_SUCCESS
+
+    # ------------------------------------------------------------------ internals (lock held)
+
+    def _check_table(self, *tables: str) -> None:
+        for table in tables:
+            if table != self._table:
+                raise ValueError(
+                    f"payload for table {table!r} given to the publisher of {self._table!r}"
+                )
+
+    def _status(self, status: DaemonStatus, reason: str | None = None) -> StatusPayload:
+        return StatusPayload(
+            table=self._table, hand=self._hand, seq=self._seq.next(), ts=self._clock(),
+            status=status, reason=reason,
+        )
+
+    def set_health(self, problem: str | None) -> None:
+        """Publish ``status`` as ``degraded`` with ``problem`` (None: ``online`` again).
+
+        Kept, so a reconnect announces the same health instead of ``online``.
+        """
+        with self._lock:
+            if problem == self._health:
+                return
+            self._health = problem
+            if self._online:
+                self._send(self.topics.status, self._live_status(), retain=True)
+
+    def _live_status(self) -> StatusPayload:
+        if self._health is None:
+            return self._status("online")
+        return self._status("degraded", self._health)
+
+    def _set_will(self) -> None:
+        # The will is registered per connection, so refresh it before each
+        # (re)connect: its seq/ts/hand are then those of the latest attempt.
+        self._client.will_set(
+            self.topics.status, to_json(self._status("lost")), qos=QOS, retain=True
+        )
+
+    def _send(self, topic: str, payload: BaseModel, *, retain: bool) -> None:
+        info = self._client.publish(
+            topic, to_json(payload), qos=QOS, retain=retain, properties=self._props
+        )
+        if info.rc not in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
+            # NO_CONN: paho keeps QoS 1 messages and resends them on reconnect.
+            log.error("mqtt_publish_failed", topic=topic, rc=mqtt.error_string(info.rc))
+        self._track(info)
+
+    def _track(self, info: mqtt.MQTTMessageInfo) -> None:
+        # Remember unacknowledged QoS 1 messages so stop() can wait for them;
+        # prune acknowledged ones from the front to keep this small.
+        if info.rc in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
+            # paho holds it until the broker acknowledges it (on_publish).
+            with self._ack_lock:
+                self._sent += 1
+                outgoing = self._sent - self._acked
+                self._outgoing_peak = max(self._outgoing_peak, outgoing)
+            if outgoing >= BACKLOG_HIGH and not self._backlogged:
+                self._enter_backlog(outgoing)
+        self._pending.append(info)
+        while self._pending and _published(self._pending[0]):
+            self._pending.popleft()
+
+    def _enter_backlog(self, outgoing: int) -> None:
+        # Reported at once: log, counter, and an alert. The alert joins the
+        # queue (nothing may jump it without breaking seq order), so consumers
+        # get it after the backlog, as the explanation of the delay they saw.
+        self._backlogged = True
+        self._backlog_since = time.monotonic()
+        self._backlog_episodes += 1
+        log.error("mqtt_outgoing_backlog", outgoing=outgoing, limit=BACKLOG_HIGH)
+        alert = self._own_alert(
+            BACKLOG_CODE,
+            f"{outgoing} messages are waiting for the broker's acknowledgement:"
+            " the live feed is delayed (nothing is dropped). Check the broker and the"
+            " network; a flood of requests from a client can also cause this.",
+        )
+        self._send(self.topics.alerts, alert, retain=False)
+
+    def _republish_delay(self) -> float:
+        """Seconds before a republish may run (0: now)."""
+        wait = self._last_republish + REBIRTH_MIN_INTERVAL - time.monotonic()
+        if wait > 0:
+            return wait
+        if self.outgoing >= BULK_LIMIT:
+            return 0.1  # the live stream drains first
+        return 0.0
+
+    def _schedule_rebirth(self, delay: float) -> None:
+        if self._rebirth_timer is not None and self._rebirth_timer.is_alive():
+            return
+        timer = threading.Timer(delay, self._guard("rebirth_timer", self._rebirth_due))
+        timer.daemon = True
+        self._rebirth_timer = timer
+        timer.start()
+
+    def _rebirth_due(self) -> None:
+        # Timer thread. Republishing touches only the publisher's own copies
+        # (under its lock), so the deferred request needs no engine round trip.
+        with self._lock:
+            # This timer is done: a republish deferred again must get a new one.
+            self._rebirth_timer = None
+            if self._stopping or not self._rebirth_pending:
+                return
+        self.republish_retained()
+
+    def _republish_locked(self) -> None:
+        if self._state is not None:
+            seq, ts = self._seq.next(), self._clock()
+            public = _stamp(self._state[0], seq, ts)
+            secure = _stamp(self._state[1], seq, ts)
+            self._state = (public, secure)
+            self._send(self.topics.state, public, retain=True)
+            self._send(self.topics.secure_state, secure, retain=True)
+        for reader_id, status in list(self._readers.items()):
+            fresh = _stamp(status, self._seq.next(), self._clock())
+            self._readers[reader_id] = fresh
+            self._send(self.topics.reader(reader_id), fresh, retain=True)
+        if self._open_alerts is not None:
+            self._open_alerts = _stamp(self._open_alerts, self._seq.next(), self._clock())
+            self._send(self.topics.alerts_open, self._open_alerts, retain=True)
+        if self._dealer is not None:
+            self._dealer = _stamp(self._dealer, self._seq.next(), self._clock())
+            self._send(self.topics.dealer, self._dealer, retain=True)
+
+    def _go_online(self) -> None:
+        with self._lock:
+            if self._stopping:
+                return
+            self._online = True
+            self._send(self.topics.status, self._live_status(), retain=True)
+            self._last_republish = time.monotonic()
+            self._republish_locked()
+            queued = len(self._alerts)
+            while self._alerts:
+                # Stamped again as they go out: seq increases in the order messages
+                # reach the broker, and the republish above took newer numbers than
+                # those they were queued with. (Their ids, and alerts/open's
+                # raised_ts, keep when they were raised.)
+                seq, ts = self._seq.next(), self._clock()
+                for topic, queued_payload in self._alerts.popleft():
+                    self._send(topic, _stamp(queued_payload, seq, ts), retain=False)
+            if self._alerts_dropped:
+                dropped, self._alerts_dropped = self._alerts_dropped, 0
+                overflow = self._own_alert(
+                    OVERFLOW_CODE,
+                    f"{dropped} alert(s) dropped while the broker was unreachable (alerts,"
+                    " alert changes and hand records share a queue of"
+                    f" {self._alerts.maxlen}); see the retained alerts/open for the open alerts",
+                )
+                self._send(self.topics.alerts, overflow, retain=False)
+                log.error("mqtt_alerts_dropped", dropped=dropped)
+            self._report_link_trouble()
+            self._online_event.set()
+            events_dropped = self._events_dropped
+        log.info("mqtt_online", alerts_delivered=queued, events_dropped_total=events_dropped,
+                 client_id=self.client_id)
+
+    def _report_link_trouble(self) -> None:
+        # Once reconnected, tell the floor what a supervisor cannot see: the
+        # process lived on but the feed was cut (lock held, online).
+        if self._takeovers_unreported:
+            count, self._takeovers_unreported = self._takeovers_unreported, 0
+            self._send(self.topics.alerts, self._own_alert(
+                TAKEOVER_CODE,
+                f"Another MQTT client connected with this daemon's client id and"
+                f" knocked it off the broker {count} time(s); the feed was cut meanwhile."
+                " Find that client (broker log) and check who has broker credentials.",
+            ), retain=False)
+        now = time.monotonic()
+        if self._unstable_pending and now - self._last_unstable_alert >= UNSTABLE_WINDOW:
+            detail, self._unstable_pending = self._unstable_pending, None
+            self._last_unstable_alert = now
+            self._send(self.topics.alerts, self._own_alert(
+                UNSTABLE_CODE,
+                f"The daemon could not stay connected to the broker ({detail});"
+                f" {self._events_dropped} event(s) in total could not be delivered"
+                " (gaps in seq). The retained state is current again. Causes: the"
+                " network or the broker, or another client connecting with this"
+                " daemon's client id (the broker's log names it).",
+            ), retain=False)
+
+    # ------------------------------------------------------------ paho callbacks (loop thread)
+
+    def _guard(self, name: str, handler: Callable[..., None]) -> Callable[..., None]:
+        def guarded(*args: Any) -> None:
+            try:
+                handler(*args)
+            except Exception:
+                with self._lock:
+                    self._callback_errors += 1
+                log.exception("mqtt_callback_failed", callback=name)
+
+        return guarded
+
+    def _handle_connect(
+        self,
+        client: mqtt.Client,
+        _userdata: object,
+        _flags: mqtt.ConnectFlags,
+        reason: ReasonCode,
+        _props: Properties | None,
+    ) -> None:
+        if reason.is_failure:
+            log.error("mqtt_connect_refused", reason=str(reason))
+            return
+        with self._lock:
+            self._connects += 1
+        sock = client.socket()
+        if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):
+            # Small messages must not wait for Nagle + delayed ACK (about 40 ms each).
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        # No local: our own clearing of a retained command must not come back.
+        # Retain as published: a command published retained is recognised as
+        # such even when it arrives live, and ignored (docs/mqtt.md).
+        options = SubscribeOptions(qos=QOS, noLocal=True, retainAsPublished=True)
+        result, mid = client.subscribe(self.topics.cmd_filter, options=options)
+        with self._lock:
+            self._subscribe_mid = mid
+        if result != MQTTErrorCode.MQTT_ERR_SUCCESS:
+            log.error("mqtt_subscribe_failed", rc=mqtt.error_string(result))
+
+    def _handle_subscribe(
+        self,
+        _client: mqtt.Client,
+        _userdata: object,
+        mid: int,
+        reasons: list[ReasonCode],
+        _props: Properties | None,
+    ) -> None:
+        with self._lock:
+            if mid != self._subscribe_mid:
+                return
+        if any(r.is_failure for r in reasons):
+            # Publishing still works; only commands (rebirth) will not reach us.
+            log.error("mqtt_command_subscribe_refused", reasons=[str(r) for r in reasons])
+        self._go_online()
+
+    def _handle_connect_fail(self, _client: mqtt.Client, _userdata: object) -> None:
+        log.warning("mqtt_connect_failed", host=self._broker.host, port=self._broker.port)
+
+    def _handle_disconnect(
+        self,
+        _client: mqtt.Client,
+        _userdata: object,
+        _flags: mqtt.DisconnectFlags,
+        reason: ReasonCode,
+        _props: Properties | None,
+    ) -> None:
+        now = time.monotonic()
+        with self._lock:
+            was_online = self._online
+            self._online = False
+            self._online_event.clear()
+            self._disconnects += 1
+            if self._stopping:
+                return
+            self._set_will()
+            self._disconnect_times.append(now)
+            taken_over = reason.value == _TAKEN_OVER
+            if taken_over:
+                self._takeovers += 1
+                self._takeovers_unreported += 1
+            recent = len(self._disconnect_times)
+            unstable = recent == UNSTABLE_COUNT and now - self._disconnect_times[0] <= (
+                UNSTABLE_WINDOW
+            )
+            newly_unstable = unstable and self._unstable_pending is None
+            if unstable:
+                self._unstable_pending = (
+                    f"{self._disconnects} disconnects since start, {recent} within"
+                    f" {now - self._disconnect_times[0]:.0f} s, last reason: {reason}"
+                )
+            disconnects = self._disconnects
+        log.warning("mqtt_disconnected", reason=str(reason), was_online=was_online,
+                    disconnects=disconnects)
+        if taken_over:
+            # Not a network fault: someone used our client id (docs/mqtt.md).
+            log.error("mqtt_session_taken_over", client_id=self.client_id)
+        if newly_unstable:
+            log.error("mqtt_link_unstable", disconnects=disconnects, window=UNSTABLE_WINDOW,
+                      reason=str(reason))
+
+    def _handle_publish(
+        self,
+        _client: mqtt.Client,
+        _userdata: object,
+        _mid: int,
+        reason: ReasonCode,
+        _props: Properties | None,
+    ) -> None:
+        # Called with paho's message mutex held: only the ack lock here (see __init__).
+        with self._ack_lock:
+            self._acked += 1
+            outgoing = self._sent - self._acked
+        if reason.is_failure:
+            log.error("mqtt_publish_refused", reason=str(reason))
+        if outgoing <= BACKLOG_LOW and self._backlogged:
+            self._leave_backlog(outgoing)
+
+    def _leave_backlog(self, outgoing: int) -> None:
+        # On the paho thread; _backlogged is only a hint read without the
+        # lock above, so check again under it.
+        with self._lock:
+            if not self._backlogged:
+                return
+            self._backlogged = False
+            lasted = time.monotonic() - self._backlog_since
+            shed = self._replies_shed
+        with self._ack_lock:
+            peak = self._outgoing_peak
+        log.warning("mqtt_outgoing_backlog_cleared", outgoing=outgoing, seconds=round(lasted, 2),
+                    peak=peak, replies_shed_total=shed)
+
+    def _handle_message(
+        self, client: mqtt.Client, _userdata: object, message: mqtt.MQTTMessage
+    ) -> None:
+        try:
+            topic = message.topic
+        except UnicodeDecodeError:
+            return  # the broker checks UTF-8; nothing of ours is not UTF-8
+        name = self.topics.command_name(topic)
+        if name is None:
+            return
+        if message.retain:
+            self._ignore_retained(client, topic, name, bool(message.payload))
+            return
+        if name == "rebirth":
+            self._rebirth_requested()
+            return
+        props = message.properties
+        request = CommandRequest(
+            name=name,
+            payload=bytes(message.payload),
+            response_topic=getattr(props, "ResponseTopic", None),
+            correlation_data=getattr(props, "CorrelationData", None),
+        )
+        if self._on_command is None:
+            log.warning("mqtt_unknown_command", command=request.shown_name)
+            return
+        if self._on_command(request) is False:
+            self._refuse_busy(request)
+
+    def _ignore_retained(self, client: mqtt.Client, topic: str, name: str, clear: bool) -> None:
+        # Commands are not state: a retained one would run again at every
+        # (re)connect of the daemon (a retained cmd/hand started a hand at each
+        # restart). Ignore it and clear it (an empty retained message deletes it).
+        with self._lock:
+            self._retained_ignored += 1
+        log.warning("mqtt_retained_command_ignored", command=shown_name(name), cleared=clear)
+        if clear:
+            with self._lock:
+                # Tracked like every QoS 1 message: its ack is counted too.
+                self._track(client.publish(topic, b"", qos=QOS, retain=True))
+
+    def _rebirth_requested(self) -> None:
+        with self._lock:
+            self._rebirths_requested += 1
+            if self._rebirth_pending:
+                # One pending request serves every consumer: coalesce.
+                self._rebirths_coalesced += 1
+                return
+            self._rebirth_pending = True
+        log.info("mqtt_rebirth_requested")
+        try:
+            if self._on_rebirth is not None:
+                self._on_rebirth()
+            else:
+                self.republish_retained()
+        except Exception:
+            with self._lock:
+                self._rebirth_pending = False  # a failed hand-over must not block later ones
+            raise
+
+    def _refuse_busy(self, request: CommandRequest) -> None:
+        topic = request.response_topic
+        unanswerable = topic is None or self.topics.reply_problem(topic) is not None
+        with self._lock:
+            self._busy_refused += 1
+            first = self._busy_refused == 1 or self._busy_refused % 1000 == 0
+        if first:
+            log.warning("console_command_refused_busy", command=request.shown_name,
+                        refused_total=self._busy_refused)
+        if unanswerable:
+            return  # counted; no reply could go there (and no log line per request)
+        reply = ConsoleReply(
+            table=self._table, command=request.shown_name, accepted=False, code=BUSY_CODE,
+            reason="too many console commands are waiting; this one was not carried out,"
+            " send it again", hand=self._hand, to_act=None, pot=None,
+        )
+        self.reply(request, to_json(reply), limit=BULK_LIMIT)
+
+
+def _publish_properties() -> Properties:
+    # paho's Properties constructor is untyped; confine the ignore to here.
+    return Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+
+
+class _PackedOnce(Properties):
+    """PUBLISH properties that are packed once and then reused as bytes.
+
+    paho packs a message's properties on every publish, and ``Properties.pack``
+    makes a new attribute-name string for each of the 27 MQTT 5 property names
+    and looks it up with ``hasattr``: CPython's type attribute cache keeps each
+    such string alive until its slot is reused, which grew the daemon's memory
+    with every message (issue 9 item 26). Setting a property drops the cache.
+    """
+
+    def pack(self) -> bytes:
+        """The packed properties (computed at the first call)."""
+        packed: bytes | None = self.__dict__.get("_packed")
+        if packed is None:
+            packed = bytes(super().pack())  # type: ignore[no-untyped-call]
+            object.__setattr__(self, "_packed", packed)
+        return packed
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)  # type: ignore[no-untyped-call]
+        self.__dict__.pop("_packed", None)
+
+
+def _json_properties() -> Properties:
+    """The properties of every message the publisher sends (JSON content), packed once."""
+    props = _PackedOnce(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+    props.ContentType = "application/json"
+    return props
+
+
+def _stamp(payload: _M, seq: int, ts: float) -> _M:
+    return payload.model_copy(update={"seq": seq, "ts": ts})
+
+
+def _published(info: mqtt.MQTTMessageInfo) -> bool:
+    try:
+        return info.is_published()
+    except (ValueError, RuntimeError):
+        return True  # never queued (queue full / error): nothing to wait for

@@ -1,0 +1,1 @@
+"""Records of play: table scripts, the operations they share with the console, the journal."""

@@ -1,0 +1,454 @@
+"""Presence tracking: per-antenna tag reports in, zone events out.
+
+Theory of operation
+-------------------
+Readers report, per antenna, that a tag UID appeared (``tag_arrived``), vanished
+(``tag_left``), or the full list of UIDs an antenna sees right now
+(``inventory``). The tracker keeps two layers of state:
+
+* **sightings**: for every antenna, the UIDs it currently reports. This mirrors
+  the readers exactly; an inventory replaces an antenna's set, and the difference
+  is handled as the arrivals and departures that frames lost on the wire hid.
+* **placements**: for every UID, the one zone the tracker says the tag is in.
+  This is what the events describe. A tag seen by two antennas of one zone is
+  one card in that zone.
+
+Rules, per UID:
+
+1. A sighting in zone Z of a tag not placed anywhere: it is placed in Z at once
+   (``CardPlaced``, or ``UnknownTag`` for a UID no deck knows).
+2. The last antenna of Z losing the tag does not remove it: a *hold* starts, and
+   ``CardRemoved`` is emitted by :meth:`PresenceTracker.tick` once ``hold_time``
+   has passed with no antenna of Z seeing it again. A tag that drops out of a
+   scan for a cycle or two therefore never flickers; if it is seen again in Z
+   before the hold expires, nothing is emitted at all.
+3. A sighting in another zone Y of a tag placed in Z is a move, reported at once
+   as ``CardRemoved(Z)`` then ``CardPlaced(Y)`` (a card is in one place; the
+   newest sighting wins, even if Z's reader has not yet noticed it leave).
+4. When a hold expires but some antenna of another zone still reports the tag
+   (a stale or overlapping sighting), the tag moves there instead of vanishing.
+
+``at`` of a ``CardPlaced`` is the time of the sighting. ``at`` of a
+``CardRemoved`` is when the tag was last seen in its zone (the start of the
+hold), so it is the true departure time even though it is emitted up to
+``hold_time`` later; events of one card are in time order, but a removal can
+carry an earlier ``at`` than other cards' events emitted before it. A
+departure only learned from an inventory is dated at that inventory.
+
+Unknown tags follow the same rules, with ``UnknownTag`` for an arrival (once
+per arrival, not once per inventory) and ``UnknownTagRemoved`` for a departure.
+
+A second physical copy of a card (a UID of another deck mapping to a card that
+is already present under a different UID) is placed like any card, with its own
+deck name, so the engine sees the same card twice and flags ``duplicate_card``;
+:meth:`PresenceTracker.duplicates` and the stats expose it too.
+
+An offline reader (:meth:`PresenceTracker.reader_lost`) freezes: its sightings
+stay, so its cards are not removed, and holds in the zones it covers do not
+expire while it is away (it cannot confirm or deny them). When it reports again
+(or :meth:`PresenceTracker.reader_restored` is called) those holds get a fresh
+``hold_time``, and its next inventory reconciles whatever changed meanwhile.
+
+The tracker does no I/O and reads no clock: every method takes ``now``
+(seconds, any monotonic base) and returns the events it caused. Each report
+first expires the holds due by its ``now`` (as :meth:`PresenceTracker.tick`
+would), so events come out in the right order however late the daemon ticks;
+the daemon still calls ``tick`` by :meth:`PresenceTracker.next_deadline` so that
+a removal is published while the table is otherwise quiet.
+UIDs are expected in canonical form (uppercase hex, as the frame decoder gives
+them); they are never logged.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+from table_controller.domain.cards import Card
+from table_controller.domain.events import (
+    CardPlaced,
+    CardRemoved,
+    UnknownTag,
+    UnknownTagRemoved,
+    ZoneEvent,
+)
+from table_controller.domain.zones import Zone
+from table_controller.table.deck import DeckRegistry
+from table_controller.table.layout import TableLayout
+
+__all__ = ["DEFAULT_HOLD_TIME", "PresenceStats", "PresenceTracker", "TagPresence"]
+
+DEFAULT_HOLD_TIME = 1.5
+"""Seconds a tag must stay unseen before it counts as gone.
+
+Long enough to ride out a few missed scan cycles of a multi-tag reader (a tag
+shadowed by a hand or by the cards stacked on it), short enough that a card
+picked up and folded shows in the feed within a couple of seconds.
+"""
+
+Antenna = tuple[int, int]
+"""(reader id, antenna port)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TagPresence:
+    """One tag the tracker places in a zone (a read-only snapshot).
+
+    ``card``/``deck`` are None for an unknown tag. ``held`` means no antenna
+    sees it right now and its removal is pending. ``uid`` is secret, so it is
+    kept out of ``repr``.
+    """
+
+    zone: Zone
+    card: Card | None
+    deck: str | None
+    since: float
+    held: bool
+    uid: str = field(repr=False)
+
+
+@dataclass(slots=True)
+class PresenceStats:
+    """Counters for monitoring; never contains UIDs."""
+
+    reports: int = 0
+    """Reader reports handled (arrivals, departures, inventories)."""
+    unmapped_reports: int = 0
+    """Reports from a (reader, port) the layout does not map; ignored."""
+    arrivals: int = 0
+    """Tags placed in a zone from nowhere."""
+    departures: int = 0
+    """Tags removed after their hold expired."""
+    moves: int = 0
+    """Tags seen in another zone than the one they were placed in."""
+    flickers_suppressed: int = 0
+    """Tags seen again in their zone while held: a removal that was not emitted."""
+    unknown_arrivals: int = 0
+    """Arrivals of UIDs no deck knows."""
+    duplicate_arrivals: int = 0
+    """Arrivals of a card already present under another UID (a second copy)."""
+    inventory_corrections: int = 0
+    """Tags an inventory showed that incremental reports had missed, either way."""
+
+
+@dataclass(slots=True)
+class _Tag:
+    """Mutable placement of one UID."""
+
+    zone: Zone
+    card: Card | None
+    deck: str | None
+    since: float
+    left_at: float | None = None
+    """When the zone last lost sight of it; set while held."""
+
+
+class PresenceTracker:
+    """Turns per-antenna tag reports into zone events (see the module docstring)."""
+
+    def __init__(
+        self, layout: TableLayout, registry: DeckRegistry, hold_time: float = DEFAULT_HOLD_TIME
+    ) -> None:
+        if not (math.isfinite(hold_time) and hold_time >= 0):
+            raise ValueError(f"hold_time must be a finite number >= 0, got {hold_time!r}")
+        self._layout = layout
+        self._registry = registry
+        self._hold_time = float(hold_time)
+        self._zone_of: dict[Antenna, Zone] = dict(layout.antenna_map)
+        self._antennas_of: dict[Zone, tuple[Antenna, ...]] = {
+            zone: layout.antennas_of(zone) for zone in layout.zones
+        }
+        self._readers_of: dict[Zone, frozenset[int]] = {
+            zone: frozenset(reader for reader, _ in antennas)
+            for zone, antennas in self._antennas_of.items()
+        }
+        # uid -> time the sighting began; per antenna.
+        self._seen: dict[Antenna, dict[str, float]] = {a: {} for a in self._zone_of}
+        self._tags: dict[str, _Tag] = {}
+        self._holds: dict[str, float] = {}  # uid -> deadline; the truth about holds
+        # (deadline, uid) min-heap over _holds, so every report can check "anything
+        # due?" in O(1). Entries go stale when a hold ends or moves; a stale entry
+        # is one whose deadline no longer equals _holds[uid], and is skipped.
+        self._heap: list[tuple[float, str]] = []
+        self._copies: dict[Card, set[str]] = {}  # card -> UIDs placed, for duplicates
+        self._offline: set[int] = set()
+        self._stats = PresenceStats()
+
+    # ------------------------------------------------------------------ reports
+
+    def tag_arrived(self, reader_id: int, antenna: int, uid: str, now: float) -> list[ZoneEvent]:
+        """Antenna ``antenna`` of reader ``reader_id`` started seeing ``uid``.
+
+        Like every report, first emits whatever holds expired by ``now`` (see
+        :meth:`tick`), so a late tick can never reorder events.
+        """
+        due, zone = self._report_on(reader_id, antenna, now)
+        if zone is None:
+            return due
+        seen = self._seen[(reader_id, antenna)]
+        if uid in seen:
+            return due  # a repeated report: this antenna already sees it
+        seen[uid] = now
+        events = self._sighted(uid, zone, now)
+        return due + events if due else events
+
+    def tag_left(self, reader_id: int, antenna: int, uid: str, now: float) -> list[ZoneEvent]:
+        """Antenna ``antenna`` of reader ``reader_id`` stopped seeing ``uid``.
+
+        Its own removal is held (see :meth:`tick`); returns only other tags'
+        holds that expired by ``now``.
+        """
+        due, zone = self._report_on(reader_id, antenna, now)
+        if zone is None:
+            return due
+        seen = self._seen[(reader_id, antenna)]
+        if uid in seen:
+            del seen[uid]
+            self._unsighted(uid, zone, now)
+        return due
+
+    def inventory(
+        self, reader_id: int, antenna: int, uids: Iterable[str], now: float
+    ) -> list[ZoneEvent]:
+        """The complete set of UIDs antenna ``antenna`` of ``reader_id`` sees now.
+
+        Reconciles: UIDs new to this antenna arrive, UIDs it no longer lists
+        leave (held like :meth:`tag_left`). Repeating an unchanged inventory
+        emits nothing.
+        """
+        events, zone = self._report_on(reader_id, antenna, now)
+        if zone is None:
+            return events
+        seen = self._seen[(reader_id, antenna)]
+        current = set(uids)
+        # Sorted, so the events of one inventory come in a reproducible order.
+        for uid in sorted(seen.keys() - current):
+            self._stats.inventory_corrections += 1
+            del seen[uid]
+            self._unsighted(uid, zone, now)
+        for uid in sorted(current - seen.keys()):
+            self._stats.inventory_corrections += 1
+            seen[uid] = now
+            events += self._sighted(uid, zone, now)
+        return events
+
+    def reader_lost(self, reader_id: int, now: float) -> list[ZoneEvent]:
+        """Reader ``reader_id`` went offline: freeze what it last reported.
+
+        Its cards stay placed and holds in zones it covers stop running until it
+        is back. Returns no events; the list keeps every report method alike.
+        """
+        del now  # nothing is dated: freezing changes no placement
+        if self._layout.reader(reader_id) is not None:
+            self._offline.add(reader_id)
+        return []
+
+    def reader_restored(self, reader_id: int, now: float) -> list[ZoneEvent]:
+        """Reader ``reader_id`` is back; any report from it implies this too.
+
+        Holds in the zones it covers restart with a full ``hold_time`` from
+        ``now``, leaving room for its first inventory to confirm the tags.
+        """
+        self._mark_online(reader_id, now)
+        return []
+
+    # -------------------------------------------------------------------- clock
+
+    def tick(self, now: float) -> list[ZoneEvent]:
+        """Expire the holds whose deadline is ``<= now``; returns the removals (and moves)."""
+        if not self._holds:
+            return []
+        due: list[str] = []
+        if self._offline:
+            # Rare path (a reader is away): skip frozen holds, leave the heap alone;
+            # entries of holds expired here go stale and are dropped later.
+            due = [
+                uid
+                for deadline, uid in sorted((d, u) for u, d in self._holds.items())
+                if deadline <= now and not self._frozen(self._tags[uid].zone)
+            ]
+        else:
+            heap, holds = self._heap, self._holds
+            while heap and heap[0][0] <= now:
+                deadline, uid = heapq.heappop(heap)
+                # A hold ended and restarted at the same instant leaves two equal
+                # entries; both look live, so skip the one just taken.
+                if holds.get(uid) == deadline and (not due or due[-1] != uid):
+                    due.append(uid)
+        events: list[ZoneEvent] = []
+        for uid in due:
+            del self._holds[uid]
+            tag = self._tags[uid]
+            left_at = tag.left_at if tag.left_at is not None else now
+            events += self._unplace(uid, tag, left_at)
+            elsewhere = self._latest_sighting(uid)
+            if elsewhere is None:
+                self._stats.departures += 1
+            else:
+                # Rule 4: still reported by another zone's antenna; it is there.
+                self._stats.moves += 1
+                events += self._place(uid, elsewhere, now)
+        return events
+
+    def next_deadline(self) -> float | None:
+        """When :meth:`tick` must next be called, or None if no hold is running."""
+        if not self._holds:
+            return None
+        if not self._offline:
+            heap, holds = self._heap, self._holds
+            while holds.get(heap[0][1]) != heap[0][0]:
+                heapq.heappop(heap)  # stale; a live entry exists for every hold
+            return heap[0][0]
+        running = [
+            deadline
+            for uid, deadline in self._holds.items()
+            if not self._frozen(self._tags[uid].zone)
+        ]
+        return min(running) if running else None
+
+    # ------------------------------------------------------------------- views
+
+    @property
+    def hold_time(self) -> float:
+        """Seconds a tag must stay unseen before it is removed."""
+        return self._hold_time
+
+    @property
+    def stats(self) -> PresenceStats:
+        """A copy of the counters."""
+        return replace(self._stats)
+
+    @property
+    def offline_readers(self) -> frozenset[int]:
+        """Readers currently marked offline."""
+        return frozenset(self._offline)
+
+    def present(self) -> tuple[TagPresence, ...]:
+        """Every tag placed on the table, by zone (layout order) then arrival time."""
+        order = {zone: index for index, zone in enumerate(self._layout.zones)}
+        snapshot = [self._view(uid, tag) for uid, tag in self._tags.items()]
+        snapshot.sort(key=lambda p: (order.get(p.zone, len(order)), p.since, p.uid))
+        return tuple(snapshot)
+
+    def in_zone(self, zone: Zone) -> tuple[TagPresence, ...]:
+        """The tags placed in ``zone``, by arrival time."""
+        return tuple(p for p in self.present() if p.zone == zone)
+
+    def cards_in(self, zone: Zone) -> tuple[Card, ...]:
+        """The registered cards placed in ``zone``, by arrival time."""
+        return tuple(p.card for p in self.in_zone(zone) if p.card is not None)
+
+    def duplicates(self) -> Mapping[Card, tuple[TagPresence, ...]]:
+        """Cards present under more than one UID (several physical copies), with each copy."""
+        result: dict[Card, tuple[TagPresence, ...]] = {}
+        for card, uids in self._copies.items():
+            if len(uids) > 1:
+                copies = sorted(
+                    (self._view(uid, self._tags[uid]) for uid in uids),
+                    key=lambda p: (p.since, p.uid),
+                )
+                result[card] = tuple(copies)
+        return result
+
+    # ---------------------------------------------------------------- internals
+
+    def _report_on(
+        self, reader_id: int, antenna: int, now: float
+    ) -> tuple[list[ZoneEvent], Zone | None]:
+        """Bookkeeping of a report about one antenna (:meth:`_report`): the holds
+        expired by ``now``, and the antenna's zone, or None, counted as an unmapped
+        report, for an antenna the layout does not map (its reports are ignored)."""
+        due = self._report(reader_id, now)
+        zone = self._zone_of.get((reader_id, antenna))
+        if zone is None:
+            self._stats.unmapped_reports += 1
+        return due, zone
+
+    def _report(self, reader_id: int, now: float) -> list[ZoneEvent]:
+        """Bookkeeping common to every report; returns the holds expired by ``now``."""
+        self._stats.reports += 1
+        self._mark_online(reader_id, now)
+        if self._heap and self._heap[0][0] <= now:
+            return self.tick(now)
+        return []
+
+    def _sighted(self, uid: str, zone: Zone, now: float) -> list[ZoneEvent]:
+        """An antenna of ``zone`` began seeing ``uid``."""
+        tag = self._tags.get(uid)
+        if tag is None:
+            self._stats.arrivals += 1
+            return self._place(uid, zone, now)
+        if tag.zone == zone:
+            if self._holds.pop(uid, None) is not None:
+                self._stats.flickers_suppressed += 1
+                tag.left_at = None
+            return []
+        # Rule 3: a move. If the old zone had lost it, it left when last seen there.
+        self._stats.moves += 1
+        held = self._holds.pop(uid, None) is not None
+        left_at = tag.left_at if held and tag.left_at is not None else now
+        return self._unplace(uid, tag, left_at) + self._place(uid, zone, now)
+
+    def _unsighted(self, uid: str, zone: Zone, now: float) -> None:
+        """An antenna of ``zone`` stopped seeing ``uid``: start a hold if it was the last."""
+        tag = self._tags.get(uid)
+        if tag is None or tag.zone != zone:
+            return  # a stale sighting of a tag that has since moved
+        if any(uid in self._seen[a] for a in self._antennas_of[zone]):
+            return  # another antenna of the same zone still sees it
+        tag.left_at = now
+        self._hold(uid, now + self._hold_time)
+
+    def _place(self, uid: str, zone: Zone, now: float) -> list[ZoneEvent]:
+        found = self._registry.lookup(uid)
+        if found is None:
+            self._tags[uid] = _Tag(zone, None, None, now)
+            self._stats.unknown_arrivals += 1
+            return [UnknownTag(zone, uid, now)]
+        self._tags[uid] = _Tag(zone, found.card, found.deck, now)
+        copies = self._copies.setdefault(found.card, set())
+        if copies:
+            self._stats.duplicate_arrivals += 1
+        copies.add(uid)
+        return [CardPlaced(zone, found.card, now, found.deck)]
+
+    def _unplace(self, uid: str, tag: _Tag, at: float) -> list[ZoneEvent]:
+        del self._tags[uid]
+        if tag.card is None:
+            return [UnknownTagRemoved(tag.zone, uid, at)]
+        copies = self._copies[tag.card]
+        copies.discard(uid)
+        if not copies:
+            del self._copies[tag.card]
+        return [CardRemoved(tag.zone, tag.card, at, tag.deck)]
+
+    def _latest_sighting(self, uid: str) -> Zone | None:
+        """The zone of the antenna that most recently began seeing ``uid``, if any."""
+        best: tuple[float, Zone] | None = None
+        for antenna, seen in self._seen.items():
+            since = seen.get(uid)
+            if since is not None and (best is None or since > best[0]):
+                best = (since, self._zone_of[antenna])
+        return None if best is None else best[1]
+
+    def _frozen(self, zone: Zone) -> bool:
+        """True if an offline reader covers ``zone``, so its holds must not expire."""
+        return bool(self._offline) and not self._offline.isdisjoint(self._readers_of[zone])
+
+    def _mark_online(self, reader_id: int, now: float) -> None:
+        if reader_id not in self._offline:
+            return
+        self._offline.discard(reader_id)
+        fresh = now + self._hold_time
+        for uid, deadline in list(self._holds.items()):
+            if reader_id in self._readers_of[self._tags[uid].zone] and deadline < fresh:
+                self._hold(uid, fresh)
+
+    def _hold(self, uid: str, deadline: float) -> None:
+        self._holds[uid] = deadline
+        heapq.heappush(self._heap, (deadline, uid))
+
+    def _view(self, uid: str, tag: _Tag) -> TagPresence:
+        return TagPresence(tag.zone, tag.card, tag.deck, tag.since, uid in self._holds, uid)
