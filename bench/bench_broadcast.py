@@ -35,7 +35,6 @@ import os
 import random
 import resource
 import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -43,13 +42,12 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "broadcast"), str(ROOT)]
-
-from table_controller.broadcast.config import (  # noqa: E402
+from table_controller.broadcast.config import (
     hash_password,
     parse_broadcast_config,
 )
+
+ROOT = Path(__file__).resolve().parents[1]
 
 RANKS = "23456789TJQKA"
 DECK = [r + s for r in RANKS for s in "cdhs"]

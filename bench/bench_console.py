@@ -44,7 +44,7 @@ from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from table_controller.demo import broker as demo_broker
+from table_controller.mqtt import local_broker as demo_broker
 from table_controller.mqtt.topics import TableTopics
 from table_controller.simulation.session import TABLE_ID, DemoTable
 

@@ -21,19 +21,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "table_controller"))  # the PokerKit driver
+from table_controller.domain.engine.dealing import replay_events
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.hands import Game
+from table_controller.simulation import PhysicalDeal, random_hands
+from table_controller.testing.pokerkit_stud import play
 
-from table_controller.domain.engine.dealing import replay_events  # noqa: E402
-from table_controller.domain.engine.settings import TableSettings  # noqa: E402
-from table_controller.domain.hands import Game  # noqa: E402
-from table_controller.simulation import PhysicalDeal, random_hands  # noqa: E402
-from table_controller.testing.pokerkit_stud import play  # noqa: E402 - found through the path above
+ROOT = Path(__file__).resolve().parents[1]
 
 WARM_UP = 50
 """Untimed hands run through both before measuring."""

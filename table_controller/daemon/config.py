@@ -11,26 +11,28 @@ See ``deploy/table.example.toml`` for every key with its default.
 
 from __future__ import annotations
 
-import os
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
-    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from table_controller.domain.engine.settings import RuleProfile, StakesError, check_stakes
 from table_controller.domain.engine.variants import Game
+from table_controller.mqtt.broker_config import BrokerConfig
 from table_controller.mqtt.topics import TopicError, check_level
-from table_controller.table.config_file import ConfigError
+from table_controller.table.config_file import (
+    ConfigError,
+    ConfigSection,
+    ExistingFile,
+    ResolvedPath,
+)
 
 
 def _table_id(value: str) -> str:
@@ -40,37 +42,7 @@ def _table_id(value: str) -> str:
         raise ValueError(str(exc)) from None
 
 
-def _resolve(value: Path, info: ValidationInfo) -> Path:
-    """Resolve a relative path against the config file's directory (from the context)."""
-    base = info.context.get("base_dir") if isinstance(info.context, dict) else None
-    if not value.is_absolute() and base is not None:
-        value = Path(base) / value
-    # Normalise "deploy/../hardware" without resolving symlinks (a symlinked
-    # /etc/stud-table should keep the names the operator wrote).
-    return Path(os.path.normpath(value))
-
-
-def _existing_file(value: Path, info: ValidationInfo) -> Path:
-    value = _resolve(value, info)
-    if not value.is_file():
-        raise ValueError(f"file not found: {value}")
-    return value
-
-
-ExistingFile = Annotated[Path, AfterValidator(_existing_file)]
-"""A path to a file that must exist; relative paths are resolved first."""
-
-ResolvedPath = Annotated[Path, AfterValidator(_resolve)]
-"""A path resolved against the config file's directory (need not exist yet)."""
-
-
-class _Section(BaseModel):
-    # Unknown keys are errors: a misspelt "fsnyc" must not silently fall back
-    # to a default in a production room.
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class TableConfig(_Section):
+class TableConfig(ConfigSection):
     """``[table]``: which table this is and what hardware it has."""
 
     id: Annotated[str, AfterValidator(_table_id)] = Field(
@@ -90,7 +62,7 @@ class TableConfig(_Section):
     )
 
 
-class StakesConfig(_Section):
+class StakesConfig(ConfigSection):
     """``[stakes]``: fixed-limit amounts."""
 
     ante: int = Field(ge=0)
@@ -106,45 +78,7 @@ class StakesConfig(_Section):
         return self
 
 
-class TlsConfig(_Section):
-    """``[broker.tls]``: TLS to the broker (absent = plain TCP)."""
-
-    ca_file: ResolvedPath | None = Field(default=None, description="CA bundle; system if unset.")
-    cert_file: ResolvedPath | None = Field(default=None, description="Client certificate.")
-    key_file: ResolvedPath | None = Field(default=None, description="Client private key.")
-    insecure: bool = Field(default=False, description="Skip host name check (testing only).")
-
-
-class BrokerConfig(_Section):
-    """``[broker]``: where and how to connect to the MQTT broker."""
-
-    host: str = "localhost"
-    port: int = Field(default=1883, ge=1, le=65535)
-    username: str | None = None
-    password: str | None = None
-    tls: TlsConfig | None = None
-    client_id: str | None = Field(
-        default=None,
-        description="MQTT client id; default (recommended) an unguessable"
-        " stud-table-<table id>-<128 random bits>, new at each start (docs/mqtt.md).",
-    )
-    keepalive: int = Field(default=30, ge=5, le=3600)
-    reconnect_min_delay: int = Field(default=1, ge=1, le=60)
-    reconnect_max_delay: int = Field(default=30, ge=1, le=3600)
-    alert_queue: int = Field(
-        default=1000, ge=1, le=100_000, description="Alerts kept while the broker is away."
-    )
-
-    @model_validator(mode="after")
-    def _credentials(self) -> BrokerConfig:
-        if self.password is not None and self.username is None:
-            raise ValueError("password given without username")
-        if self.reconnect_max_delay < self.reconnect_min_delay:
-            raise ValueError("reconnect_max_delay must be at least reconnect_min_delay")
-        return self
-
-
-class JournalConfig(_Section):
+class JournalConfig(ConfigSection):
     """``[journal]``: where input events are journaled, and how durably."""
 
     directory: ResolvedPath = Field(description="Directory of the journal and sequence files.")
@@ -154,7 +88,7 @@ class JournalConfig(_Section):
     )
 
 
-class LogConfig(_Section):
+class LogConfig(ConfigSection):
     """``[log]``: structlog output."""
 
     format: Literal["json", "console"] = "json"
@@ -166,7 +100,7 @@ class LogConfig(_Section):
         return value.lower() if isinstance(value, str) else value
 
 
-class DaemonConfig(_Section):
+class DaemonConfig(ConfigSection):
     """The whole ``table.toml``."""
 
     table: TableConfig

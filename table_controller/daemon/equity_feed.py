@@ -257,7 +257,4 @@ class ChildProcess:
                 process.wait(2.0)
             except subprocess.TimeoutExpired:
                 process.kill()
-                # No timeout: SIGKILL cannot be refused, but the child runs at nice 19
-                # and, on a saturated machine, can take seconds to be scheduled to exit
-                # (a CI run's teardown raised TimeoutExpired here at load 10).
-                process.wait()
+                process.wait(2.0)

@@ -8,11 +8,12 @@ An operator fixing a table at the venue should never need a traceback.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, ValidationInfo
 
 
 class ConfigError(ValueError):
@@ -102,3 +103,35 @@ def error_from_validation(path: Path | str, err: ValidationError) -> ConfigError
     elif first["type"] == "missing":
         message = "required key is missing"
     return ConfigError(path, key, message)
+
+
+def resolve_path(value: Path, info: ValidationInfo) -> Path:
+    """Resolve a relative path against the config file's directory (from the context)."""
+    base = info.context.get("base_dir") if isinstance(info.context, dict) else None
+    if not value.is_absolute() and base is not None:
+        value = Path(base) / value
+    # Normalise "deploy/../hardware" without resolving symlinks (a symlinked
+    # /etc/stud-table should keep the names the operator wrote).
+    return Path(os.path.normpath(value))
+
+
+def _existing_file(value: Path, info: ValidationInfo) -> Path:
+    value = resolve_path(value, info)
+    if not value.is_file():
+        raise ValueError(f"file not found: {value}")
+    return value
+
+
+ExistingFile = Annotated[Path, AfterValidator(_existing_file)]
+"""A path to a file that must exist; relative paths are resolved first."""
+
+ResolvedPath = Annotated[Path, AfterValidator(resolve_path)]
+"""A path resolved against the config file's directory (need not exist yet)."""
+
+
+class ConfigSection(BaseModel):
+    """A section of a configuration file: unknown keys are errors, values frozen."""
+
+    # Unknown keys are errors: a misspelt "fsnyc" must not silently fall back
+    # to a default in a production room.
+    model_config = ConfigDict(extra="forbid", frozen=True)

@@ -27,40 +27,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from firmware_bridge.link import ConnectionState, LinkStats
-from firmware_bridge.messages import TagArrived, TagLeft
-from table_controller.daemon.core import ReaderReport, ReaderStateChange, TableCore
 from table_controller.demo.app import scan_period_for
-from table_controller.demo.dealer import Motion, VirtualDealer, plan_hand
+from table_controller.demo.dealer import Motion, VirtualDealer
 from table_controller.demo.feed import TableFeed
-from table_controller.domain.engine.settings import TableSettings
 from table_controller.domain.events import CardPlaced, TableEvent
-from table_controller.domain.hands import warm_up
-from table_controller.mqtt.payloads import (
-    AlertPayload,
-    NoticePayload,
-    PublicEvent,
-    PublicState,
-    ReaderStats,
-    ReaderStatus,
-    SecureEvent,
-    SecureState,
-)
-from table_controller.mqtt.publisher import CommandRequest
 from table_controller.mqtt.topics import TableTopics
-from table_controller.records.journal import Journal, decode_line
+from table_controller.records.journal import decode_line
 from table_controller.simulation.emulated_table import EmulatedTable
 from table_controller.simulation.session import (
     DAEMON_COMMAND,
-    DECK_FILE,
-    LAYOUT_FILE,
     TABLE_ID,
     DemoTable,
 )
-from table_controller.table.deck import load_decks
-from table_controller.table.layout import load_layout
-from table_controller.table.presence import PresenceTracker
 from table_controller.testing.broker import RecordingSubscriber, wait_until
+from table_controller.testing.core_rig import CoreTable
 
 LEGAL_NOTICES: Final = frozenset({"community_card"})
 """Codes the engine still publishes on the ``alerts`` topic for a legal, correctly
@@ -269,52 +249,6 @@ def daemon_soak(
 # ------------------------------------------------------------------ in process
 
 
-class DroppingPublisher:
-    """A publisher that keeps nothing: only counts what it was given."""
-
-    def __init__(self) -> None:
-        self.published = 0
-        self.alerts: list[str] = []
-
-    def publish_state(self, public: PublicState, secure: SecureState) -> None:
-        """Count a state."""
-        self.published += 1
-
-    def publish_event(self, public: PublicEvent, secure: SecureEvent) -> None:
-        """Count an event."""
-        self.published += 1
-
-    def publish_alert(self, alert: AlertPayload) -> None:
-        """Note an alert's code."""
-        self.alerts.append(alert.code)
-
-    def publish_reader(self, status: ReaderStatus) -> None:
-        """Count a reader status."""
-        self.published += 1
-
-    def publish_reader_stats(self, stats: ReaderStats) -> None:
-        """Count a reader's periodic figures."""
-        self.published += 1
-
-    def publish_notice(self, public: NoticePayload | None, secure: NoticePayload) -> None:
-        """Count a notice (no action needed: not an alert)."""
-        self.published += 1
-
-    def set_health(self, problem: str | None) -> None:
-        """Health changes are not counted."""
-
-    def publish_secure_state(self, secure: SecureState) -> None:
-        """Count an equity update."""
-        self.published += 1
-
-    def republish_retained(self) -> None:
-        """Nothing retained."""
-
-    def reply(self, request: CommandRequest, payload: bytes) -> bool:
-        """No console here."""
-        return False
-
-
 @dataclass
 class CoreSoak:
     """What a :func:`core_soak` run measured (bytes of traced Python heap)."""
@@ -332,64 +266,10 @@ class CoreSoak:
         return _slope(self.traced[skip:])
 
 
-class CoreTable:
-    """A :class:`TableCore` for the 8-seat demo layout fed reader reports on a fake clock."""
-
-    def __init__(self, workdir: Path, presence_hold: float = 0.5) -> None:
-        warm_up()  # as the daemon does before its first input
-        self.layout = load_layout(LAYOUT_FILE)
-        self.registry = load_decks([DECK_FILE])
-        self.now = 1000.0
-        self.publisher = DroppingPublisher()
-        self.journal = Journal.open(workdir / "core.journal.jsonl", fsync="never")
-        self.core = TableCore(
-            table_id="soak", settings=TableSettings(seats=self.layout.seats, auto_hands=True),
-            layout=self.layout,
-            presence=PresenceTracker(self.layout, self.registry, presence_hold),
-            journal=self.journal, publisher=self.publisher, registry=self.registry,
-            mono_clock=lambda: self.now, wall_clock=lambda: self.now + 1.7e9,
-        )
-        self.hold = presence_hold
-        for reader in self.layout.readers:
-            self.core.handle(ReaderStateChange(reader.id, ConnectionState.ONLINE, LinkStats()))
-
-    def advance(self, seconds: float) -> None:
-        """Let ``seconds`` pass, running the core's timers when due."""
-        end = self.now + seconds
-        while (deadline := self.core.next_deadline()) <= end:
-            self.now = max(self.now, deadline)
-            self.core.tick()
-        self.now = end
-
-    def play(self, motions: tuple[Motion, ...]) -> None:
-        """Put each motion's tags on (or off) the antennas, pausing as the dealer does."""
-        deck = self.registry.decks[0]
-        for motion in motions:
-            for event in motion.events:
-                reader, port = self.layout.antennas_of(event.zone)[0]
-                uid = self.registry.uid_for(event.card, deck)
-                message = (TagArrived(port, uid) if isinstance(event, CardPlaced)
-                           else TagLeft(port, uid))
-                self.core.handle(ReaderReport(reader, message, self.now))
-            self.advance(max(motion.pause, self.hold + 0.1) if motion.settle else motion.pause)
-
-    def hand(self, rng: random.Random) -> None:
-        """One demo hand: dealt, cleared, and the piles gathered once it is over."""
-        plan = plan_hand(rng, seats=self.layout.seats)
-        self.play(plan.motions)
-        self.advance(self.hold + 0.1)
-        self.play((plan.gather,))
-        self.advance(self.hold + 0.1)
-
-    def close(self) -> None:
-        """Close the journal."""
-        self.journal.close()
-
-
 def core_soak(workdir: Path, *, hands: int, warm_up: int = 200, samples: int = 10,
               seed: int = 1) -> CoreSoak:
     """Play ``warm_up`` then ``hands`` hands through :class:`CoreTable`; trace the heap."""
-    table = CoreTable(workdir)
+    table = CoreTable(workdir, keep=False)
     rng = random.Random(seed)
     try:
         for _ in range(warm_up):

@@ -36,17 +36,13 @@ from table_controller.domain.equity import Game, hand_reading
 from table_controller.domain.equity.live import EquitySpot, LiveEquity, compute_live, equity_spot
 from table_controller.domain.events import CardPlaced, CardRemoved
 from table_controller.domain.zones import ZoneKind
+from table_controller.mqtt.broker_config import BrokerConfig
 from table_controller.mqtt.payloads import (
-    AlertPayload,
     EquityInfo,
-    NoticePayload,
-    PublicEvent,
     PublicState,
-    ReaderStatus,
-    SecureEvent,
     SecureState,
 )
-from table_controller.mqtt.publisher import CommandRequest, MqttPublisher
+from table_controller.mqtt.publisher import MqttPublisher
 from table_controller.mqtt.sequence import SequenceCounter
 from table_controller.mqtt.topics import TableTopics
 from table_controller.records.journal import Journal
@@ -56,68 +52,11 @@ from table_controller.table.deck import load_decks
 from table_controller.table.layout import load_layout
 from table_controller.table.presence import PresenceTracker
 from table_controller.testing.broker import WAIT, MosquittoBroker, RecordingSubscriber
+from table_controller.testing.core_rig import RecordingPublisher
 from table_controller.testing.daemon_rig import DECK, LAYOUT
 
 SECRET_KEYS = {"down", "reading", "equity", "win", "tie", "stderr", "outs", "equity_info"}
 """Keys that only a secure payload may carry."""
-
-
-class Recorder:
-    """A TablePublisher that records (topic, payload as a dict) in publication order."""
-
-    def __init__(self) -> None:
-        self.messages: list[tuple[str, dict[str, Any]]] = []
-        self.equity_updates: list[dict[str, Any]] = []
-
-    def _add(self, topic: str, payload: Any) -> None:
-        self.messages.append((topic, json.loads(payload.model_dump_json())))
-
-    def publish_state(self, public: PublicState, secure: SecureState) -> None:
-        """Both snapshots."""
-        self._add("state", public)
-        self._add("secure/state", secure)
-
-    def publish_secure_state(self, secure: SecureState) -> None:
-        """The equity update."""
-        self._add("secure/state", secure)
-        self.equity_updates.append(self.messages[-1][1])
-
-    def publish_event(self, public: PublicEvent, secure: SecureEvent) -> None:
-        """Both streams."""
-        self._add("events", public)
-        self._add("secure/events", secure)
-
-    def publish_alert(self, alert: AlertPayload) -> None:
-        """Alerts are public."""
-        self._add("alerts", alert)
-
-    def publish_notice(self, public: NoticePayload | None, secure: NoticePayload) -> None:
-        """Notices, the public one unless secret."""
-        if public is not None:
-            self._add("notices", public)
-        self._add("secure/notices", secure)
-
-    def publish_reader(self, status: ReaderStatus) -> None:
-        """Reader statuses are public."""
-        self._add("readers", status)
-
-    def publish_reader_stats(self, stats: Any) -> None:
-        """Reader figures are public (counts only)."""
-        self._add("reader-stats", stats)
-
-    def set_health(self, problem: str | None) -> None:
-        """Not recorded."""
-
-    def republish_retained(self) -> None:
-        """Not recorded."""
-
-    def reply(self, request: CommandRequest, payload: bytes) -> bool:
-        """No console here."""
-        return False
-
-    def public(self) -> list[tuple[str, dict[str, Any]]]:
-        """What the public could read."""
-        return [(t, p) for t, p in self.messages if not t.startswith("secure/")]
 
 
 class SyncSink:
@@ -131,11 +70,11 @@ class SyncSink:
         self.spots.append(spot)
 
 
-def make_core(tmp: Path, sink: Any) -> tuple[TableCore, Recorder, Journal]:
+def make_core(tmp: Path, sink: Any) -> tuple[TableCore, RecordingPublisher, Journal]:
     layout = load_layout(LAYOUT)
     registry = load_decks([DECK])
     journal = Journal.open(tmp / "t.journal.jsonl", fsync="never")
-    recorder = Recorder()
+    recorder = RecordingPublisher()
     core = TableCore(
         table_id="t1", settings=TableSettings(seats=layout.seats, auto_hands=True),
         layout=layout, presence=PresenceTracker(layout, registry, 0.3), journal=journal,
@@ -305,7 +244,7 @@ def relabel(events: list[CardPlaced | CardRemoved], mapping: dict[Card, Card],
     return [dataclasses.replace(event, card=mapping[event.card]) for event in events]
 
 
-def public_until_result(recorder: Recorder) -> list[tuple[str, dict[str, Any]]]:
+def public_until_result(recorder: RecordingPublisher) -> list[tuple[str, dict[str, Any]]]:
     out = []
     for topic, payload in recorder.public():
         if payload.get("kind") == "hand_result":

@@ -41,6 +41,7 @@ from firmware_bridge.encoder import FrameEncoder
 from firmware_bridge.link import ReaderLink
 from firmware_bridge.messages import Direction, Inventory
 from table_controller.daemon.runner import HEAP_COLLECT_PERIOD
+from table_controller.mqtt.broker_config import BrokerConfig
 from table_controller.mqtt.payloads import ReaderStatus
 from table_controller.mqtt.publisher import MqttPublisher
 from table_controller.mqtt.sequence import SequenceCounter

@@ -13,7 +13,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from soak_rig import CoreTable
 from structlog.testing import capture_logs
 
 from firmware_bridge.emulator import ReaderEmulator
@@ -22,6 +21,7 @@ from firmware_bridge.messages import Heartbeat, Hello, Identify, TagArrived, Tag
 from table_controller.daemon.core import READER_REFRESH_PERIOD, ReaderReport, ReaderStateChange
 from table_controller.mqtt.payloads import ReaderStats, ReaderStatus, to_json
 from table_controller.testing.broker import WAIT, wait_until
+from table_controller.testing.core_rig import CoreTable
 from table_controller.testing.daemon_rig import ROOT, TableRig, subscribe
 
 

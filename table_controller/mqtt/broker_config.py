@@ -1,0 +1,50 @@
+"""The broker connection settings (``[broker]`` of every service's config), as pydantic models.
+
+Shared by the daemon, the broadcast, archive and floor services and the tools that
+talk to a broker; the MQTT layer's own model, so the publisher does not reach up
+into the daemon's configuration.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from table_controller.table.config_file import ConfigSection, ResolvedPath
+
+
+class TlsConfig(ConfigSection):
+    """``[broker.tls]``: TLS to the broker (absent = plain TCP)."""
+
+    ca_file: ResolvedPath | None = Field(default=None, description="CA bundle; system if unset.")
+    cert_file: ResolvedPath | None = Field(default=None, description="Client certificate.")
+    key_file: ResolvedPath | None = Field(default=None, description="Client private key.")
+    insecure: bool = Field(default=False, description="Skip host name check (testing only).")
+
+
+class BrokerConfig(ConfigSection):
+    """``[broker]``: where and how to connect to the MQTT broker."""
+
+    host: str = "localhost"
+    port: int = Field(default=1883, ge=1, le=65535)
+    username: str | None = None
+    password: str | None = None
+    tls: TlsConfig | None = None
+    client_id: str | None = Field(
+        default=None,
+        description="MQTT client id; default (recommended) an unguessable"
+        " stud-table-<table id>-<128 random bits>, new at each start (docs/mqtt.md).",
+    )
+    keepalive: int = Field(default=30, ge=5, le=3600)
+    reconnect_min_delay: int = Field(default=1, ge=1, le=60)
+    reconnect_max_delay: int = Field(default=30, ge=1, le=3600)
+    alert_queue: int = Field(
+        default=1000, ge=1, le=100_000, description="Alerts kept while the broker is away."
+    )
+
+    @model_validator(mode="after")
+    def _credentials(self) -> BrokerConfig:
+        if self.password is not None and self.username is None:
+            raise ValueError("password given without username")
+        if self.reconnect_max_delay < self.reconnect_min_delay:
+            raise ValueError("reconnect_max_delay must be at least reconnect_min_delay")
+        return self
