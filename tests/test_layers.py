@@ -2,10 +2,11 @@
 
 The order, lowest first: ``firmware_bridge`` (reader wire protocol) and ``domain``
 (cards, zones, events, hands, variants, the rules engine, equity: pure) < ``table``
-(layout, decks, presence) < ``records`` (scripts, journal, replay, PHH) < ``mqtt``
-(topics, payloads, publisher) < ``daemon`` < ``simulation`` < the programs beside
-the daemon (``demo``, ``broadcast``, ``archive``, ``floor``, ``tools``) < ``testing``
-(rigs for tests and benches). An import upwards, or between two programs, is a cycle
+(layout, decks, presence) < ``records`` (scripts, journal, replay) < ``mqtt``
+(topics, payloads, publisher) < ``daemon`` < ``simulation`` < what the services share
+(``archive``, ``handhistory``, ``web``) < the services beside the daemon (``demo``,
+``broadcast``, ``floor``) < ``tools`` (the command line) < ``testing`` (rigs for tests
+and benches). An import upwards, or between two programs, is a cycle
 waiting to happen; this test names it. The pure layer also imports no I/O library.
 """
 
@@ -26,15 +27,18 @@ RANK: dict[str, int] = {
     "mqtt": 3,
     "daemon": 4,
     "simulation": 5,
-    "demo": 6,
-    "broadcast": 6,
     "archive": 6,
-    "floor": 6,
     "handhistory": 6,
-    "tools": 7,
-    "testing": 8,
+    "web": 6,
+    "demo": 7,
+    "broadcast": 7,
+    "floor": 7,
+    "tools": 8,
+    "testing": 9,
 }
-"""Layer of each top-level package; ``tools`` (the CLI) may start every program."""
+"""Layer of each top-level package. What services share sits below them (``archive``
+the floor searches, ``handhistory`` it exports with, ``web``: passwords and the inbound
+message gate); ``tools`` (the CLI) may start every program."""
 
 PURE_FORBIDDEN = ("paho", "serial", "structlog", "socket", "subprocess", "threading", "sqlite3",
                   "sqlalchemy", "starlette", "uvicorn", "time", "os", "pathlib", "shutil")

@@ -23,12 +23,18 @@ from table_controller.domain.engine.settings import TableSettings
 from table_controller.domain.events import CardPlaced
 from table_controller.domain.hands import warm_up
 from table_controller.mqtt.payloads import (
+    AlertChangePayload,
     AlertPayload,
+    DealerPayload,
     NoticePayload,
+    OpenAlertsPayload,
     PublicEvent,
+    PublicHandRecord,
     PublicState,
+    ReaderStats,
     ReaderStatus,
     SecureEvent,
+    SecureHandRecord,
     SecureState,
 )
 from table_controller.mqtt.publisher import CommandRequest
@@ -101,6 +107,27 @@ class RecordingPublisher:
         """Record a reader status (public)."""
         self._add("readers", status)
 
+    def publish_reader_stats(self, stats: ReaderStats) -> None:
+        """Record a reader's periodic figures (public)."""
+        self._add("readers/stats", stats)
+
+    def publish_open_alerts(self, payload: OpenAlertsPayload) -> None:
+        """Record the open alerts (``alerts/open``, retained)."""
+        self._add("alerts/open", payload)
+
+    def publish_alert_change(self, change: AlertChangePayload) -> None:
+        """Record one alert's acknowledgement or resolution."""
+        self._add("alerts/changes", change)
+
+    def publish_dealer(self, payload: DealerPayload) -> None:
+        """Record the dealer on duty (retained)."""
+        self._add("dealer", payload)
+
+    def publish_hand(self, public: PublicHandRecord, secure: SecureHandRecord) -> None:
+        """Record a finished hand's public and secure records."""
+        self._add("hands", public)
+        self._add("secure/hands", secure)
+
     def set_health(self, problem: str | None) -> None:
         """Record a health change (None: healthy again)."""
         self.health.append(problem)
@@ -119,6 +146,10 @@ class RecordingPublisher:
     def on(self, topic: str) -> list[dict[str, Any]]:
         """The payloads recorded on ``topic``, in order."""
         return [p for t, p in self.messages if t == topic]
+
+    def last(self, topic: str) -> dict[str, Any]:
+        """The last payload recorded on ``topic`` (IndexError if none)."""
+        return self.on(topic)[-1]
 
     def public(self) -> list[tuple[str, dict[str, Any]]]:
         """What the public could read."""

@@ -11,60 +11,27 @@ import json
 from pathlib import Path
 from typing import Any
 
-from test_equity_feed import Recorder
-
 from table_controller.daemon.core import PublishedAlert, TableCore
 from table_controller.daemon.floor import MAX_OPEN_ALERTS, TABLE_ACTOR
 from table_controller.domain.engine.alerts import AlertCode, alert_severity
 from table_controller.domain.engine.settings import TableSettings
 from table_controller.mqtt.payloads import (
-    AlertChangePayload,
     AlertPayload,
-    DealerPayload,
-    OpenAlertsPayload,
-    PublicHandRecord,
-    SecureHandRecord,
 )
 from table_controller.mqtt.publisher import CommandRequest
 from table_controller.records.journal import Journal, current_hand_records, read_journal
 from table_controller.table.deck import load_decks
 from table_controller.table.layout import load_layout
 from table_controller.table.presence import PresenceTracker
+from table_controller.testing.core_rig import RecordingPublisher
 from table_controller.testing.daemon_rig import DECK, LAYOUT
 
 
-class FloorRecorder(Recorder):
-    """The recording publisher, with the floor's topics."""
-
-    def publish_open_alerts(self, payload: OpenAlertsPayload) -> None:
-        """Retained list."""
-        self._add("alerts/open", payload)
-
-    def publish_alert_change(self, change: AlertChangePayload) -> None:
-        """One change."""
-        self._add("alerts/changes", change)
-
-    def publish_dealer(self, payload: DealerPayload) -> None:
-        """Retained dealer."""
-        self._add("dealer", payload)
-
-    def publish_hand(self, public: PublicHandRecord, secure: SecureHandRecord) -> None:
-        """Both records."""
-        self._add("hands", public)
-        self._add("secure/hands", secure)
-
-    def last(self, topic: str) -> dict[str, Any]:
-        return [p for t, p in self.messages if t == topic][-1]
-
-    def all(self, topic: str) -> list[dict[str, Any]]:
-        return [p for t, p in self.messages if t == topic]
-
-
-def make_core(tmp: Path) -> tuple[TableCore, FloorRecorder, Journal]:
+def make_core(tmp: Path) -> tuple[TableCore, RecordingPublisher, Journal]:
     layout = load_layout(LAYOUT)
     registry = load_decks([DECK])
     journal = Journal.open(tmp / "t.journal.jsonl", fsync="never")
-    recorder = FloorRecorder()
+    recorder = RecordingPublisher()
     wall = itertools.count(1_800_000_000)  # every reading later than the last
     ids = itertools.count(1)
     core = TableCore(
@@ -81,7 +48,7 @@ def console(core: TableCore, name: str, body: Any) -> Any:
     return core.console_command(CommandRequest(name, json.dumps(body).encode(), None, None))
 
 
-def restart(tmp: Path, journal: Journal) -> tuple[TableCore, FloorRecorder]:
+def restart(tmp: Path, journal: Journal) -> tuple[TableCore, RecordingPublisher]:
     journal.close()
     records = read_journal(tmp / "t.journal.jsonl").records
     (tmp / "t.journal.jsonl").rename(tmp / "old.jsonl")  # the new core journals anew
@@ -98,7 +65,7 @@ def test_alert_raised_by_the_mqtt_side_joins_the_open_set(tmp_path: Path) -> Non
         table="t1", hand=None, seq=7, ts=1.5, code=code, severity=alert_severity(code),
         message="backlog", id="t1:99")))
     assert [a["id"] for a in recorder.last("alerts/open")["alerts"]] == ["t1:99"]
-    assert recorder.all("alerts") == []  # it went out already, from the MQTT side
+    assert recorder.on("alerts") == []  # it went out already, from the MQTT side
     journal.sync()
     assert [r["id"] for r in read_journal(journal.path).records if r["op"] == "alert"] == [
         "t1:99"]
@@ -111,7 +78,7 @@ def test_open_set_is_bounded_the_oldest_closed_visibly(tmp_path: Path) -> None:
     open_now = recorder.last("alerts/open")["alerts"]
     assert len(open_now) == MAX_OPEN_ALERTS
     assert open_now[0]["message"] == "fault 1"
-    [change] = recorder.all("alerts/changes")
+    [change] = recorder.on("alerts/changes")
     assert (change["id"], change["state"], change["by"]) == ("t1:1", "resolved", TABLE_ACTOR)
     assert "more than 200 alerts were open" in change["note"]
     journal.sync()
@@ -125,7 +92,7 @@ def test_alert_is_published_even_when_the_journal_cannot_take_it(tmp_path: Path)
     core.alert(AlertCode.READER_FAULT, "antenna 3 fault")
     # The alert, and the journal's own failure (said while the first was journaled),
     # both out and both open, oldest first.
-    assert sorted(a["code"] for a in recorder.all("alerts")) == [
+    assert sorted(a["code"] for a in recorder.on("alerts")) == [
         "journal_write_failed", "reader_fault"]
     assert [a["code"] for a in recorder.last("alerts/open")["alerts"]] == [
         "reader_fault", "journal_write_failed"]
@@ -143,7 +110,7 @@ def test_restart_restores_open_set_dealer_and_republishes_the_ended_hand(
     refused = console(core, "ack", {"alert": "t1:1", "by": "Bob"})
     assert (refused.accepted, refused.code) == (False, "alert_acknowledged")
     assert console(core, "end", {}).accepted
-    [record] = recorder.all("hands")
+    [record] = recorder.on("hands")
     assert record["ended"] == "killed"
     assert record["dealer"] == {"id": "D17", "name": "Ann"}
     assert [a["id"] for a in record["alerts"]] == ["t1:1", "t1:2"]
@@ -155,7 +122,7 @@ def test_restart_restores_open_set_dealer_and_republishes_the_ended_hand(
     after_dealer = recorder2.last("dealer")
     assert (after_dealer["dealer"], after_dealer["since"]) == (before_dealer["dealer"],
                                                                before_dealer["since"])
-    [again] = recorder2.all("hands")
+    [again] = recorder2.on("hands")
     assert again["hand_id"] == record["hand_id"]  # the archive keeps it once
     assert {k: v for k, v in again.items() if k not in ("seq", "ts", "ended_ts")} == {
         k: v for k, v in record.items() if k not in ("seq", "ts", "ended_ts")}
