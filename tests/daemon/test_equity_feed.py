@@ -23,7 +23,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from table_controller.mqtt.broker_config import BrokerConfig
 
 from table_controller.daemon.core import TableCore
 from table_controller.daemon.equity_feed import ChildProcess, EquityReady, EquityWorker

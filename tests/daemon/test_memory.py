@@ -34,7 +34,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from paho.mqtt import properties as paho_properties
-from table_controller.mqtt.broker_config import BrokerConfig
 
 from firmware_bridge.decoder import FrameDecoder
 from firmware_bridge.encoder import FrameEncoder

@@ -14,8 +14,8 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
-from table_controller.mqtt.broker_config import BrokerConfig
 
+from table_controller.mqtt.broker_config import BrokerConfig
 from table_controller.mqtt.publisher import CommandRequest, MqttPublisher
 from table_controller.mqtt.sequence import SequenceCounter
 from table_controller.mqtt.topics import TableTopics, is_secure

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ENGINE = Path(__file__).resolve().parents[2] / "table_controller" / "engine"
+ENGINE = Path(__file__).resolve().parents[2] / "table_controller" / "domain" / "engine"
 PACKAGE = "table_controller.domain.engine"
 
 

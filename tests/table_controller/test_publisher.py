@@ -18,8 +18,8 @@ import pytest
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from structlog.testing import capture_logs
-from table_controller.mqtt.broker_config import BrokerConfig
 
+from table_controller.mqtt.broker_config import BrokerConfig
 from table_controller.mqtt.publisher import (
     BULK_LIMIT,
     OVERFLOW_CODE,
