@@ -27,12 +27,13 @@ from pathlib import Path
 import pytest
 from test_demo import DEMO, RUN_TIMEOUT, _assert_cleaned_up, _gone
 
-from table_controller.broadcast.config import check_password, load_broadcast_config
+from table_controller.broadcast.config import load_broadcast_config
 from table_controller.broadcast.delay import Reveal
 from table_controller.demo.broadcast import PREFERRED_PORT, SEAT_NAMES, DemoBroadcast
 from table_controller.testing.broker import wait_until
 from table_controller.testing.browser import CHROMIUM, Browser, seats
 from table_controller.tools.cli import main
+from table_controller.web.passwords import check_password
 
 needs_chromium = pytest.mark.skipif(CHROMIUM is None,
                                     reason="chromium not installed (scripts/setup)")
