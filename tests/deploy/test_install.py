@@ -37,7 +37,8 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 
 from table_controller.broadcast.config import load_broadcast_config
-from table_controller.daemon.config import BrokerConfig, TlsConfig, load_config
+from table_controller.daemon.config import load_config
+from table_controller.mqtt.broker_config import BrokerConfig, TlsConfig
 from table_controller.mqtt.local_broker import free_port
 from table_controller.mqtt.publisher import MqttPublisher
 from table_controller.mqtt.sequence import SequenceCounter
