@@ -13,7 +13,7 @@ import random
 import sys
 from pathlib import Path
 
-from table_controller.cards import DECK
+from table_controller.domain.cards import DECK
 
 NXP_MANUFACTURER = 0x04
 CASCADE_TAG = 0x88
