@@ -51,6 +51,7 @@ from table_controller.archive.store import (
     parse_item,
     unavailable,
 )
+from table_controller.mqtt.broker_config import configure_client
 from table_controller.mqtt.topics import ArchiveTopics, shown_name
 
 log = structlog.get_logger(__name__)
@@ -131,16 +132,7 @@ class ArchiveService:
         client = mqtt.Client(CallbackAPIVersion.VERSION2,
                              client_id=broker.client_id or f"stud-archive-{self.cfg.instance}",
                              protocol=MQTTProtocolVersion.MQTTv5, manual_ack=True)
-        client.suppress_exceptions = True
-        client.reconnect_delay_set(broker.reconnect_min_delay, broker.reconnect_max_delay)
-        if broker.username is not None:
-            client.username_pw_set(broker.username, broker.password)
-        if broker.tls is not None:
-            tls = broker.tls
-            client.tls_set(ca_certs=str(tls.ca_file) if tls.ca_file else None,
-                           certfile=str(tls.cert_file) if tls.cert_file else None,
-                           keyfile=str(tls.key_file) if tls.key_file else None)
-            client.tls_insecure_set(tls.insecure)
+        configure_client(client, broker)
         client.will_set(self.topics.status, self._status_payload("lost", "connection lost"),
                         qos=1, retain=True)
         client.on_connect = self._on_connect

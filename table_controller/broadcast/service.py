@@ -67,6 +67,7 @@ from table_controller.broadcast.delay import (
     shown_seats,
 )
 from table_controller.broadcast.store import Store, Stored
+from table_controller.mqtt.broker_config import configure_client
 from table_controller.mqtt.topics import ROOT, TableTopics
 from table_controller.web.inbound import parse_payload
 from table_controller.web.passwords import check_password
@@ -321,18 +322,7 @@ class Broadcast:
             CallbackAPIVersion.VERSION2, client_id=client_id,
             protocol=MQTTProtocolVersion.MQTTv5,
         )
-        client.suppress_exceptions = True
-        client.reconnect_delay_set(broker.reconnect_min_delay, broker.reconnect_max_delay)
-        if broker.username is not None:
-            client.username_pw_set(broker.username, broker.password)
-        if broker.tls is not None:
-            tls = broker.tls
-            client.tls_set(
-                ca_certs=str(tls.ca_file) if tls.ca_file else None,
-                certfile=str(tls.cert_file) if tls.cert_file else None,
-                keyfile=str(tls.key_file) if tls.key_file else None,
-            )
-            client.tls_insecure_set(tls.insecure)
+        configure_client(client, broker)
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message

@@ -60,6 +60,7 @@ from table_controller.floor.live import FOLLOWED, LiveView, route
 from table_controller.floor.phh import ExportError, record_to_hand
 from table_controller.floor.report import Archive, MemoryArchive, Query, SearchError
 from table_controller.handhistory.writer import write_phh
+from table_controller.mqtt.broker_config import configure_client
 from table_controller.mqtt.request import NoReplyError, send_request
 from table_controller.mqtt.topics import (
     ARCHIVE_LEVEL,
@@ -238,16 +239,7 @@ class Floor:
         client_id = broker.client_id or f"stud-floor-{secrets.token_hex(16)}"
         client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id,
                              protocol=MQTTProtocolVersion.MQTTv5)
-        client.suppress_exceptions = True
-        client.reconnect_delay_set(broker.reconnect_min_delay, broker.reconnect_max_delay)
-        if broker.username is not None:
-            client.username_pw_set(broker.username, broker.password)
-        if broker.tls is not None:
-            tls = broker.tls
-            client.tls_set(ca_certs=str(tls.ca_file) if tls.ca_file else None,
-                           certfile=str(tls.cert_file) if tls.cert_file else None,
-                           keyfile=str(tls.key_file) if tls.key_file else None)
-            client.tls_insecure_set(tls.insecure)
+        configure_client(client, broker)
         client.on_connect = self._on_connect
         client.on_connect_fail = self._on_connect_fail
         client.on_disconnect = self._on_disconnect

@@ -7,6 +7,7 @@ into the daemon's configuration.
 
 from __future__ import annotations
 
+import paho.mqtt.client as mqtt
 from pydantic import Field, model_validator
 
 from table_controller.table.config_file import ConfigSection, ResolvedPath
@@ -48,3 +49,21 @@ class BrokerConfig(ConfigSection):
         if self.reconnect_max_delay < self.reconnect_min_delay:
             raise ValueError("reconnect_max_delay must be at least reconnect_min_delay")
         return self
+
+
+def configure_client(client: mqtt.Client, broker: BrokerConfig) -> None:
+    """Apply ``broker``'s settings to a new paho client: reconnect delays, credentials,
+    TLS; and make paho log and swallow an exception in a callback rather than end its
+    loop thread (the daemon, the broadcast, floor and archive services all connect so)."""
+    client.suppress_exceptions = True
+    client.reconnect_delay_set(broker.reconnect_min_delay, broker.reconnect_max_delay)
+    if broker.username is not None:
+        client.username_pw_set(broker.username, broker.password)
+    if broker.tls is not None:
+        tls = broker.tls
+        client.tls_set(
+            ca_certs=str(tls.ca_file) if tls.ca_file else None,
+            certfile=str(tls.cert_file) if tls.cert_file else None,
+            keyfile=str(tls.key_file) if tls.key_file else None,
+        )
+        client.tls_insecure_set(tls.insecure)

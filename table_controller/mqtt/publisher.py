@@ -78,7 +78,7 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 from pydantic import BaseModel
 
 from table_controller.domain.engine.alerts import AlertCode, alert_severity
-from table_controller.mqtt.broker_config import BrokerConfig
+from table_controller.mqtt.broker_config import BrokerConfig, configure_client
 from table_controller.mqtt.payloads import (
     AlertChangePayload,
     AlertPayload,
@@ -351,18 +351,7 @@ class MqttPublisher:
         )
         # Second net under our own wrappers: paho logs and swallows instead of
         # letting an exception end its loop thread.
-        self._client.suppress_exceptions = True
-        self._client.reconnect_delay_set(broker.reconnect_min_delay, broker.reconnect_max_delay)
-        if broker.username is not None:
-            self._client.username_pw_set(broker.username, broker.password)
-        if broker.tls is not None:
-            tls = broker.tls
-            self._client.tls_set(
-                ca_certs=str(tls.ca_file) if tls.ca_file else None,
-                certfile=str(tls.cert_file) if tls.cert_file else None,
-                keyfile=str(tls.key_file) if tls.key_file else None,
-            )
-            self._client.tls_insecure_set(tls.insecure)
+        configure_client(self._client, broker)
         self._client.on_connect = self._guard("on_connect", self._handle_connect)
         self._client.on_connect_fail = self._guard("on_connect_fail", self._handle_connect_fail)
         self._client.on_disconnect = self._guard("on_disconnect", self._handle_disconnect)
