@@ -7,7 +7,6 @@ equality and hashing are cheap and a card can be used as a dict key anywhere.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import IntEnum
 from typing import Final
 
@@ -56,36 +55,81 @@ class CardParseError(ValueError):
     """A card code is not a rank letter followed by a suit letter."""
 
 
-@dataclass(frozen=True, slots=True, order=True)
 class Card:
     """One of the 52 cards. ``rank`` is 2..14 (ace high), ``suit`` a :class:`Suit`.
 
     Ordering is by rank, then suit: exactly the bring-in order of rule 1
     (the lowest card by suit brings it in).
+
+    Interned: ``Card(rank, suit)`` returns the one object of :data:`DECK`, so
+    equality is identity and the hash is the object's own. Both are then done in
+    C: cards key every dict of the engine, and a Python ``__hash__`` (or the
+    dataclass's field-tuple hash) was a tenth of its time (issue 10). Immutable,
+    like the frozen dataclass it replaces; copies and pickles come back interned.
     """
+
+    __slots__ = ("code", "index", "rank", "suit")
 
     rank: int
     suit: Suit
+    index: int
+    """Dense index 0..51: ``(rank - 2) * 4 + suit`` (the seam for table-driven evaluators)."""
+    code: str
+    """The two-character code, e.g. ``As``."""
 
-    @property
-    def index(self) -> int:
-        """Dense index 0..51: ``(rank - 2) * 4 + suit``."""
-        return (self.rank - 2) * 4 + int(self.suit)
+    def __new__(cls, rank: int, suit: Suit | int) -> Card:
+        if not (isinstance(rank, int) and 2 <= rank <= 14 and suit in _SUITS):
+            raise ValueError(f"no card of rank {rank!r} and suit {suit!r}:"
+                             " ranks are 2..14 (ace high), suits 0..3")
+        if _INTERNED:
+            return _INTERNED[(rank - 2) * 4 + int(suit)]
+        card = object.__new__(cls)  # building DECK itself, once
+        for name, value in (("rank", rank), ("suit", Suit(suit)),
+                            ("index", (rank - 2) * 4 + int(suit)),
+                            ("code", RANK_LETTERS[rank - 2] + Suit(suit).letter)):
+            object.__setattr__(card, name, value)
+        return card
 
-    @property
-    def code(self) -> str:
-        """The two-character code, e.g. ``As``."""
-        return RANK_LETTERS[self.rank - 2] + self.suit.letter
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: cards are immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: cards are immutable")
+
+    def __reduce__(self) -> tuple[type[Card], tuple[int, int]]:
+        # pickle, copy and deepcopy all rebuild through __new__: the interned object.
+        return (Card, (self.rank, int(self.suit)))
+
+    def __copy__(self) -> Card:
+        return self
+
+    def __deepcopy__(self, memo: object) -> Card:
+        return self
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented
+        return self.index < other.index
+
+    def __le__(self, other: object) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented
+        return self.index <= other.index
+
+    def __gt__(self, other: object) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented
+        return self.index > other.index
+
+    def __ge__(self, other: object) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented
+        return self.index >= other.index
 
     @property
     def name(self) -> str:
         """Readable name for dealer messages, e.g. ``ace of spades``."""
         return f"{RANK_NAMES[self.rank][0]} of {self.suit.noun}"
-
-    def __hash__(self) -> int:
-        # Cards key every dict of the engine: the generated field-tuple hash (which
-        # hashes the Suit enum in Python) was a tenth of the engine's time.
-        return self.rank * 4 + self.suit
 
     def __str__(self) -> str:
         return self.code
@@ -119,11 +163,17 @@ class Card:
         return DECK[index]
 
 
+_SUITS: Final = frozenset(Suit)
+_INTERNED: list[Card] = []
+"""The 52 cards once built; empty while :data:`DECK` is being made."""
+
+
 def _make_deck() -> tuple[Card, ...]:
     return tuple(Card(rank, suit) for rank in range(2, 15) for suit in Suit)
 
 
 DECK: Final[tuple[Card, ...]] = _make_deck()
+_INTERNED.extend(DECK)
 """The 52 cards in index order (2c 2d 2h 2s 3c ... As)."""
 
 _BY_CODE: Final[dict[str, Card]] = {card.code: card for card in DECK}

@@ -29,7 +29,7 @@ from itertools import combinations
 from typing import Final, Literal, Protocol
 
 from table_controller.domain import _hand_tables as _t
-from table_controller.domain.cards import DECK, RANK_NAMES, Card, Suit
+from table_controller.domain.cards import RANK_NAMES, Card, Suit
 
 __all__ = [
     "LOW_BASE",
@@ -153,9 +153,6 @@ _FLUSH_PROBE = _t.FLUSH_PROBE
 _FLUSH_LANES = _t.FLUSH_LANES
 _RANK_KEY_MASK = _t.RANK_KEY_MASK
 
-# Cards are interned, so a DECK card's id() identifies it for as long as the program
-# runs; this avoids the Card.index property (an IntEnum conversion) on the hot path.
-_INDEX_BY_ID: dict[int, int] = {id(card): card.index for card in DECK}
 
 
 def _flush_strength(hand: Sequence[int], total: int) -> int:
@@ -221,10 +218,7 @@ def batch_evaluate(hands: Sequence[Sequence[int]]) -> list[int]:
 def _checked_indices(cards: Sequence[Card], low: int, high: int, what: str) -> list[int]:
     if not low <= len(cards) <= high:
         raise ValueError(f"{what} takes {low} to {high} cards, got {len(cards)}")
-    by_id = _INDEX_BY_ID.get
-    indices = [by_id(id(card), -1) for card in cards]
-    if -1 in indices:  # a Card built outside the interned DECK: still a valid card
-        indices = [card.index for card in cards]
+    indices = [card.index for card in cards]
     if len(set(indices)) != len(indices):
         codes = " ".join(card.code for card in cards)
         raise ValueError(f"{what}: the same card appears twice in {codes}")

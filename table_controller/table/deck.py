@@ -142,9 +142,7 @@ class Deck:
     def uid_for(self, card: Card) -> str:
         """The UID of ``card``'s tag (for simulators and the reader emulator)."""
         for uid, known in self._cards.items():
-            # Equality, not identity: a Card built as Card(rank, suit) is not the
-            # object Card.parse returns (a KeyError for a card of the deck, issue 13).
-            if known == card:
+            if known == card:  # cards are interned: equal is identical
                 return uid
         raise KeyError(card.code)  # unreachable for a validated deck: all 52 are present
 

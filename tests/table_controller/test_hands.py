@@ -320,8 +320,29 @@ def test_first_to_act_holds_the_maximum_board(cards: list[Card], per_seat: int) 
         assert showing_value(up[seat]) < best
 
 
+def test_cards_are_interned() -> None:
+    """Card(rank, suit), parse, copies and pickles are all the one DECK object (equality
+    is identity, the hash the object's own); cards stay immutable and ordered by rank
+    then suit (rule 1's bring-in order)."""
+    import copy
+    import pickle
+
+    ace = Card(14, Suit.SPADES)
+    assert ace is DECK[51] is Card.parse("As") is Card(14, 3)
+    assert copy.copy(ace) is ace and copy.deepcopy([ace])[0] is ace
+    assert pickle.loads(pickle.dumps(ace)) is ace
+    assert (ace.rank, ace.suit, ace.index, ace.code) == (14, Suit.SPADES, 51, "As")
+    assert sorted(parse_cards("As 2d 2c Kh")) == parse_cards("2c 2d Kh As")
+    assert Card.parse("2s") > Card.parse("2h") and Card.parse("3c") >= Card.parse("2s")
+    with pytest.raises(AttributeError, match="immutable"):
+        ace.rank = 2
+    for rank, suit in ((1, 0), (15, 0), (2, 4), ("A", 0)):
+        with pytest.raises(ValueError, match="no card of rank"):
+            Card(rank, suit)  # type: ignore[arg-type]
+
+
 def test_cards_built_outside_the_deck_are_still_valued() -> None:
-    # Card(...) makes a new object, not the interned DECK card; it must still count.
+    # Card(...) returns the interned DECK card; it counts like a parsed one.
     built = [Card(14, Suit.SPADES), Card(14, Suit.HEARTS), Card(9, Suit.CLUBS)]
     hand = built + parse_cards("9d 2c")
     assert evaluate(hand) == value("AsAh9c9d2c")
