@@ -233,12 +233,16 @@ def warm_up() -> None:
     asked about: 2,379 rank multisets of one to four cards, about 0.4 MB. Filled
     lazily it grew with every new board for thousands of hands, which in a
     long-running daemon looked exactly like memory lost per hand (issue 9 item 26).
+    The dealer's words are cached the same way and filled here for the same reason:
+    every five-card value (7,462) and every board, about 1 MB.
     """
-    _t.tables()
+    tables = _t.tables()
     for size in range(1, 5):
         for ranks in itertools.combinations_with_replacement(range(2, 15), size):
             if max(ranks.count(rank) for rank in ranks) <= 4:
-                _small_board(ranks)
+                _describe_showing(_small_board(ranks))
+    for strength in {*tables.rank_multiset_values.values(), *tables.flush_values} - {0}:
+        _describe_showing(strength)
 
 
 def evaluate(cards: Sequence[Card]) -> HandValue:
@@ -299,6 +303,12 @@ def _plural(rank: int) -> str:
     return RANK_NAMES[rank][1]
 
 
+DESCRIPTION_CACHE_SIZE = 16_384
+"""Room for every five-card value (7,462) and every board of one to four cards
+(2,379): a dealer's words depend on the packed int alone (filled by :func:`warm_up`)."""
+
+
+@functools.lru_cache(maxsize=DESCRIPTION_CACHE_SIZE)
 def _describe_strength(strength: int) -> str:
     category = HandCategory(strength >> _t.CATEGORY_SHIFT)
     ranks = _tie_ranks(strength)
@@ -350,13 +360,19 @@ def showing_value(up_cards: Sequence[Card]) -> ShowingValue:
     Hands showing different numbers of cards compare on one scale: category first,
     then ranks, a missing rank counting below a deuce (A alone beats 5-4-3-2).
     """
+    return ShowingValue(showing_strength(up_cards))
+
+
+def showing_strength(up_cards: Sequence[Card]) -> int:
+    """:func:`showing_value` as its packed int (``.strength``): what the engine
+    compares on every street, without building a value object per board."""
     if 1 <= len(up_cards) <= 4:
         # The common case (every street of every hand): validate cheaply and look
         # the rank multiset up in a cache, since suits never count here.
         if len(set(up_cards)) != len(up_cards):
             _checked_indices(up_cards, 1, 4, "showing_value")  # raises, naming the cards
-        return ShowingValue(_small_board(tuple(sorted(card.rank for card in up_cards))))
-    return ShowingValue(_strength(_checked_indices(up_cards, 1, 7, "showing_value")))
+        return _small_board(tuple(sorted([card.rank for card in up_cards])))
+    return _strength(_checked_indices(up_cards, 1, 7, "showing_value"))
 
 
 def _rank_groups(ranks: Sequence[int]) -> tuple[list[tuple[int, int]], tuple[int, ...]]:
@@ -394,9 +410,19 @@ def describe_showing(up_cards: Sequence[Card]) -> str:
 
 def describe_showing_value(value: ShowingValue) -> str:
     """:func:`describe_showing` of a showing value already computed."""
-    if value.category != HandCategory.HIGH_CARD:
-        return _describe_strength(value.strength)
-    return "-".join(_singular(rank) for rank in value.ranks[:2]) + " high"
+    return _describe_showing(value.strength)
+
+
+def _describe_showing(strength: int) -> str:
+    if strength >> _t.CATEGORY_SHIFT != HandCategory.HIGH_CARD:
+        return _describe_strength(strength)
+    return _describe_high_board(strength)
+
+
+@functools.lru_cache(maxsize=DESCRIPTION_CACHE_SIZE)
+def _describe_high_board(strength: int) -> str:
+    """A board with no pair: its top two ranks (``ace-king high``)."""
+    return "-".join(_singular(rank) for rank in _tie_ranks(strength)[:2]) + " high"
 
 
 def _positions(seat_order: Sequence[int], seats: Mapping[int, object]) -> dict[int, int]:

@@ -80,7 +80,13 @@ from table_controller.domain.events import (
     TableEvent,
     UnknownTag,
 )
-from table_controller.domain.hands import HandCategory, HandValue, showing_value
+from table_controller.domain.hands import (
+    HandCategory,
+    HandValue,
+    ShowingValue,
+    showing_strength,
+    showing_value,
+)
 from table_controller.domain.zones import Zone, ZoneKind
 
 __all__ = [  # the hand's data lives in engine/hand.py; these names stay importable here
@@ -152,6 +158,12 @@ class DealingEngine:
         """Apply one event; return the alerts, notices, game events and console
         result it caused."""
         self._at = event.at
+        if type(event) is CardPlaced and not self.starts_hand(event):
+            # Nearly every event: straight to the hand, past the dispatch below.
+            tracker = self._tracker
+            if tracker is None:
+                return []
+            return tracker.place(event.card, event.zone, event.deck, at=event.at)
         if isinstance(event, SeatName):  # the roster: no hand needed, no rule involved
             if event.name:
                 self.names[event.seat] = (event.name, event.country)
@@ -713,7 +725,7 @@ class HandTracker:
                 # betting input the engine cannot tell, so a card in turn is fine.
                 seat.received += 1
                 self._hold(seat, card, face, number=seat.received)
-                self._emit_dealt(seat_no, card, face, seat.received)
+                self._emit_dealt(seat_no, card, face, street_of_card(seat.received))
                 return
             self._alert(
                 AlertCode.CARD_TO_INACTIVE_SEAT,
@@ -724,6 +736,9 @@ class HandTracker:
             self._hold(seat, card, face, number=0)
             return
 
+        # From here on the path of every card correctly dealt: the helpers it needs
+        # are inlined where they are one test (this runs ~40 times a hand; issue 10
+        # measures the engine against PokerKit).
         due = hand.due_seat()
         number = seat.received + 1
         street = street_of_card(number)
@@ -735,10 +750,10 @@ class HandTracker:
                 f"Seat {seat_no} got a card but seat {due} was next:"
                 " deal one card at a time, clockwise from the dealer's left.",
             )
-        if number <= CARDS_PER_HAND:
+        if number <= CARDS_PER_HAND and street not in hand.started_streets:
             self._check_burn_before(street, number)
         hand.rules.card_dealt(seat_no, card, street)
-        if hand.reshuffle is Reshuffle.BURN_DUE:
+        if hand.reshuffle is _BURN_DUE:
             hand.reshuffle = Reshuffle.DONE
             self._alert(
                 AlertCode.MISSING_BURN,
@@ -747,11 +762,15 @@ class HandTracker:
                 "The rest of 7th street was dealt from the scrambled cards without burning"
                 " one first (rules 13 and 15).",
             )
-        face_due = hand.face_due(seat, number)
+        face_due = (hand.face_due(seat, number) if number == 3 or number >= CARDS_PER_HAND
+                    else _FACE_OF_CARD[number])
         seat.received = number
-        total = number + (1 if hand.community is not None else 0)
-        held = self._hold(seat, card, face, number=number)
-        self._emit_dealt(seat_no, card, face, number)
+        total = number if hand.community is None else number + 1
+        held = HeldCard(card=card, face=face, number=number)  # _hold, inlined
+        seat.cards.append(held)
+        hand.owner[card] = seat_no
+        self._out.append(GameEvent(_DEALT_UP if face is UP else _DEALT_DOWN, seat_no, street,
+                                   card, None, (), (), self._at, None))  # _emit_dealt
         if total > CARDS_PER_HAND:
             self._alert(
                 AlertCode.TOO_MANY_CARDS,
@@ -762,8 +781,13 @@ class HandTracker:
             )
             self._kill(seat_no, "more than seven cards")
             return
-        self._check_face(seat, held, face_due)
-        self._after_change(seat)
+        if face is not face_due or number == CARDS_PER_HAND:
+            self._check_face(seat, held, face_due, street)
+        completed = hand.completed_streets
+        # _after_change's own first test, inlined: until this seat has the cards the
+        # next street needs, no street completes (a deal changes no seat's status).
+        if number >= (completed[-1] if completed else 2):
+            self._after_change(seat)
 
     def _folded_seat_due(self, seat: SeatState) -> bool:
         """Whether a folded seat's next card arrives exactly in its turn (rule 7)."""
@@ -776,10 +800,10 @@ class HandTracker:
             hand.seats[s].received == (mine + 1 if s < seat.seat else mine) for s in live
         )
 
-    def _check_face(self, seat: SeatState, held: HeldCard, face_due: ZoneKind) -> None:
+    def _check_face(self, seat: SeatState, held: HeldCard, face_due: ZoneKind, street: int
+                    ) -> None:
         hand = self.hand
         number = held.number
-        street = street_of_card(number)
         if held.face is face_due:
             if number == CARDS_PER_HAND and held.face is UP:
                 seat.last_card_exposed = True  # rule 17(b): dealt up on purpose
@@ -861,9 +885,10 @@ class HandTracker:
         self.hand.owner[card] = seat.seat
         return held
 
-    def _emit_dealt(self, seat_no: int, card: Card, face: ZoneKind, number: int) -> None:
-        kind = GameEventKind.CARD_DEALT_UP if face is UP else GameEventKind.CARD_DEALT_DOWN
-        self._emit(kind, seat=seat_no, street=street_of_card(number), card=card)
+    def _emit_dealt(self, seat_no: int, card: Card, face: ZoneKind, street: int) -> None:
+        # GameEvent built here rather than through _emit: this runs for every card.
+        self._out.append(GameEvent(_DEALT_UP if face is UP else _DEALT_DOWN, seat_no, street,
+                                   card, None, (), (), self._at, None))
 
     def _kill(self, seat_no: int, reason: str) -> None:
         hand = self.hand
@@ -1087,9 +1112,11 @@ class HandTracker:
             values = {seat_no: showing_value(boards[seat_no]) for seat_no in paired}
             first = max(order, key=keys.__getitem__)
         else:  # the high hand showing (the hot path of every stud hand)
-            values = {seat_no: showing_value(boards[seat_no]) for seat_no in order}
-            first = max(order, key=lambda seat_no: values[seat_no].strength)
-            paired = {seat_no for seat_no in order if values[seat_no].strength >= _PAIR_FLOOR}
+            strengths = {seat_no: showing_strength(boards[seat_no]) for seat_no in order}
+            first = max(order, key=strengths.__getitem__)
+            paired = {seat_no for seat_no in order if strengths[seat_no] >= _PAIR_FLOOR}
+            # Value objects only for the boards announced below.
+            values = {seat_no: ShowingValue(strengths[seat_no]) for seat_no in (first, *paired)}
         hand.first_to_act[street] = first
         hand.rules.street_dealt(street)
         # Rule 12: announce the high hand and every pair showing, never straights
@@ -1278,6 +1305,11 @@ def replay_events(
 
 
 _MUCK = Zone(ZoneKind.MUCK)
+_DEALT_UP = GameEventKind.CARD_DEALT_UP
+_BURN_DUE = Reshuffle.BURN_DUE
+_FACE_OF_CARD = tuple(expected_face(number) for number in range(CARDS_PER_HAND + 1))
+"""The face of the n-th card dealt as it should be (index 0 unused)."""
+_DEALT_DOWN = GameEventKind.CARD_DEALT_DOWN
 _DEALER_PILES = (ZoneKind.MUCK, ZoneKind.BURN)
 
 

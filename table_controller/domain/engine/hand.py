@@ -77,12 +77,17 @@ DOWN = ZoneKind.DOWN
 UP = ZoneKind.UP
 
 
+_STREET_OF_CARD = (3, 3, 3, 3, 4, 5, 6, 7)
+"""Street of the n-th card for n = 0..7 (a table: this is asked for every card)."""
+
+
 def street_of_card(number: int) -> int:
     """The street on which a seat's ``number``-th card (1-based) is dealt.
 
     An eighth card or more still belongs to 7th street (rule 18 kills the hand).
     """
-    return 3 if number <= 3 else min(number, CARDS_PER_HAND)
+    return _STREET_OF_CARD[number] if 0 <= number <= CARDS_PER_HAND else (
+        3 if number < 0 else CARDS_PER_HAND)
 
 
 def expected_face(number: int) -> ZoneKind:
