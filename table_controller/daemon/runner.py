@@ -41,7 +41,7 @@ from table_controller.domain.engine.settings import TableSettings
 from table_controller.domain.equity.live import compute_live, table_game
 from table_controller.domain.equity.live import warm_up as warm_up_equity
 from table_controller.domain.events import SeatName
-from table_controller.domain.hands import warm_up
+from table_controller.domain.engine.variants import warm_up
 from table_controller.mqtt.publisher import CommandRequest, MqttPublisher
 from table_controller.mqtt.sequence import SequenceCounter, SequenceFileError
 from table_controller.records.journal import (

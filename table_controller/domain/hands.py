@@ -242,7 +242,8 @@ def warm_up() -> None:
             if max(ranks.count(rank) for rank in ranks) <= 4:
                 _describe_showing(_small_board(ranks))
     for strength in {*tables.rank_multiset_values.values(), *tables.flush_values} - {0}:
-        _describe_showing(strength)
+        _describe_strength(strength)  # at showdown
+        _describe_showing(strength)  # five or more cards up (rules 15 and 17)
 
 
 def evaluate(cards: Sequence[Card]) -> HandValue:
@@ -536,7 +537,7 @@ def low_showing(up_cards: Sequence[Card]) -> int:
     (7-4-3-2 is worse than 6-5-4-3). Five or more cards showing (rule 15's
     community card, rule 17) are ranked by their best five-card low.
     """
-    ranks = tuple(sorted(card.rank for card in up_cards))
+    ranks = tuple(sorted([card.rank for card in up_cards]))
     if len(ranks) <= 4:
         return _low_board(ranks)
     return low_score(ranks, False)

@@ -146,7 +146,7 @@ def test_regression_publish_packs_properties_once(
 SETTLE_PROBE = """
 import gc, sys
 from table_controller.daemon.runner import settle_heap
-from table_controller.domain.hands import warm_up
+from table_controller.domain.engine.variants import warm_up
 
 warm_up()  # the daemon's start-up: tens of thousands of long-lived objects
 kept = [[i] for i in range(60_000)]

@@ -65,6 +65,30 @@ def test_regression_board_cache_is_full_after_warm_up(tmp_path: Path) -> None:
     assert after.hits > filled.hits
 
 
+def test_regression_word_caches_are_full_after_warm_up() -> None:
+    """The dealer's words (issue 10) are cached by value like the boards: after the
+    daemon's warm-up, hands of every game add no entry to those caches, so they
+    cannot look like memory lost per hand either."""
+    from table_controller.domain.engine import variants
+    from table_controller.domain.engine.dealing import replay_events
+    from table_controller.domain.engine.settings import TableSettings
+    from table_controller.simulation import random_hands
+
+    variants.warm_up()
+    caches = (hands._small_board, hands._describe_strength, hands._describe_high_board,
+              variants._describe_unpaired_low, variants._describe_low_score)
+    filled = [cache.cache_info() for cache in caches]
+    for cache, info in zip(caches, filled, strict=True):
+        assert info.maxsize is not None and info.currsize < info.maxsize, cache
+    for game in hands.Game:
+        for hand in random_hands(150, 10, 0.05):
+            replay_events(hand.events, TableSettings(game=game))
+    for cache, before in zip(caches, filled, strict=True):
+        after = cache.cache_info()
+        assert after.misses == before.misses, f"{cache.__name__}: a value warm_up missed"
+        assert after.hits > before.hits, cache.__name__
+
+
 def _check_core(count: int, tmp_path: Path, *, warm: int, per_hand: float) -> None:
     result = core_soak(tmp_path, hands=count, warm_up=warm, samples=10)
     detail = "\n".join(result.top)

@@ -65,7 +65,6 @@ from table_controller.domain.engine.variants import (
     key_has_pair,
     low_value_of,
     primary_value,
-    showing_key,
     variant,
 )
 from table_controller.domain.events import (
@@ -84,6 +83,7 @@ from table_controller.domain.hands import (
     HandCategory,
     HandValue,
     ShowingValue,
+    low_showing,
     showing_strength,
     showing_value,
 )
@@ -1106,11 +1106,12 @@ class HandTracker:
         order = [s for s in hand.players if s in boards]
         # Rule 1: the best hand showing acts first (the highest; razz: the lowest),
         # ties by position: max() keeps the first of equal keys in position order.
+        low_keys: dict[int, int] = {}
         if v.first_to_act_low:  # razz: one low reading per board (it says pairs too)
-            keys = {seat_no: showing_key(v, boards[seat_no]) for seat_no in order}
-            paired = {seat_no for seat_no in order if key_has_pair(keys[seat_no])}
+            low_keys = {seat_no: low_showing(boards[seat_no]) for seat_no in order}
+            paired = {seat_no for seat_no in order if key_has_pair(low_keys[seat_no])}
             values = {seat_no: showing_value(boards[seat_no]) for seat_no in paired}
-            first = max(order, key=keys.__getitem__)
+            first = max(order, key=low_keys.__getitem__)
         else:  # the high hand showing (the hot path of every stud hand)
             strengths = {seat_no: showing_strength(boards[seat_no]) for seat_no in order}
             first = max(order, key=strengths.__getitem__)
@@ -1127,7 +1128,7 @@ class HandTracker:
             seat=first,
             street=street,
             text=f"Seat {first} is {which} with"
-            f" {describe_showing(v, boards[first], values.get(first), first in paired)}.",
+            f" {describe_showing(v, boards[first], values.get(first), low_keys.get(first))}.",
         )
         for seat_no in order:
             if seat_no == first:

@@ -22,13 +22,15 @@ no I/O, no clock.
 
 from __future__ import annotations
 
+import functools
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
 from table_controller.domain._hand_tables import CATEGORY_SHIFT
-from table_controller.domain.cards import Card
+from table_controller.domain.cards import Card, Suit
 from table_controller.domain.hands import (
     LOW_BASE,
     Game,
@@ -41,6 +43,7 @@ from table_controller.domain.hands import (
     low_showing,
     showing_value,
 )
+from table_controller.domain.hands import warm_up as warm_up_high
 
 __all__ = [
     "VARIANTS",
@@ -57,6 +60,7 @@ __all__ = [
     "primary_value",
     "showing_key",
     "variant",
+    "warm_up",
 ]
 
 BringInTiebreak = Literal["suit", "position"]
@@ -179,17 +183,16 @@ def describe_showing(
     v: Variant,
     up_cards: Sequence[Card],
     high: ShowingValue | None = None,
-    paired: bool | None = None,
+    low_key: int | None = None,
 ) -> str:
     """What the dealer announces for a board (rule 12): ``pair of nines``,
     ``ace-king high``; in razz the low showing, ``seven-four low``. ``high``: the
-    board's :func:`showing_value` and ``paired`` whether it shows a pair, when the
-    caller knows them already."""
+    board's :func:`showing_value` and ``low_key`` its razz :func:`showing_key`,
+    when the caller knows them already."""
     if v.first_to_act_low and len(up_cards) <= 4:
-        if paired is None:
-            paired = key_has_pair(low_showing(up_cards))
-        if not paired:
-            return describe_low(up_cards)
+        key = low_showing(up_cards) if low_key is None else low_key
+        if not key_has_pair(key):
+            return _describe_unpaired_low(key)
     # A high board, or a pair or more showing: named as such in razz too.
     return describe_showing_value(high if high is not None else showing_value(up_cards))
 
@@ -202,6 +205,20 @@ def key_has_pair(low_key: int) -> bool:
 
 _LOW_NAMES = {1: "ace", 2: "deuce", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven",
               8: "eight", 9: "nine", 10: "ten", 11: "jack", 12: "queen", 13: "king"}
+
+
+LOW_TEXT_CACHE_SIZE = 16_384
+"""Room for the words of every low score (6,175 five-card rank multisets, each with
+and without eight-or-better) and of every unpaired razz board (1,092)."""
+
+
+@functools.lru_cache(maxsize=LOW_TEXT_CACHE_SIZE)
+def _describe_unpaired_low(key: int) -> str:
+    """:func:`describe_low` of an unpaired board given its :func:`low_showing` key
+    (the key holds the board's ranks; cached, as the board cache is)."""
+    packed = LOW_BASE - key
+    ranks = [rank for rank in (packed >> shift & 0xF for shift in (16, 12, 8, 4, 0)) if rank]
+    return "-".join(_LOW_NAMES[rank] for rank in ranks[:2]) + " low"
 
 
 def describe_low(cards: Sequence[Card]) -> str:
@@ -233,8 +250,19 @@ def describe_hand(v: Variant, cards: Sequence[Card], value: HandValue | None = N
     if v.showdown is Showdown.HIGH:
         return describe(value if value is not None else evaluate(cards))
     eight = v.showdown is Showdown.HIGH_LOW8
-    # From the cached score, not a search: its packed ranks name the low.
-    score = low_value_of(cards, eight_or_better=eight)
+    # From the cached score, not a search: its packed ranks name the low (in razz
+    # the primary value is that score already).
+    score = (value.strength if value is not None and not eight
+             else low_value_of(cards, eight_or_better=eight))
+    low = _describe_low_score(score, eight)
+    if not eight:
+        return low
+    return f"{describe(value if value is not None else evaluate(cards))}; {low}"
+
+
+@functools.lru_cache(maxsize=LOW_TEXT_CACHE_SIZE)
+def _describe_low_score(score: int, eight: bool) -> str:
+    """The low half's words for a low score (:func:`low_value_of`)."""
     if eight and score <= 0:
         low = "no low"
     else:
@@ -245,6 +273,20 @@ def describe_hand(v: Variant, cards: Sequence[Card], value: HandValue | None = N
             low = "-".join(_LOW_NAMES[rank] for rank in ranks[:2]) + " low"
         else:
             low = f"paired low, {named}"
-    if not eight:
-        return low
-    return f"{describe(value if value is not None else evaluate(cards))}; {low}"
+    return low
+
+
+def warm_up() -> None:
+    """:func:`~table_controller.domain.hands.warm_up` (the evaluator's tables, the
+    board cache and the high hands' words) plus the words of every low and every
+    unpaired razz board: filled at start-up, not hand by hand, so a long-running
+    daemon's memory stays flat whatever game it deals (issue 9 item 26)."""
+    warm_up_high()
+    for size in range(1, 5):
+        for ranks in itertools.combinations(range(2, 15), size):
+            key = low_showing([Card(rank, Suit.CLUBS) for rank in ranks])
+            _describe_unpaired_low(key)
+    for ranks in itertools.combinations_with_replacement(range(2, 15), 5):
+        if max(ranks.count(rank) for rank in ranks) <= 4:
+            for eight in (False, True):
+                _describe_low_score(low_score(ranks, eight), eight)
