@@ -232,7 +232,7 @@ class DealingEngine:
         if not self.settings.auto_hands or not isinstance(event, CardPlaced):
             return False  # checked first: this runs for every event
         tracker = self._tracker
-        return event.zone.kind not in (ZoneKind.MUCK, ZoneKind.BOARD) and (
+        return event.zone.kind not in (_MUCK_PILE, _BOARD) and (
             tracker is None or tracker.hand.cleared
         )
 
@@ -299,7 +299,7 @@ class DealingEngine:
             number=number,
             players=players,
             seats=seats,
-            phase=Phase.DEALING if players else Phase.FORMING,
+            phase=_DEALING if players else _FORMING,
             auto=not players,
             stacks=dict(stacks) if event.stacks is not None else None,
             game=self.variant.game,
@@ -455,7 +455,7 @@ class HandTracker:
             street = _street_name(hand.street) if hand.street is not None else "3rd street"
             where = f"on {street}, before its showdown"
         self._emit(
-            GameEventKind.ANNOUNCEMENT,
+            _ANNOUNCEMENT,
             street=hand.street,
             text=f"Hand {number} was closed{' at the console' if by_console else ''} {where}:"
             " it has no result.",
@@ -510,9 +510,9 @@ class HandTracker:
             hand.first_deck[card] = deck
             hand.last_zone[card] = zone
             kind = zone.kind
-            if kind is ZoneKind.BURN:
+            if kind is _BURN:
                 self._burn(card)
-            elif kind is ZoneKind.BOARD:
+            elif kind is _BOARD:
                 self._board(card)
             elif zone.seat is not None:
                 self._deal(card, zone.seat, kind)
@@ -528,7 +528,7 @@ class HandTracker:
         from_muck = hand.last_zone.get(card) == _MUCK or _MUCK in present
         if present:
             if not second_copy and (
-                zone.kind is ZoneKind.MUCK
+                zone.kind is _MUCK_PILE
                 or all(z.kind in _DEALER_PILES for z in present)
                 or all(z.seat == zone.seat for z in present)  # turned over at its seat
             ):
@@ -553,11 +553,11 @@ class HandTracker:
         hand.last_zone[card] = zone
         if owner is not None and zone.seat != owner:
             self._detach(card, owner, zone)
-        if zone.kind is ZoneKind.MUCK:
+        if zone.kind is _MUCK_PILE:
             return
-        if zone.kind is ZoneKind.BURN:
+        if zone.kind is _BURN:
             self._burn(card)
-        elif zone.kind is ZoneKind.BOARD:
+        elif zone.kind is _BOARD:
             self._board(card)
         else:
             assert zone.seat is not None
@@ -594,7 +594,7 @@ class HandTracker:
         seventh = (
             7 in hand.started_streets or hand.burns.get(7, 0) > 0 or 6 in hand.completed_streets
         )
-        if zone.kind is ZoneKind.BURN and seventh and not hand.reshuffled and not hand.finished:
+        if zone.kind is _BURN and seventh and not hand.reshuffled and not hand.finished:
             # Rule 15: burn cards picked up to be scrambled with the last card;
             # the dealer then "scrambles, cuts, burns and deals the rest".
             hand.reshuffle = Reshuffle.BURN_DUE
@@ -636,7 +636,7 @@ class HandTracker:
         if any(z.seat is not None for zones in hand.where.values() for z in zones):
             return
         self._finish()
-        hand.phase = Phase.CLEARED
+        hand.phase = _CLEARED
 
     # ------------------------------------------------------------ ownership
 
@@ -649,7 +649,7 @@ class HandTracker:
         if held is None:
             return
         seat.cards.remove(held)
-        if to.kind is ZoneKind.MUCK:
+        if to.kind is _MUCK_PILE:
             hand.mucked_by[card] = seat_no
             self._fold(seat_no)
         elif held.number > 0:
@@ -659,11 +659,11 @@ class HandTracker:
     def _fold(self, seat_no: int, by_console: bool = False) -> None:
         hand = self.hand
         seat = hand.seats[seat_no]
-        if seat.status is not SeatStatus.ACTIVE or hand.finished:
+        if seat.status is not _ACTIVE or hand.finished:
             return  # mucking after the result is clearing the table, not folding
         if hand.live_seats == (seat_no,):
             return  # the last hand standing being gathered up is not a fold
-        hand.set_status(seat_no, SeatStatus.FOLDED)
+        hand.set_status(seat_no, _FOLDED)
         self._emit(GameEventKind.FOLD, seat=seat_no, street=hand.street)
         if not by_console:
             hand.rules.seat_out(seat_no, "cards mucked")
@@ -694,13 +694,13 @@ class HandTracker:
     def _deal(self, card: Card, seat_no: int, face: ZoneKind) -> None:
         hand = self.hand
         seat = hand.seats.get(seat_no)
-        if hand.phase is Phase.FORMING:
+        if hand.phase is _FORMING:
             if seat is None:
                 # Auto hand, first round: every seat dealt in joins the hand (in any
                 # order: two readers may report cards a scan cycle apart).
                 seat = hand.add_player(seat_no)
             elif seat.received >= 1:
-                hand.phase = Phase.DEALING  # a second card: the first round is over
+                hand.phase = _DEALING  # a second card: the first round is over
         if seat is None:
             self._alert(
                 AlertCode.CARD_TO_INACTIVE_SEAT,
@@ -709,7 +709,7 @@ class HandTracker:
                 f"The {_face_word(face)} card went to seat {seat_no}, which is not in this hand.",
             )
             return
-        if seat.status is SeatStatus.DEAD:
+        if seat.status is _DEAD:
             self._alert(
                 AlertCode.CARD_TO_INACTIVE_SEAT,
                 seat_no,
@@ -719,7 +719,7 @@ class HandTracker:
             )
             self._hold(seat, card, face, number=0)
             return
-        if seat.status is SeatStatus.FOLDED:
+        if seat.status is _FOLDED:
             if hand.rules.may_receive_after_fold(seat_no) and self._folded_seat_due(seat):
                 # Rule 7: a hand folded with no bet keeps receiving cards. Without
                 # betting input the engine cannot tell, so a card in turn is fine.
@@ -739,7 +739,23 @@ class HandTracker:
         # From here on the path of every card correctly dealt: the helpers it needs
         # are inlined where they are one test (this runs ~40 times a hand; issue 10
         # measures the engine against PokerKit).
-        due = hand.due_seat()
+        # hand.due_seat() inlined, counting who shares the fewest cards as well: a
+        # street can complete only when the seat that alone had the fewest gets
+        # its card (every other change settled its streets already).
+        due: int | None = None
+        alone = False
+        live = hand.live_seats
+        if len(live) >= 2 and not hand.finished:
+            seats = hand.seats
+            fewest = CARDS_PER_HAND + 1
+            for other in live:
+                received = seats[other].received
+                if received < fewest:
+                    due, fewest, alone = other, received, True
+                elif received == fewest:
+                    alone = False
+            if fewest >= CARDS_PER_HAND or (hand.community is not None and fewest >= 6):
+                due = None
         number = seat.received + 1
         street = street_of_card(number)
         if due is not None and due != seat_no:
@@ -783,10 +799,7 @@ class HandTracker:
             return
         if face is not face_due or number == CARDS_PER_HAND:
             self._check_face(seat, held, face_due, street)
-        completed = hand.completed_streets
-        # _after_change's own first test, inlined: until this seat has the cards the
-        # next street needs, no street completes (a deal changes no seat's status).
-        if number >= (completed[-1] if completed else 2):
+        if due is None or (due == seat_no and alone):
             self._after_change(seat)
 
     def _folded_seat_due(self, seat: SeatState) -> bool:
@@ -893,9 +906,9 @@ class HandTracker:
     def _kill(self, seat_no: int, reason: str) -> None:
         hand = self.hand
         seat = hand.seats[seat_no]
-        if seat.status is SeatStatus.DEAD:
+        if seat.status is _DEAD:
             return
-        hand.set_status(seat_no, SeatStatus.DEAD)
+        hand.set_status(seat_no, _DEAD)
         seat.dead_reason = reason
         self._emit(GameEventKind.HAND_DEAD, seat=seat_no, street=hand.street, text=reason)
         if hand.finished:
@@ -925,7 +938,7 @@ class HandTracker:
         if street in hand.started_streets:
             return
         hand.started_streets.add(street)
-        self._emit(GameEventKind.STREET_STARTED, street=street)
+        self._emit(_STREET_STARTED, street=street)
         if street == 3 and number != 1:
             return
         if hand.burns.get(street, 0) < min(1, self._allowed_burns(street)):
@@ -959,7 +972,7 @@ class HandTracker:
         hand.burned_for[card] = street
         if street == 7 and hand.reshuffle is Reshuffle.BURN_DUE:
             hand.reshuffle = Reshuffle.DONE
-        self._emit(GameEventKind.CARD_BURNED, street=street, card=card)
+        self._emit(_CARD_BURNED, street=street, card=card)
         allowed = self._allowed_burns(street)
         if count > allowed:
             if allowed == 0:
@@ -1086,7 +1099,7 @@ class HandTracker:
         else:
             announce += ", brings it in."
         hand.bring_in = bringer
-        self._emit(GameEventKind.ANNOUNCEMENT, seat=bringer, street=3, text=announce)
+        self._emit(_ANNOUNCEMENT, seat=bringer, street=3, text=announce)
         hand.rules.street_dealt(3)
 
     def _settle_first_to_act(self, street: int) -> None:
@@ -1124,7 +1137,7 @@ class HandTracker:
         # or flushes (describe_showing_value does not name possible ones).
         which = "low" if v.first_to_act_low else "high"
         self._emit(
-            GameEventKind.ANNOUNCEMENT,
+            _ANNOUNCEMENT,
             seat=first,
             street=street,
             text=f"Seat {first} is {which} with"
@@ -1135,7 +1148,7 @@ class HandTracker:
                 continue
             if seat_no in paired:
                 self._emit(
-                    GameEventKind.ANNOUNCEMENT,
+                    _ANNOUNCEMENT,
                     seat=seat_no,
                     street=street,
                     text=f"Seat {seat_no} shows"
@@ -1239,7 +1252,7 @@ class HandTracker:
     def _end(self) -> None:
         """Phase DEALING (or FORMING) -> ENDED; an ended or cleared hand stays so."""
         if not self.hand.finished:
-            self.hand.phase = Phase.ENDED
+            self.hand.phase = _ENDED
 
     def _emit(
         self,
@@ -1305,6 +1318,16 @@ def replay_events(
     return hands
 
 
+
+# Enum members the per-card path reads, as module names: on Python 3.11 every
+# ``Enum.MEMBER`` goes through EnumType.__getattr__ (about 0.1 us, ten times a
+# plain name; gone in 3.12), and a card reads a dozen of them (issue 10).
+_BURN, _BOARD, _MUCK_PILE = ZoneKind.BURN, ZoneKind.BOARD, ZoneKind.MUCK
+_ACTIVE, _FOLDED, _DEAD = SeatStatus.ACTIVE, SeatStatus.FOLDED, SeatStatus.DEAD
+_FORMING, _DEALING, _ENDED, _CLEARED = Phase.FORMING, Phase.DEALING, Phase.ENDED, Phase.CLEARED
+_ANNOUNCEMENT = GameEventKind.ANNOUNCEMENT
+_STREET_STARTED = GameEventKind.STREET_STARTED
+_CARD_BURNED = GameEventKind.CARD_BURNED
 _MUCK = Zone(ZoneKind.MUCK)
 _DEALT_UP = GameEventKind.CARD_DEALT_UP
 _BURN_DUE = Reshuffle.BURN_DUE
