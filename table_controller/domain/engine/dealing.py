@@ -158,7 +158,8 @@ class DealingEngine:
         """Apply one event; return the alerts, notices, game events and console
         result it caused."""
         self._at = event.at
-        if type(event) is CardPlaced and not self.starts_hand(event):
+        if type(event) is CardPlaced and (not self.settings.auto_hands
+                                          or not self.starts_hand(event)):
             # Nearly every event: straight to the hand, past the dispatch below.
             tracker = self._tracker
             if tracker is None:
