@@ -106,6 +106,7 @@ from table_controller.domain.engine.outputs import (
     EngineOutput,
     GameEvent,
     GameEventKind,
+    ReplyCode,
 )
 from table_controller.domain.engine.settings import TableSettings
 from table_controller.domain.equity.live import EquitySpot, LiveEquity, equity_spot, table_game
@@ -240,7 +241,7 @@ CONSOLE_REJECTED: Final = AlertCode.CONSOLE_REJECTED
 unknown command, bad fields, a seat the table does not have, a response topic
 outside the table's ``reply/`` tree)."""
 
-BAD_RESPONSE_TOPIC: Final = "bad_response_topic"
+BAD_RESPONSE_TOPIC: Final = ReplyCode.BAD_RESPONSE_TOPIC
 """Result code of a console command refused for its *Response Topic*."""
 
 REJECTED_ALERT_BURST: Final = 20
@@ -918,7 +919,7 @@ class TableCore:
             self._settle(timed_out=True)
         if self._backlog:
             result = ConsoleResult(
-                False, "journal_unavailable",
+                False, ReplyCode.JOURNAL_UNAVAILABLE,
                 "the journal cannot be written; cards are waiting to be journaled",
             )
             self._reply(request, result)
@@ -926,7 +927,7 @@ class TableCore:
         try:
             outputs = self._journal_and_apply(event)
         except NotJournaledError:
-            result = ConsoleResult(False, "journal_unavailable",
+            result = ConsoleResult(False, ReplyCode.JOURNAL_UNAVAILABLE,
                                    "the journal cannot be written; try again later")
             self._reply(request, result)
             return result
@@ -936,7 +937,7 @@ class TableCore:
             # rather than guess, but still answer the requester.
             log.error("console_result_missing", command=request.name, results=len(results))
         result = results[0] if results else ConsoleResult(
-            False, "internal_error", "the engine gave no answer to this command"
+            False, ReplyCode.INTERNAL_ERROR, "the engine gave no answer to this command"
         )
         log.info("console_command", command=name, accepted=result.accepted,
                  code=result.code)
@@ -1007,7 +1008,7 @@ class TableCore:
             table=self.table_id,
             command=request.shown_name,
             accepted=result.accepted,
-            code=None if result.accepted else (result.code or "rejected"),
+            code=None if result.accepted else (result.code or ReplyCode.INTERNAL_ERROR),
             reason="" if result.accepted else result.message,
             hand=hand.number if hand else None,
             to_act=betting.to_act if betting is not None else None,
@@ -1289,7 +1290,7 @@ class TableCore:
         try:
             self._append_op(floor_op(command))
         except NotJournaledError:
-            result = ConsoleResult(False, "journal_unavailable",
+            result = ConsoleResult(False, ReplyCode.JOURNAL_UNAVAILABLE,
                                    "the journal cannot be written; try again later")
             self._reply(request, result)
             return result

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
 from table_controller.domain.engine.alerts import AlertCode, Severity, alert_severity
+from table_controller.domain.engine.outputs import ReplyCode
 from table_controller.domain.events import AlertAck, DealerChange, FloorCommand
 from table_controller.records.ops import OpError, parse_floor
 
@@ -37,13 +38,13 @@ RESOLVED_MEMORY: Final = 10_000
 TABLE_ACTOR: Final = "table"
 """``by`` of a resolution the table makes itself (:data:`MAX_OPEN_ALERTS`)."""
 
-UNKNOWN_ALERT: Final = "unknown_alert"
+UNKNOWN_ALERT: Final = ReplyCode.UNKNOWN_ALERT
 """Reply code: no alert of this table has that id."""
-ALERT_RESOLVED: Final = "alert_resolved"
+ALERT_RESOLVED: Final = ReplyCode.ALERT_RESOLVED
 """Reply code: the alert is resolved already."""
-ALERT_ACKNOWLEDGED: Final = "alert_acknowledged"
+ALERT_ACKNOWLEDGED: Final = ReplyCode.ALERT_ACKNOWLEDGED
 """Reply code: the alert is acknowledged already (resolve it instead)."""
-NO_DEALER: Final = "no_dealer"
+NO_DEALER: Final = ReplyCode.NO_DEALER
 """Reply code: a sign-out with nobody signed in."""
 
 

@@ -38,10 +38,10 @@ from table_controller.daemon.core import (
 from table_controller.daemon.equity_feed import ChildProcess, Compute, EquityWorker
 from table_controller.domain.engine.alerts import AlertCode
 from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.engine.variants import warm_up
 from table_controller.domain.equity.live import compute_live, table_game
 from table_controller.domain.equity.live import warm_up as warm_up_equity
 from table_controller.domain.events import SeatName
-from table_controller.domain.engine.variants import warm_up
 from table_controller.mqtt.publisher import CommandRequest, MqttPublisher
 from table_controller.mqtt.sequence import SequenceCounter, SequenceFileError
 from table_controller.records.journal import (

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from table_controller.domain.engine.outputs import ReplyCode
 from table_controller.domain.events import (
     FLOOR_RULINGS,
     ConsoleAction,
@@ -51,9 +52,9 @@ from table_controller.records.script import load_json
 COMMANDS: Final = ("hand", "act", "kill", "live", "end", "seat", "ack", "resolve", "dealer")
 """Console commands answered with a reply (``rebirth`` is handled by the publisher)."""
 
-BAD_JSON: Final = "bad_json"
+BAD_JSON: Final = ReplyCode.BAD_JSON
 """The payload is not JSON (or not UTF-8)."""
-UNKNOWN_COMMAND: Final = "unknown_command"
+UNKNOWN_COMMAND: Final = ReplyCode.UNKNOWN_COMMAND
 """``cmd/<name>`` with a name that is not a console command."""
 INVALID_COMMAND: Final = INVALID
 """JSON of the wrong shape: a missing, unexpected or mistyped field."""

@@ -78,6 +78,7 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 from pydantic import BaseModel
 
 from table_controller.domain.engine.alerts import AlertCode, alert_severity
+from table_controller.domain.engine.outputs import ReplyCode
 from table_controller.mqtt.broker_config import BrokerConfig, configure_client
 from table_controller.mqtt.payloads import (
     AlertChangePayload,
@@ -151,7 +152,7 @@ UNSTABLE_WINDOW: Final = 60.0
 """Seconds over which disconnects are counted; also the least time between two
 ``mqtt_link_unstable`` alerts (a flapping link must not flood the floor)."""
 
-BUSY_CODE: Final = "busy"
+BUSY_CODE: Final = ReplyCode.BUSY
 """Reply code of a console command refused because too many are waiting."""
 
 _TAKEN_OVER: Final = 0x8E

@@ -44,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from table_controller.domain.engine.outputs import ReplyCode
 from table_controller.domain.engine.settings import MAX_CHIPS
 from table_controller.domain.events import (
     AlertAck,
@@ -57,9 +58,9 @@ from table_controller.domain.events import (
     SeatName,
 )
 
-INVALID: Final = "invalid_command"
+INVALID: Final = ReplyCode.INVALID_COMMAND
 """Console reply code of a malformed field (docs/console.md)."""
-UNKNOWN_SEAT: Final = "unknown_seat"
+UNKNOWN_SEAT: Final = ReplyCode.UNKNOWN_SEAT
 """Console reply code of a seat number the table does not have."""
 
 MAX_REASON_CHARS: Final = 500

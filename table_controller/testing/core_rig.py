@@ -20,8 +20,8 @@ from firmware_bridge.messages import TagArrived, TagLeft
 from table_controller.daemon.core import ReaderReport, ReaderStateChange, TableCore
 from table_controller.demo.dealer import Motion, plan_hand
 from table_controller.domain.engine.settings import TableSettings
-from table_controller.domain.events import CardPlaced
 from table_controller.domain.engine.variants import warm_up
+from table_controller.domain.events import CardPlaced
 from table_controller.mqtt.payloads import (
     AlertChangePayload,
     AlertPayload,

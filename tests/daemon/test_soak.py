@@ -79,7 +79,8 @@ def test_regression_word_caches_are_full_after_warm_up() -> None:
               variants._describe_unpaired_low, variants._describe_low_score)
     filled = [cache.cache_info() for cache in caches]
     for cache, info in zip(caches, filled, strict=True):
-        assert info.maxsize is not None and info.currsize < info.maxsize, cache
+        assert info.maxsize is not None, cache
+        assert info.currsize < info.maxsize, cache
     for game in hands.Game:
         for hand in random_hands(150, 10, 0.05):
             replay_events(hand.events, TableSettings(game=game))

@@ -244,14 +244,33 @@ def test_issue10_review_reply_codes_are_one_str_enum_on_the_wire() -> None:
 
 
 def test_issue10_reply_codes_cover_docs_console_table() -> None:
-    """docs/console.md's table of reply codes and the enum are the same vocabulary."""
+    """docs/console.md's two tables of reply codes (console commands; the floor's
+    ack, resolve and dealer) and the enum are the same vocabulary."""
     from pathlib import Path
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "console.md").read_text()
-    section = doc[doc.index("| `code` | from | meaning |"):]
-    section = section[:section.index("\n\n")]
-    table = {line.split("|")[1].strip().strip("`") for line in section.splitlines()[2:]}
+
+    def column(header: str, index: int) -> set[str]:
+        section = doc[doc.index(header):]
+        section = section[:section.index("\n\n")]
+        return {line.split("|")[index].strip().strip("`") for line in section.splitlines()[2:]}
+
+    table = column("| `code` | from | meaning |", 1) | column("| refused | code | reason", 2)
     assert table == {code.value for code in ReplyCode}
+
+
+def test_issue10_daemon_reply_codes_are_the_enum() -> None:
+    """The codes the daemon, the op parser, the command parser and the publisher
+    answer with are ReplyCode members, not strings spelled again."""
+    from table_controller.daemon import core, floor
+    from table_controller.mqtt import console_commands, publisher
+    from table_controller.records import ops
+
+    named = [ops.INVALID, ops.UNKNOWN_SEAT, console_commands.BAD_JSON,
+             console_commands.UNKNOWN_COMMAND, publisher.BUSY_CODE, core.BAD_RESPONSE_TOPIC,
+             floor.UNKNOWN_ALERT, floor.ALERT_RESOLVED, floor.ALERT_ACKNOWLEDGED,
+             floor.NO_DEALER]
+    assert all(isinstance(code, ReplyCode) for code in named), named
 
 
 

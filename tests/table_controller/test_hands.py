@@ -329,11 +329,13 @@ def test_cards_are_interned() -> None:
 
     ace = Card(14, Suit.SPADES)
     assert ace is DECK[51] is Card.parse("As") is Card(14, 3)
-    assert copy.copy(ace) is ace and copy.deepcopy([ace])[0] is ace
+    assert copy.copy(ace) is ace
+    assert copy.deepcopy([ace])[0] is ace
     assert pickle.loads(pickle.dumps(ace)) is ace
     assert (ace.rank, ace.suit, ace.index, ace.code) == (14, Suit.SPADES, 51, "As")
     assert sorted(parse_cards("As 2d 2c Kh")) == parse_cards("2c 2d Kh As")
-    assert Card.parse("2s") > Card.parse("2h") and Card.parse("3c") >= Card.parse("2s")
+    assert Card.parse("2s") > Card.parse("2h")
+    assert Card.parse("3c") >= Card.parse("2s")
     with pytest.raises(AttributeError, match="immutable"):
         ace.rank = 2
     for rank, suit in ((1, 0), (15, 0), (2, 4), ("A", 0)):

@@ -86,6 +86,14 @@ class ReplyCode(StrEnum):
     BAD_RESPONSE_TOPIC = "bad_response_topic"
     BUSY = "busy"
     JOURNAL_UNAVAILABLE = "journal_unavailable"
+    INTERNAL_ERROR = "internal_error"
+    """The engine gave no answer to a console input: a defect, reported rather than
+    guessed at (the command may or may not have been applied; ``status`` tells)."""
+    # The floor's commands (ack, resolve, dealer; docs/console.md "Alerts and the dealer").
+    UNKNOWN_ALERT = "unknown_alert"
+    ALERT_RESOLVED = "alert_resolved"
+    ALERT_ACKNOWLEDGED = "alert_acknowledged"
+    NO_DEALER = "no_dealer"
 
 
 class ConsoleResult(NamedTuple):
