@@ -76,7 +76,14 @@ def test_simulated_reader_on_its_own(tmp_path: Path) -> None:
         result = run_probe(str(link), "--seconds", "1")
     finally:
         process.send_signal(signal.SIGINT)
-        process.communicate(timeout=30)  # waits, and closes the pipe
+        try:
+            process.communicate(timeout=30)  # waits, and closes the pipe
+        except subprocess.TimeoutExpired:
+            # Never leave it running into the next test (a CI run started with
+            # SIGINT ignored, as a non-interactive shell's `&` does, hung here).
+            process.kill()
+            process.communicate()
+            raise
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[0] == "reader 3: firmware 1.0.0, protocol 1, 2 antennas"
     assert any(line.startswith("antenna 1: 1 tags") for line in result.stdout.splitlines())
