@@ -300,7 +300,7 @@ class DealingEngine:
             number=number,
             players=players,
             seats=seats,
-            phase=_DEALING if players else _FORMING,
+            phase=Phase.DEALING if players else Phase.FORMING,
             auto=not players,
             stacks=dict(stacks) if event.stacks is not None else None,
             game=self.variant.game,
@@ -637,7 +637,7 @@ class HandTracker:
         if any(z.seat is not None for zones in hand.where.values() for z in zones):
             return
         self._finish()
-        hand.phase = _CLEARED
+        hand.phase = Phase.CLEARED
 
     # ------------------------------------------------------------ ownership
 
@@ -701,7 +701,7 @@ class HandTracker:
                 # order: two readers may report cards a scan cycle apart).
                 seat = hand.add_player(seat_no)
             elif seat.received >= 1:
-                hand.phase = _DEALING  # a second card: the first round is over
+                hand.phase = Phase.DEALING  # a second card: the first round is over
         if seat is None:
             self._alert(
                 AlertCode.CARD_TO_INACTIVE_SEAT,
@@ -737,26 +737,9 @@ class HandTracker:
             self._hold(seat, card, face, number=0)
             return
 
-        # From here on the path of every card correctly dealt: the helpers it needs
-        # are inlined where they are one test (this runs ~40 times a hand; issue 10
-        # measures the engine against PokerKit).
-        # hand.due_seat() inlined, counting who shares the fewest cards as well: a
-        # street can complete only when the seat that alone had the fewest gets
-        # its card (every other change settled its streets already).
-        due: int | None = None
-        alone = False
-        live = hand.live_seats
-        if len(live) >= 2 and not hand.finished:
-            seats = hand.seats
-            fewest = CARDS_PER_HAND + 1
-            for other in live:
-                received = seats[other].received
-                if received < fewest:
-                    due, fewest, alone = other, received, True
-                elif received == fewest:
-                    alone = False
-            if fewest >= CARDS_PER_HAND or (hand.community is not None and fewest >= 6):
-                due = None
+        # A street can complete only when the seat that alone had the fewest cards
+        # gets its card (every other change settled its streets already).
+        due, alone = hand.due_and_alone()
         number = seat.received + 1
         street = street_of_card(number)
         if due is not None and due != seat_no:
@@ -767,7 +750,7 @@ class HandTracker:
                 f"Seat {seat_no} got a card but seat {due} was next:"
                 " deal one card at a time, clockwise from the dealer's left.",
             )
-        if number <= CARDS_PER_HAND and street not in hand.started_streets:
+        if number <= CARDS_PER_HAND:
             self._check_burn_before(street, number)
         hand.rules.card_dealt(seat_no, card, street)
         if hand.reshuffle is _BURN_DUE:
@@ -779,15 +762,11 @@ class HandTracker:
                 "The rest of 7th street was dealt from the scrambled cards without burning"
                 " one first (rules 13 and 15).",
             )
-        face_due = (hand.face_due(seat, number) if number == 3 or number >= CARDS_PER_HAND
-                    else _FACE_OF_CARD[number])
+        face_due = hand.face_due(seat, number)
         seat.received = number
         total = number if hand.community is None else number + 1
-        held = HeldCard(card=card, face=face, number=number)  # _hold, inlined
-        seat.cards.append(held)
-        hand.owner[card] = seat_no
-        self._out.append(GameEvent(_DEALT_UP if face is UP else _DEALT_DOWN, seat_no, street,
-                                   card, None, (), (), self._at, None))  # _emit_dealt
+        held = self._hold(seat, card, face, number=number)
+        self._emit_dealt(seat_no, card, face, street)
         if total > CARDS_PER_HAND:
             self._alert(
                 AlertCode.TOO_MANY_CARDS,
@@ -798,8 +777,7 @@ class HandTracker:
             )
             self._kill(seat_no, "more than seven cards")
             return
-        if face is not face_due or number == CARDS_PER_HAND:
-            self._check_face(seat, held, face_due, street)
+        self._check_face(seat, held, face_due, street)
         if due is None or (due == seat_no and alone):
             self._after_change(seat)
 
@@ -1253,7 +1231,7 @@ class HandTracker:
     def _end(self) -> None:
         """Phase DEALING (or FORMING) -> ENDED; an ended or cleared hand stays so."""
         if not self.hand.finished:
-            self.hand.phase = _ENDED
+            self.hand.phase = Phase.ENDED
 
     def _emit(
         self,
@@ -1319,21 +1297,18 @@ def replay_events(
     return hands
 
 
-
 # Enum members the per-card path reads, as module names: on Python 3.11 every
 # ``Enum.MEMBER`` goes through EnumType.__getattr__ (about 0.1 us, ten times a
 # plain name; gone in 3.12), and a card reads a dozen of them (issue 10).
 _BURN, _BOARD, _MUCK_PILE = ZoneKind.BURN, ZoneKind.BOARD, ZoneKind.MUCK
 _ACTIVE, _FOLDED, _DEAD = SeatStatus.ACTIVE, SeatStatus.FOLDED, SeatStatus.DEAD
-_FORMING, _DEALING, _ENDED, _CLEARED = Phase.FORMING, Phase.DEALING, Phase.ENDED, Phase.CLEARED
+_FORMING = Phase.FORMING
 _ANNOUNCEMENT = GameEventKind.ANNOUNCEMENT
 _STREET_STARTED = GameEventKind.STREET_STARTED
 _CARD_BURNED = GameEventKind.CARD_BURNED
 _MUCK = Zone(ZoneKind.MUCK)
 _DEALT_UP = GameEventKind.CARD_DEALT_UP
 _BURN_DUE = Reshuffle.BURN_DUE
-_FACE_OF_CARD = tuple(expected_face(number) for number in range(CARDS_PER_HAND + 1))
-"""The face of the n-th card dealt as it should be (index 0 unused)."""
 _DEALT_DOWN = GameEventKind.CARD_DEALT_DOWN
 _DEALER_PILES = (ZoneKind.MUCK, ZoneKind.BURN)
 

@@ -92,9 +92,13 @@ def street_of_card(number: int) -> int:
         3 if number < 0 else CARDS_PER_HAND)
 
 
+_FACE_OF_CARD = (DOWN, DOWN, DOWN, UP, UP, UP, UP, DOWN)
+"""The face of the n-th card for n = 0..7 (a table: this is asked for every card)."""
+
+
 def expected_face(number: int) -> ZoneKind:
     """The face a seat's ``number``-th card is dealt with when nothing went wrong."""
-    return UP if 3 <= number <= 6 else DOWN
+    return _FACE_OF_CARD[number] if 0 <= number <= CARDS_PER_HAND else DOWN
 
 
 class SeatStatus(StrEnum):
@@ -286,18 +290,25 @@ class HandState:
 
     def due_seat(self) -> int | None:
         """The seat whose card is due next: the first live seat with the fewest cards."""
+        return self.due_and_alone()[0]
+
+    def due_and_alone(self) -> tuple[int | None, bool]:
+        """:meth:`due_seat`, and whether that seat alone has the fewest cards: only
+        its card can complete a street (the dealing engine asks for every card)."""
         live = self.live_seats
         if len(live) < 2 or self.finished:
-            return None
+            return None, False
         seats = self.seats
-        due, fewest = live[0], seats[live[0]].received
+        due, fewest, alone = live[0], CARDS_PER_HAND + 1, False
         for seat_no in live:  # one pass: this runs for every card dealt
             received = seats[seat_no].received
             if received < fewest:
-                due, fewest = seat_no, received
+                due, fewest, alone = seat_no, received, True
+            elif received == fewest:
+                alone = False
         if fewest >= CARDS_PER_HAND or (self.community is not None and fewest >= 6):
-            return None
-        return due
+            return None, False
+        return due, alone
 
     def next_due(self) -> tuple[int, ZoneKind] | None:
         """The seat whose card is due next and the face it should land with."""

@@ -192,7 +192,7 @@ def describe_showing(
     if v.first_to_act_low and len(up_cards) <= 4:
         key = low_showing(up_cards) if low_key is None else low_key
         if not key_has_pair(key):
-            return _describe_unpaired_low(key)
+            return _describe_low_score(key, False)
     # A high board, or a pair or more showing: named as such in razz too.
     return describe_showing_value(high if high is not None else showing_value(up_cards))
 
@@ -209,16 +209,8 @@ _LOW_NAMES = {1: "ace", 2: "deuce", 3: "three", 4: "four", 5: "five", 6: "six", 
 
 LOW_TEXT_CACHE_SIZE = 16_384
 """Room for the words of every low score (6,175 five-card rank multisets, each with
-and without eight-or-better) and of every unpaired razz board (1,092)."""
-
-
-@functools.lru_cache(maxsize=LOW_TEXT_CACHE_SIZE)
-def _describe_unpaired_low(key: int) -> str:
-    """:func:`describe_low` of an unpaired board given its :func:`low_showing` key
-    (the key holds the board's ranks; cached, as the board cache is)."""
-    packed = LOW_BASE - key
-    ranks = [rank for rank in (packed >> shift & 0xF for shift in (16, 12, 8, 4, 0)) if rank]
-    return "-".join(_LOW_NAMES[rank] for rank in ranks[:2]) + " low"
+and without eight-or-better) and of every unpaired razz board (1,092), whose
+:func:`low_showing` key is packed the same way."""
 
 
 def describe_low(cards: Sequence[Card]) -> str:
@@ -262,18 +254,15 @@ def describe_hand(v: Variant, cards: Sequence[Card], value: HandValue | None = N
 
 @functools.lru_cache(maxsize=LOW_TEXT_CACHE_SIZE)
 def _describe_low_score(score: int, eight: bool) -> str:
-    """The low half's words for a low score (:func:`low_value_of`)."""
+    """The words for a low score (:func:`low_value_of`) or a razz board's
+    :func:`low_showing` key: ``seven-four low``, ``paired low, ...``, ``no low``."""
     if eight and score <= 0:
-        low = "no low"
-    else:
-        packed = LOW_BASE - score
-        ranks = [packed >> shift & 0xF for shift in (16, 12, 8, 4, 0)]
-        named = "-".join(_LOW_NAMES[rank] for rank in ranks if rank)
-        if packed >> CATEGORY_SHIFT == 0:  # no pair: the top two ranks, as a dealer reads a low
-            low = "-".join(_LOW_NAMES[rank] for rank in ranks[:2]) + " low"
-        else:
-            low = f"paired low, {named}"
-    return low
+        return "no low"
+    packed = LOW_BASE - score
+    ranks = [rank for rank in (packed >> shift & 0xF for shift in (16, 12, 8, 4, 0)) if rank]
+    if packed >> CATEGORY_SHIFT == 0:  # no pair: the top two ranks, as a dealer reads a low
+        return "-".join(_LOW_NAMES[rank] for rank in ranks[:2]) + " low"
+    return "paired low, " + "-".join(_LOW_NAMES[rank] for rank in ranks)
 
 
 def warm_up() -> None:
@@ -285,7 +274,7 @@ def warm_up() -> None:
     for size in range(1, 5):
         for ranks in itertools.combinations(range(2, 15), size):
             key = low_showing([Card(rank, Suit.CLUBS) for rank in ranks])
-            _describe_unpaired_low(key)
+            _describe_low_score(key, False)
     for ranks in itertools.combinations_with_replacement(range(2, 15), 5):
         if max(ranks.count(rank) for rank in ranks) <= 4:
             for eight in (False, True):
