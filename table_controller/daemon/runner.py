@@ -36,6 +36,7 @@ from table_controller.daemon.core import (
     TableCore,
 )
 from table_controller.daemon.equity_feed import ChildProcess, Compute, EquityWorker
+from table_controller.daemon.reconcile import leftover_piles
 from table_controller.domain.engine.alerts import AlertCode
 from table_controller.domain.engine.settings import TableSettings
 from table_controller.domain.engine.variants import warm_up
@@ -368,7 +369,7 @@ class Daemon:
                     self.journal.begin_new_file_at_next_hand()
         # Issue 9 item 9: the hand numbers go on from the highest ever used.
         core.last_hand = max(core.last_hand, last_hand_number(records))
-        core.restore(current_hand_records(records))
+        core.restore(current_hand_records(records), leftovers=leftover_piles(records))
         core.begin_reconcile()
         # Read once, for this: kept, the whole journal read at start would stay
         # in memory (and be frozen by settle_heap) for the daemon's life.

@@ -5,7 +5,8 @@ to :func:`parse_command` on the engine thread. A well-formed command becomes
 the :mod:`table_controller.domain.events` event the engine applies and the journal
 stores (``hand`` -> :class:`HandStarted`, ``act`` -> :class:`ConsoleAction`,
 ``kill``/``live`` -> :class:`FloorRuling`, ``end`` -> :class:`HandEnded`,
-``seat`` -> :class:`SeatName`); the floor's commands (issue 14) become floor
+``seat`` -> :class:`SeatName`, ``card`` -> a manual :class:`CardPlaced`, issue 19:
+the dealer enters a card whose tag no reader reads); the floor's commands (issue 14) become floor
 commands the daemon applies itself, never the engine (``ack`` -> :class:`AlertAck`,
 ``resolve`` -> :class:`AlertResolve`, ``dealer`` -> :class:`DealerChange`), and
 whether the alert they name exists is the daemon's alert book's call.
@@ -29,6 +30,7 @@ from typing import Any, Final
 from table_controller.domain.engine.outputs import ReplyCode
 from table_controller.domain.events import (
     FLOOR_RULINGS,
+    CardPlaced,
     ConsoleAction,
     FloorCommand,
     FloorRuling,
@@ -42,6 +44,7 @@ from table_controller.records.ops import (
     UNKNOWN_SEAT,  # re-exported: a seat number this table does not have
     OpError,
     parse_act,
+    parse_card,
     parse_floor,
     parse_hand,
     parse_ruling,
@@ -49,7 +52,8 @@ from table_controller.records.ops import (
 )
 from table_controller.records.script import load_json
 
-COMMANDS: Final = ("hand", "act", "kill", "live", "end", "seat", "ack", "resolve", "dealer")
+COMMANDS: Final = ("hand", "act", "kill", "live", "end", "seat", "card", "ack", "resolve",
+                   "dealer")
 """Console commands answered with a reply (``rebirth`` is handled by the publisher)."""
 
 BAD_JSON: Final = ReplyCode.BAD_JSON
@@ -70,7 +74,8 @@ __all__ = [
     "parse_command",
 ]
 
-CommandEvent = HandStarted | ConsoleAction | FloorRuling | HandEnded | SeatName | FloorCommand
+CommandEvent = (HandStarted | ConsoleAction | FloorRuling | HandEnded | SeatName | CardPlaced
+                | FloorCommand)
 """What a valid console command turns into: a table event for the engine, or (``ack``,
 ``resolve``, ``dealer``, issue 14) a floor command the daemon applies itself."""
 
@@ -96,6 +101,7 @@ _FIELDS: Final[dict[str, frozenset[str]]] = {
     "live": frozenset({"seat", "reason"}),
     "end": frozenset(),
     "seat": frozenset({"seat", "name", "country"}),
+    "card": frozenset({"zone", "card"}),
     "ack": frozenset({"alert", "by"}),
     "resolve": frozenset({"alert", "by", "note"}),
     "dealer": frozenset({"action", "id", "name"}),
@@ -133,6 +139,8 @@ def parse_command(name: str, payload: bytes, seats: int, at: float = 0.0) -> Com
             return parse_ruling(name, obj, seats, at)
         if name == "seat":
             return parse_seat(obj, seats, at)
+        if name == "card":
+            return parse_card(obj, seats, at)
         if name in ("ack", "resolve", "dealer"):
             return parse_floor(name, obj, at)
     except OpError as exc:

@@ -1030,7 +1030,8 @@ class HandTracker:
     def _emit_dealt(self, seat_no: int, card: Card, face: ZoneKind, street: int) -> None:
         # GameEvent built here rather than through _emit: this runs for every card.
         self._out.append(GameEvent(_DEALT_UP if face is UP else _DEALT_DOWN, seat_no, street,
-                                   card, None, (), (), self._at, None))
+                                   card, None, (), (), self._at, None,
+                                   card in self.hand.manual))
 
     def _kill(self, seat_no: int, reason: str) -> None:
         hand = self.hand
