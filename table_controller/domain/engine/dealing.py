@@ -104,6 +104,13 @@ __all__ = [  # the hand's data lives in engine/hand.py; these names stay importa
     "street_of_card",
 ]
 
+PEEK_ALLOWANCE = 12.0
+"""Seconds a live seat's card may be away while the deal goes on before it is
+``card_left_table`` (issue 19): players look at their hole cards for 0.5-10 s, a
+card held longer while other cards are dealt is palmed or lost. Event times
+decide (the engine reads no clock): a script without ``at`` never reaches it and
+reports missing cards when the hand ends."""
+
 _PAIR_FLOOR = int(HandCategory.PAIR) << CATEGORY_SHIFT
 """The least strength of a board showing a pair or more (rule 12 announces it)."""
 
@@ -356,8 +363,11 @@ class HandTracker:
         self._out = out
         if manual:
             self._manual(card, zone)
-        if self.hand.bare:
+        hand = self.hand
+        if hand.bare:
             self._settle_bare(card, zone)
+        if hand.left_at:
+            self._check_peeks(at)
         self._place(card, zone, deck)
         return out
 
@@ -672,7 +682,7 @@ class HandTracker:
             # A console hand: the dealer enters folds, and rule 10 judges cards
             # picked up (the console's betting knows whether a bet was faced).
             return
-        hand.left_at[card] = hand.deal_progress
+        hand.left_at[card] = (hand.deal_progress, self._at)
         if (
             seat.seat not in hand.bare
             and not hand.showdown_due  # rule 10: at showdown picking up means nothing
@@ -760,17 +770,38 @@ class HandTracker:
                 left = hand.left_at.get(held.card)
                 if held.present or left is None:
                     continue
-                if others or hand.deal_progress > left:
+                if others or hand.deal_progress > left[0]:
                     # Missing while the seat kept other cards, or while the deal went
                     # on: not a peek, not the gathering at the end.
-                    self._alert(
-                        AlertCode.CARD_LEFT_TABLE,
-                        seat_no,
-                        hand.street,
-                        f"A card of seat {seat_no} left the table and was not seen again"
-                        " while the seat played on: check the seat for a palmed or"
-                        " dropped card.",
-                    )
+                    self._card_left_table(seat_no, held.card)
+
+    def _check_peeks(self, now: float) -> None:
+        """Game protection while the hand goes on: a card gone from a live seat for
+        longer than :data:`PEEK_ALLOWANCE` while other cards were dealt is not a
+        peek: ``card_left_table`` now rather than at the end of the hand."""
+        hand = self.hand
+        for card, (progress, since) in list(hand.left_at.items()):
+            if now - since <= PEEK_ALLOWANCE or hand.deal_progress <= progress:
+                continue
+            owner = hand.owner.get(card)
+            if owner is None or hand.seats[owner].status is not _ACTIVE:
+                continue
+            seat = hand.seats[owner]
+            if any(held.present for held in seat.cards):
+                self._card_left_table(owner, card)
+
+    def _card_left_table(self, seat_no: int, card: Card) -> None:
+        hand = self.hand
+        if card in hand.missing_reported:
+            return
+        hand.missing_reported.add(card)
+        self._alert(
+            AlertCode.CARD_LEFT_TABLE,
+            seat_no,
+            hand.street,
+            f"A card of seat {seat_no} left the table and was not seen again while the seat"
+            " played on: check the seat for a palmed or dropped card.",
+        )
 
     def _check_cleared(self) -> None:
         """Auto hands end when no card is left in any seat zone after the deal (a
@@ -793,6 +824,7 @@ class HandTracker:
         seat = hand.seats[seat_no]
         held = seat.held(card)
         del hand.owner[card]
+        hand.left_at.pop(card, None)  # it is somewhere: not missing
         if held is None:
             return
         seat.cards.remove(held)
@@ -811,6 +843,8 @@ class HandTracker:
         if hand.live_seats == (seat_no,):
             return  # the last hand standing being gathered up is not a fold
         hand.set_status(seat_no, _FOLDED)
+        for held in seat.cards:  # a folded seat's cards are nobody's concern now
+            hand.left_at.pop(held.card, None)
         self._emit(GameEventKind.FOLD, seat=seat_no, street=hand.street)
         if not by_console:
             hand.rules.seat_out(seat_no, "cards mucked")
