@@ -66,7 +66,7 @@ MAX_LINE_BYTES: Final = 64 * 1024
 # A record is a few dozen bytes; a "line" this long is garbage (e.g. a file
 # of zeros after a crash on some file systems) and is not worth parsing.
 
-_CRC_RE: Final = re.compile(r"^[0-9a-f]{8}$")
+_CRC_RE: Final = re.compile(r"[0-9a-f]{8}")  # fullmatch: "$" would allow a final "\n"
 
 
 class JournalError(RuntimeError):
@@ -112,7 +112,7 @@ def decode_line(line: bytes) -> dict[str, Any]:
     if canonical_json(record) != text:
         raise ValueError("not in canonical form")
     crc = record.pop("crc", None)
-    if not isinstance(crc, str) or not _CRC_RE.match(crc):
+    if not isinstance(crc, str) or not _CRC_RE.fullmatch(crc):
         raise ValueError("missing or malformed crc")
     if record_crc(record) != crc:
         raise ValueError("crc mismatch")
@@ -298,11 +298,11 @@ def _fsync_dir(directory: Path) -> None:
 
 def archived_last_jseq(path: Path) -> int:
     """Highest jseq recorded in the names of rotated files next to ``path`` (0 if none)."""
-    pattern = re.compile(re.escape(path.stem) + r"\.(\d+)-(\d+)" + re.escape(path.suffix) + "$")
+    pattern = re.compile(re.escape(path.stem) + r"\.(\d+)-(\d+)" + re.escape(path.suffix))
     best = 0
     if path.parent.is_dir():
         for entry in path.parent.iterdir():
-            match = pattern.match(entry.name)
+            match = pattern.fullmatch(entry.name)
             if match:
                 best = max(best, int(match.group(2)))
     return best
