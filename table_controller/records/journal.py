@@ -155,6 +155,13 @@ class JournalReadResult:
     good_bytes: int = 0
     gaps: list[tuple[int, int, int]] = field(default_factory=list)
     repaired_tail: bool = False
+    hidden: list[tuple[int, int, int]] = field(default_factory=list)
+    """``(line, jseq named, records)``: damaged lines with no good record after them
+    that still show a ``jseq`` (the end of a record behind zeros): ``records`` more
+    were lost than there are bad lines (issue 21 item 3: sequence numbers tell)."""
+    unreadable_bytes: int = 0
+    """Bytes of damaged lines that name no jseq after the last good record: records
+    were lost there that cannot be counted (at least one per line is)."""
 
     @property
     def damaged(self) -> bool:
@@ -164,7 +171,8 @@ class JournalReadResult:
     @property
     def records_lost(self) -> int:
         """How many records are known to be lost: bad lines plus jseq gaps."""
-        return len(self.bad_records) + sum(found - expected for _, expected, found in self.gaps)
+        return (len(self.bad_records) + sum(found - expected for _, expected, found in self.gaps)
+                + sum(count for _, _, count in self.hidden))
 
     def damage_summary(self) -> str:
         """One line saying what is wrong and where (empty when nothing is)."""
@@ -176,6 +184,11 @@ class JournalReadResult:
             " missing)"
             for line, expected, found in self.gaps[:3]
         ]
+        parts += [f"line {line}: damaged lines ending with jseq {jseq} ({count} more records"
+                  " lost)" for line, jseq, count in self.hidden]
+        if self.unreadable_bytes:
+            parts.append(f"{self.unreadable_bytes} bytes unreadable at the end (no jseq left"
+                         " to count the records in them)")
         if self.repaired_tail:
             parts.append("last record lacked its newline (kept)")
         if self.torn_tail:
@@ -194,6 +207,30 @@ def _whole_record(tail: bytes) -> dict[str, Any] | None:
     return None
 
 
+_JSEQ_SEEN: Final = re.compile(rb'"jseq":([1-9][0-9]{0,17})[,}]')
+_CUT_RECORD: Final = re.compile(rb'\{("[ -~]*)?')
+# A record line is printable ASCII from its "{" on; a write cut short leaves a
+# prefix of one, so a last line that is not such a prefix is damage, not a torn tail.
+
+
+_RECORD_TAIL_BYTES: Final = 1024
+# What one record may hold after its jseq (an alert's message); damage longer
+# than that behind the last jseq seen held records no number counts.
+
+
+def looks_like_a_cut_record(tail: bytes) -> bool:
+    """Whether ``tail`` (a last line without newline) can be a write cut short: a
+    prefix of one record line, no longer than a line. Zeros (a block a power cut or
+    a disk left unwritten) or text no record begins with are damage instead."""
+    return len(tail) <= MAX_LINE_BYTES and _CUT_RECORD.fullmatch(tail) is not None
+
+
+def _named_jseq(line: bytes) -> int:
+    """The highest jseq a damaged line still shows (0 if none)."""
+    return max((int(m.group(1)) for m in _JSEQ_SEEN.finditer(line[-MAX_LINE_BYTES:])),
+               default=0)
+
+
 def read_journal_bytes(data: bytes) -> JournalReadResult:
     """Parse a journal held in memory (see :func:`read_journal`)."""
     records: list[dict[str, Any]] = []
@@ -206,6 +243,7 @@ def read_journal_bytes(data: bytes) -> JournalReadResult:
     line_no = 0
     last_jseq = 0
     bad_since = 0  # bad lines since the last good record: they account for jseqs
+    trailing: list[tuple[int, bytes]] = []  # those bad lines (no good record after yet)
     while offset < len(data):
         line_no += 1
         end = data.find(b"\n", offset)
@@ -214,7 +252,13 @@ def read_journal_bytes(data: bytes) -> JournalReadResult:
             # unless the line is a whole record whose newline alone was damaged.
             record = _whole_record(data[offset:])
             if record is None:
-                torn = True
+                tail = data[offset:]
+                if looks_like_a_cut_record(tail):
+                    torn = True
+                    break
+                bad.append((line_no, "not a record (and no write cut short leaves this)"))
+                bad_since += 1
+                trailing.append((line_no, tail))
                 break
             if record["jseq"] > last_jseq:
                 if last_jseq and record["jseq"] > last_jseq + 1 + bad_since:
@@ -231,16 +275,32 @@ def read_journal_bytes(data: bytes) -> JournalReadResult:
         except ValueError as exc:
             bad.append((line_no, str(exc)))
             bad_since += 1
+            trailing.append((line_no, data[offset:end]))
             offset = end + 1
             continue
         if last_jseq and record["jseq"] > last_jseq + 1 + bad_since:
             gaps.append((line_no, last_jseq + 1 + bad_since, record["jseq"]))
         last_jseq = record["jseq"]
         bad_since = 0
+        trailing = []
         records.append(record)
         offset = end + 1
         good_bytes = offset
-    return JournalReadResult(records, torn, bad, good_bytes, gaps, repaired)
+    hidden: list[tuple[int, int, int]] = []
+    unreadable = 0
+    if trailing:
+        # No good record after these bad lines tells how many they held; the
+        # end of a record behind the damage may still name its jseq.
+        named = max(_named_jseq(line) for _, line in trailing)
+        more = named - last_jseq - len(trailing)
+        if named and more > 0:
+            hidden.append((trailing[-1][0], named, more))
+        last_line = trailing[-1][1]
+        seen = list(_JSEQ_SEEN.finditer(last_line))
+        after = len(last_line) - (seen[-1].end() if seen else 0)
+        if after > _RECORD_TAIL_BYTES:
+            unreadable = after  # more than the rest of one record: uncounted records
+    return JournalReadResult(records, torn, bad, good_bytes, gaps, repaired, hidden, unreadable)
 
 
 def read_journal(path: Path | str) -> JournalReadResult:

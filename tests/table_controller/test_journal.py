@@ -387,3 +387,64 @@ def test_new_file_at_the_next_hand_whatever_the_size(tmp_path: Path) -> None:
     live = read_journal(path).records
     assert [r["op"] for r in live] == ["table", "hand", "hand"]
     assert live[0]["game"] == "stud8"
+
+
+# ------------------------------------------------------------ issue 21 item 3
+
+
+def _long_journal(path: Path, records: int = 120) -> bytes:
+    ops: list[dict[str, object]] = [OPS[0], {"op": "hand", "players": [], "hand_id": 1}]
+    ops += [{"op": "place", "zone": f"seat{1 + i % 8}.up", "card": "As"}
+            for i in range(records - len(ops))]
+    _write(path, ops, fsync="never")
+    return path.read_bytes()
+
+
+def _lost_under(data: bytes, start: int, end: int) -> int:
+    """How many record lines of ``data`` overlap the byte range [start, end)."""
+    lost, offset = 0, 0
+    for line in data.splitlines(keepends=True):
+        if offset < end and offset + len(line) > start:
+            lost += 1
+        offset += len(line)
+    return lost
+
+
+@pytest.mark.parametrize("from_end", [0, 1, 64, 700, 5000])
+def test_issue21_item3_zero_filled_block_counts_what_was_really_lost(
+    tmp_path: Path, from_end: int
+) -> None:
+    """A 4 kB zero-filled block ending 64 bytes before the end was reported as
+    1 record lost when 39 were: the jseq still readable behind the damage tells."""
+    path = tmp_path / "t1.jsonl"
+    data = _long_journal(path)
+    end = len(data) - from_end
+    damaged = data[: end - 4096] + bytes(4096) + data[end:]
+    result = read_journal_bytes(damaged)
+    lost = _lost_under(data, end - 4096, end)
+    assert result.damaged  # never a silent torn tail, at any offset
+    assert len(result.records) == 120 - lost
+    if from_end in (64, 700, 5000):
+        # A jseq survives behind the zeros (or a good record follows): exact.
+        assert result.records_lost == lost
+    else:
+        # Nothing behind the zeros names a jseq: at least one, and said so.
+        assert 1 <= result.records_lost <= lost
+        assert "bytes unreadable" in result.damage_summary()
+
+
+@pytest.mark.parametrize("tail", [bytes(300), b"\x00" * 10 + b'{"at"', b"garbage"])
+def test_issue21_item3_a_last_line_that_is_no_cut_record_is_damage(
+    tmp_path: Path, tail: bytes
+) -> None:
+    """Only a prefix of one record line can be a write cut short: zeros or text that no
+    record begins with are damage (possibly published records), not a torn tail."""
+    path = tmp_path / "t1.jsonl"
+    data = _long_journal(path, 10)
+    result = read_journal_bytes(data + tail)
+    assert not result.torn_tail
+    assert result.damaged
+    assert len(result.records) == 10
+    # ... while every real cut of a record is still a torn tail (the property test
+    # above cuts at every byte).
+    assert read_journal_bytes(data + data.splitlines(keepends=True)[-1][:30]).torn_tail
