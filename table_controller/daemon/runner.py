@@ -36,6 +36,7 @@ from table_controller.daemon.core import (
     TableCore,
 )
 from table_controller.daemon.equity_feed import ChildProcess, Compute, EquityWorker
+from table_controller.daemon.journal_gate import StartEvidence, start_finding
 from table_controller.domain.engine.alerts import AlertCode
 from table_controller.domain.engine.settings import TableSettings
 from table_controller.domain.engine.variants import warm_up
@@ -49,9 +50,9 @@ from table_controller.records.journal import (
     JournalError,
     JournalLock,
     JournalLockedError,
-    archived_last_jseq,
     current_hand_records,
     last_hand_number,
+    newest_archive,
     read_journal,
 )
 from table_controller.records.script import event_to_op, parse_settings
@@ -187,19 +188,19 @@ class Daemon:
                 f"{directory}: cannot use the journal directory: {exc}"
             ) from None
         self._journal_path = journal_path(config)
+        live_exists = self._journal_path.exists()
+        damaged = False
         try:
-            self._records = read_journal(self._journal_path).records
+            found = read_journal(self._journal_path)
+            self._records = found.records
+            damaged = found.damaged
             self._unreadable: str | None = None
         except OSError as exc:
             # Not damage we can recover from by reading around it: the file
             # itself cannot be read. Refused once the broker has been told.
             self._records = []
             self._unreadable = f"{self._journal_path}: cannot read the journal: {exc}"
-        self._missing = (
-            not self._journal_path.exists()
-            and sequence_path(config).exists()
-            and not archived_last_jseq(self._journal_path)
-        )
+        had_floor = hand_floor_path(config).exists()
         try:
             self.hand_floor: SequenceCounter | None = SequenceCounter(
                 hand_floor_path(config), block=1
@@ -208,6 +209,8 @@ class Daemon:
             # Only a floor under the journal's own numbers: go on without it.
             log.error("hand_floor_unreadable", error=str(exc))
             self.hand_floor = None
+            had_floor = True  # it exists, unreadable: not evidence of a lost journal
+        self._evidence = self._start_evidence(live_exists, damaged, had_floor)
         try:
             sequence = SequenceCounter(sequence_path(config), clock=time.time)
             self.sequence = sequence
@@ -283,6 +286,24 @@ class Daemon:
         self._next_collect = math.inf
         """When the engine loop runs its next full collection (settled daemons only)."""
 
+    def _start_evidence(self, live_exists: bool, damaged: bool, had_floor: bool
+                        ) -> StartEvidence:
+        """What the files say about this table's past (issue 21: for journal_gate)."""
+        last_hand = last_hand_number(self._records)
+        newest = newest_archive(self._journal_path)
+        if not last_hand and newest is not None:
+            try:  # a live file without hands: its hands are in the newest rotated file
+                last_hand = last_hand_number(read_journal(newest[0]).records)
+            except OSError as exc:
+                log.error("journal_archive_unreadable", path=str(newest[0]), error=str(exc))
+        floor = self.hand_floor
+        return StartEvidence(
+            live_exists=live_exists, live_records=len(self._records), live_damaged=damaged,
+            ran_before=sequence_path(self.config).exists(), archived=newest is not None,
+            journal_last_hand=last_hand,
+            hand_floor_next=floor.peek() if floor is not None and had_floor else None,
+        )
+
     def _open_journal(self) -> Journal:
         """Open the live journal, recovering a damaged one, headed by the ``table`` op."""
         config = self.config
@@ -344,8 +365,13 @@ class Daemon:
             core.report_journal(self.journal)
         elif self._open_error is not None:
             core.journal_unavailable(self._open_error)
-        if self._missing:
-            core.report_missing_journal(str(self._journal_path))
+        finding = start_finding(self._evidence, time.time())
+        if finding.lost is not None:
+            core.report_missing_journal(str(self._journal_path), finding.lost)
+        if finding.from_clock:
+            log.warning("hand_numbers_from_clock", next_hand=finding.last_hand + 1,
+                        note="the journal and the hand number file are both gone")
+        core.last_hand = max(core.last_hand, finding.last_hand)
         if self.sequence.damaged is not None:
             log.error("sequence_file_damaged", error=self.sequence.damaged)
             core.alert(

@@ -358,13 +358,19 @@ def _fsync_dir(directory: Path) -> None:
 
 def archived_last_jseq(path: Path) -> int:
     """Highest jseq recorded in the names of rotated files next to ``path`` (0 if none)."""
+    newest = newest_archive(path)
+    return newest[1] if newest is not None else 0
+
+
+def newest_archive(path: Path) -> tuple[Path, int] | None:
+    """The rotated file next to ``path`` with the highest last jseq, and that jseq."""
     pattern = re.compile(re.escape(path.stem) + r"\.(\d+)-(\d+)" + re.escape(path.suffix))
-    best = 0
+    best: tuple[Path, int] | None = None
     if path.parent.is_dir():
         for entry in path.parent.iterdir():
             match = pattern.fullmatch(entry.name)
-            if match:
-                best = max(best, int(match.group(2)))
+            if match and (best is None or int(match.group(2)) > best[1]):
+                best = (entry, int(match.group(2)))
     return best
 
 

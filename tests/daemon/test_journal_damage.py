@@ -369,3 +369,53 @@ def test_read_only_directory_holds_cards_and_recovers(rig: TableRig) -> None:
         wait_state(sub, lambda s: cards_shown(s) == seated(events[:10]))
         assert journal_positions(rig) == mirror.positions()
         _stop_daemon(rig)
+
+
+# ------------------------------------------------------------ issue 21 items 2 and 4
+
+
+def _hands_file(rig: TableRig) -> Path:
+    return journal_file(rig).parent / f"{TABLE}.hands"
+
+
+@pytest.mark.parametrize("size", [0, 1])
+def test_issue21_item2_journal_truncated_to_0_or_1_byte_is_reported(
+    rig: TableRig, size: int
+) -> None:
+    """75 records dropped, logged only as journal_torn_tail_dropped (1 byte) or not
+    at all (0 bytes), status online, the hand in progress replaced by a new hand 1.
+    The .seq and .hands files show that the table ran before."""
+    mirror, events = _deal(rig)
+    lines = write_journal(rig, mirror, events[:12])
+    _hands_file(rig).write_text("2\n")  # hand 1 was started: the next is 2
+    journal_file(rig).write_bytes(b"".join(lines)[:size])
+    sub = subscribe(rig.broker.port)
+    rig.start_process()
+    status = wait_status(sub, "degraded")
+    assert "journal" in status["reason"]
+    (alert,) = sub.wait_for(lambda m: m.topic == f"{ROOT}/alerts"
+                            and m.json()["code"] == "journal_missing")
+    assert "empty" in alert.json()["message"]
+    assert "journal_missing" in rig.daemon_log()
+    wait_caught_up(rig, mirror)  # what the readers show is journaled afresh...
+    state = wait_state(sub, lambda s: cards_shown(s) == seated(events[:12]))
+    assert state["hand"] == 2  # ...as a new hand that does not reuse hand 1's number
+
+
+def test_issue21_item4_journal_and_hand_file_deleted_hand_numbers_go_on(rig: TableRig) -> None:
+    """journal_missing was raised, but the next hand was numbered 1 again although
+    the .seq file shows the table ran (its hand numbers are lost with both files)."""
+    mirror, events = _deal(rig)
+    write_journal(rig, mirror, events[:12])
+    journal_file(rig).unlink()
+    _hands_file(rig).unlink(missing_ok=True)
+    sub = subscribe(rig.broker.port)
+    rig.start_process()
+    wait_status(sub, "degraded")
+    sub.wait_for(lambda m: m.topic == f"{ROOT}/alerts" and m.json()["code"] == "journal_missing")
+    wait_caught_up(rig, mirror)
+    state = wait_state(sub, lambda s: cards_shown(s) == seated(events[:12]))
+    # No record of the old numbers is left: they go on from a clock floor (seconds
+    # since 2026-01-01), above any number a table that ran before can have used.
+    assert state["hand"] > 1_000_000
+    assert "hand_numbers_from_clock" in rig.daemon_log()
