@@ -695,6 +695,22 @@ class TableCore:
         self._journal_note = why
         self._update_health()
 
+    def journal_replaced(self, problem: str) -> None:
+        """The live journal vanished while running (``problem``: deleted, moved, its
+        directory removed) and the journal began a new file with the current hand
+        (issue 21 item 1): log, alert, ``status`` degraded until the next hand."""
+        path = self.journal.path if self.journal is not None else "the journal"
+        log.error("journal_file_lost", path=str(path), problem=problem)
+        self._daemon_alert(
+            JOURNAL_MISSING,
+            f"While the table controller was running, {problem} ({path}). A new journal"
+            " file was begun with the current hand, so nothing on the table is lost and"
+            " hand numbers go on; the records of earlier hands went with the old file"
+            " (rotated files are kept). Find out who removed it.",
+        )
+        self._journal_note = f"{problem}; a new journal file was begun"
+        self._update_health()
+
     def journal_unavailable(self, reason: str) -> None:
         """The journal could not be opened at start: run degraded and retry it."""
         self._journal_failed(reason)

@@ -10,9 +10,10 @@ open file descriptor knows whether its file is still linked at its path.
 
 This module only decides, from observations the daemon gathers (file checks are
 its I/O, not ours): :func:`start_finding` says whether records were lost before
-this start and what hand number comes next; :func:`running_finding` says what is
-wrong with the journal the daemon holds while it runs. No I/O, no clock: the time
-for the hand-number clock floor is passed in.
+this start and what hand number comes next. (What is wrong with the file the
+journal holds while it runs is the journal's own pure
+:func:`~table_controller.records.journal.running_finding`.) No I/O, no clock: the
+time for the hand-number clock floor is passed in.
 """
 
 from __future__ import annotations
@@ -85,25 +86,3 @@ def start_finding(evidence: StartEvidence, now: float) -> StartFinding:
         last_hand = max(last_hand, int(now) - HAND_CLOCK_EPOCH)
         from_clock = True
     return StartFinding(lost, last_hand, from_clock)
-
-
-@dataclass(frozen=True, slots=True)
-class FileCheck:
-    """What the daemon saw of its journal while running: ``linked``: the file it
-    holds still has a name (``st_nlink`` > 0); ``at_path``: the path names that same
-    file; ``directory``: the journal directory exists."""
-
-    linked: bool
-    at_path: bool
-    directory: bool
-
-
-def running_finding(check: FileCheck) -> str | None:
-    """What is wrong with the journal the daemon holds (None: nothing)."""
-    if not check.directory:
-        return "the journal directory was removed"
-    if not check.linked:
-        return "the journal file was deleted"
-    if not check.at_path:
-        return "the journal file was moved or replaced"
-    return None

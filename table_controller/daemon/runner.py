@@ -78,6 +78,11 @@ MAX_WAITING_COMMANDS = 64
 dealer's console sends one at a time; 64 leave room for several consoles."""
 
 
+FILE_CHECK_PERIOD = 1.0
+"""Seconds between checks that the live journal is still at its path and the lock
+file still ours (issue 21 items 1 and 5); the journal also checks at every append."""
+
+
 HEAP_COLLECT_PERIOD = 60.0
 """Seconds between the full garbage collections a settled daemon runs itself
 (see :func:`settle_heap`): a steady daemon frees nearly everything by reference
@@ -231,6 +236,10 @@ class Daemon:
         if self._unreadable is None:
             try:
                 self.journal = self._open_journal()
+            except JournalLockedError as exc:
+                # Issue 21 item 5: the lock file was deleted, the journal's own is held.
+                self.lock.release()
+                raise StartRefusedError(str(exc)) from None
             except JournalError as exc:
                 self._open_error = str(exc)
         self.publisher = MqttPublisher(
@@ -318,7 +327,25 @@ class Daemon:
             journal.close()
             raise
         journal.header = self._journal_header
+        journal.on_incident = self._journal_incident
         return journal
+
+    def _journal_incident(self, problem: str) -> None:
+        """The live journal vanished while running and a new one was begun (engine thread)."""
+        self.core.journal_replaced(problem)
+
+    def _check_files(self) -> None:
+        """Issue 21 items 1 and 5, every :data:`FILE_CHECK_PERIOD` (and the journal at
+        every append): the live journal still at its path, the lock file still ours."""
+        if self.lock.check():
+            log.warning("journal_lock_file_replaced", path=str(self.lock.path),
+                        note="the lock file was deleted or replaced; taken again")
+        journal = self.core.journal
+        if journal is not None:
+            try:
+                journal.verify(time.time())
+            except JournalError as exc:
+                self.core.journal_unavailable(str(exc))
 
     def _journal_header(self) -> list[dict[str, Any]]:
         """What heads a journal file begun by rotation: the table's settings, the
@@ -467,12 +494,16 @@ class Daemon:
 
     def _loop(self) -> None:
         core = self.core
+        next_check = time.monotonic() + FILE_CHECK_PERIOD
         while True:
             now = time.monotonic()
             if now >= self._next_collect:
                 gc.collect()  # empties CPython's free lists too (settle_heap)
                 self._next_collect = now + HEAP_COLLECT_PERIOD
-            timeout = max(0.0, min(core.next_deadline(), self._next_collect) - now)
+            if now >= next_check:
+                self._check_files()
+                next_check = now + FILE_CHECK_PERIOD
+            timeout = max(0.0, min(core.next_deadline(), self._next_collect, next_check) - now)
             try:
                 item = self.inbox.get(timeout=timeout)
             except queue.Empty:

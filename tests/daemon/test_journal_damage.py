@@ -14,6 +14,7 @@ restarts onto a table that matches its journal, as after a crash.
 from __future__ import annotations
 
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -419,3 +420,93 @@ def test_issue21_item4_journal_and_hand_file_deleted_hand_numbers_go_on(rig: Tab
     # since 2026-01-01), above any number a table that ran before can have used.
     assert state["hand"] > 1_000_000
     assert "hand_numbers_from_clock" in rig.daemon_log()
+
+
+# ------------------------------------------------------------------ issue 21 item 5
+
+
+def test_issue21_item5_lock_file_deleted_a_second_daemon_is_still_refused(
+    rig: TableRig,
+) -> None:
+    """After ``rm journal/t1.lock`` a second daemon on the same config stayed up and
+    both appended (duplicate jseq; replay then failed). The lock is held on the
+    journal file itself too, which an unlinked lock file does not release."""
+    sub = subscribe(rig.broker.port)
+    mirror, events = _deal(rig)
+    first = rig.start_process()
+    wait_status(sub, "online")
+    mirror.run(events[:4])
+    wait_caught_up(rig, mirror)
+    lock = journal_file(rig).parent / f"{TABLE}.lock"
+    lock.unlink()
+    second = subprocess.run(
+        [sys.executable, "-m", "table_controller", "run", "--config", str(rig.config_path)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert second.returncode == EXIT_NEEDS_PERSON, second.stderr
+    message = second.stderr.strip().splitlines()[-1]
+    assert "in use by another daemon" in message
+    assert first.poll() is None
+    # The first daemon notices its lock file is gone and takes a new one (naming it).
+    wait_until(lambda: lock.exists() and f"pid {first.pid}" in lock.read_text(), WAIT,
+               "the lock file re-taken\n" + rig.daemon_log()[-2000:])
+    assert "journal_lock_file_replaced" in rig.daemon_log()
+    mirror.run(events[4:10])
+    wait_caught_up(rig, mirror)
+    found = read_journal(journal_file(rig))
+    assert not found.damaged
+    jseqs = [r["jseq"] for r in found.records]
+    assert jseqs == list(range(1, len(jseqs) + 1))  # one writer: no duplicate jseq
+
+
+# ------------------------------------------------------------------ issue 21 item 1
+
+
+@pytest.mark.parametrize("what", ["file", "directory"])
+def test_issue21_item1_journal_deleted_while_running_is_noticed_and_begun_again(
+    rig: TableRig, what: str
+) -> None:
+    """After ``rm -rf`` of the journal directory the daemon kept writing to the deleted
+    file: status online, no alert, no log line; at restart hand numbers began at 1."""
+    sub = subscribe(rig.broker.port)
+    mirror = Mirror(rig)
+    first = hand_events(deal_random([1, 2, 3], random.Random(3), fold_chance=0.0))
+    second = hand_events(deal_random([2, 4], random.Random(4), fold_chance=0.0))
+    rig.start_process()
+    wait_status(sub, "online")
+    mirror.run(first[:8])
+    wait_caught_up(rig, mirror)
+    path = journal_file(rig)
+    if what == "file":
+        path.unlink()
+    else:
+        shutil.rmtree(path.parent)
+    (alert,) = sub.wait_for(lambda m: m.topic == f"{ROOT}/alerts"
+                            and m.json()["code"] == "journal_missing")
+    assert ("directory was removed" if what == "directory" else "file was deleted") in (
+        alert.json()["message"])
+    status = wait_status(sub, "degraded")
+    assert "a new journal file was begun" in status["reason"]
+    assert "journal_file_lost" in rig.daemon_log()
+    # The new file holds the hand in progress: the journal accounts for the table.
+    wait_caught_up(rig, mirror)
+    mirror.run(first[8:])
+    wait_until(lambda: [p["hand"] for p in payloads(sub, "events")
+                        if p["kind"] == "hand_result"] == [1], WAIT * 2, "hand 1's result")
+    time.sleep(0.7)  # the dealer shuffles
+    mirror.run(second[:6])
+    wait_caught_up(rig, mirror)
+    wait_status(sub, "online")  # the next hand clears the note
+    # A restart finds the new file whole and the hand where it was.
+    rig.kill9()
+    restart_and_wait_ready(rig, sub)
+    state = wait_state(sub, lambda s: s["hand"] == 2 and cards_shown(s) == seated(
+        [e for e in second[:6] if isinstance(e, CardPlaced)]))
+    assert state["hand"] == 2  # never 1 again
+    found = read_journal(path)
+    assert not found.damaged
+    assert (path.parent / f"{TABLE}.hands").exists()
+    seqs = [m.json()["seq"] for m in sub.snapshot()
+            if not (m.topic == f"{ROOT}/status" and m.json()["status"] == "lost")
+            and not m.topic.endswith("/stats")]
+    assert seqs == sorted(seqs)

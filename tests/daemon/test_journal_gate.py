@@ -6,13 +6,8 @@ import dataclasses
 
 import pytest
 
-from table_controller.daemon.journal_gate import (
-    HAND_CLOCK_EPOCH,
-    FileCheck,
-    StartEvidence,
-    running_finding,
-    start_finding,
-)
+from table_controller.daemon.journal_gate import HAND_CLOCK_EPOCH, StartEvidence, start_finding
+from table_controller.records.journal import FileCheck, running_finding
 
 NOW = HAND_CLOCK_EPOCH + 5_000_000.0
 

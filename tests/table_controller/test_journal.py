@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -448,3 +449,59 @@ def test_issue21_item3_a_last_line_that_is_no_cut_record_is_damage(
     # ... while every real cut of a record is still a torn tail (the property test
     # above cuts at every byte).
     assert read_journal_bytes(data + data.splitlines(keepends=True)[-1][:30]).torn_tail
+
+
+# ------------------------------------------------------------ issue 21 items 1 and 5
+
+
+def test_issue21_item1_a_deleted_live_file_is_begun_again_with_the_current_hand(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "j" / "t1.jsonl"
+    told: list[str] = []
+    with Journal.open(path) as journal:
+        journal.header = lambda: [OPS[0]]
+        journal.on_incident = told.append
+        for i, op in enumerate(OPS[1:]):
+            journal.append(op, at=1000.0 + i)
+        assert journal.verify(2000.0) is None
+        path.unlink()
+        assert journal.verify(2000.0) == "the journal file was deleted"
+        assert told == ["the journal file was deleted"]
+        journal.append({"op": "place", "zone": "seat2.up", "card": "3c"}, at=2001.0)
+        # rm -rf of the directory: noticed by the next append itself.
+        shutil.rmtree(path.parent)
+        journal.append({"op": "place", "zone": "seat2.up", "card": "4c"}, at=2002.0)
+        assert told[-1] == "the journal directory was removed"
+    found = read_journal(path)
+    assert not found.damaged
+    # The header, then the current hand (from its hand op) and what came after; jseq
+    # goes on from the deleted file's (never backwards, never repeated).
+    ops = [strip_envelope(r) for r in found.records]
+    assert ops == [OPS[0], *OPS[6:], {"op": "place", "zone": "seat2.up", "card": "3c"},
+                   {"op": "place", "zone": "seat2.up", "card": "4c"}]
+    jseqs = [r["jseq"] for r in found.records]
+    assert jseqs == list(range(jseqs[0], jseqs[0] + len(jseqs)))
+    assert jseqs[0] > len(OPS)
+    hand = [r for r in found.records if r["op"] == "hand"]
+    assert [strip_envelope(r) for r in hand] == [OPS[6]]
+
+
+def test_issue21_item5_the_journal_file_itself_is_locked(tmp_path: Path) -> None:
+    path = tmp_path / "t1.jsonl"
+    with Journal.open(path), pytest.raises(JournalLockedError, match="in use by another"):
+        Journal.open(path)
+    Journal.open(path).close()  # free once closed
+
+
+def test_issue21_item5_a_deleted_lock_file_is_taken_again(tmp_path: Path) -> None:
+    lock = JournalLock.acquire(tmp_path, "t1")
+    try:
+        assert lock.check() is False
+        lock.path.unlink()
+        assert lock.check() is True
+        assert f"pid {os.getpid()}" in lock.path.read_text()
+        with pytest.raises(JournalLockedError):
+            JournalLock.acquire(tmp_path, "t1")
+    finally:
+        lock.release()
