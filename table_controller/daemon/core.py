@@ -705,15 +705,33 @@ class TableCore:
                               f" {recovery.moved_to.name}")
         self._update_health()
 
-    def report_missing_journal(self, path: str) -> None:
-        """The journal file is gone though the table ran before: say so."""
-        log.error("journal_missing", path=path)
+    def report_missing_journal(self, path: str,
+                               why: str = "journal file was missing at start") -> None:
+        """The journal lost its records though the table ran before (``why``:
+        missing, emptied, hand records gone; issue 21 journal_gate): say so."""
+        log.error("journal_missing", path=path, why=why)
         self._daemon_alert(
             JOURNAL_MISSING,
-            f"The journal {path} is missing although this table has run before: the"
-            " hand in progress could not be restored. Check the table by eye.",
+            f"The journal {path} lost its records although this table has run before"
+            f" ({why}): the hand in progress could not be restored. Check the table by eye.",
         )
-        self._journal_note = "journal file was missing at start"
+        self._journal_note = why
+        self._update_health()
+
+    def journal_replaced(self, problem: str) -> None:
+        """The live journal vanished while running (``problem``: deleted, moved, its
+        directory removed) and the journal began a new file with the current hand
+        (issue 21 item 1): log, alert, ``status`` degraded until the next hand."""
+        path = self.journal.path if self.journal is not None else "the journal"
+        log.error("journal_file_lost", path=str(path), problem=problem)
+        self._daemon_alert(
+            JOURNAL_MISSING,
+            f"While the table controller was running, {problem} ({path}). A new journal"
+            " file was begun with the current hand, so nothing on the table is lost and"
+            " hand numbers go on; the records of earlier hands went with the old file"
+            " (rotated files are kept). Find out who removed it.",
+        )
+        self._journal_note = f"{problem}; a new journal file was begun"
         self._update_health()
 
     def journal_unavailable(self, reason: str) -> None:

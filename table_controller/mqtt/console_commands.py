@@ -30,8 +30,11 @@ from typing import Any, Final
 from table_controller.domain.engine.outputs import ReplyCode
 from table_controller.domain.events import (
     FLOOR_RULINGS,
+    AlertAck,
+    AlertResolve,
     CardPlaced,
     ConsoleAction,
+    DealerChange,
     FloorCommand,
     FloorRuling,
     HandEnded,
@@ -43,6 +46,7 @@ from table_controller.records.ops import (
     INVALID,
     UNKNOWN_SEAT,  # re-exported: a seat number this table does not have
     OpError,
+    floor_op,
     parse_act,
     parse_card,
     parse_floor,
@@ -50,7 +54,7 @@ from table_controller.records.ops import (
     parse_ruling,
     parse_seat,
 )
-from table_controller.records.script import load_json
+from table_controller.records.script import event_to_op, load_json
 
 COMMANDS: Final = ("hand", "act", "kill", "live", "end", "seat", "card", "ack", "resolve",
                    "dealer")
@@ -118,6 +122,38 @@ def parse_command(name: str, payload: bytes, seats: int, at: float = 0.0) -> Com
     so a command and a script line with the same fields get the same verdict
     and the same words.
     """
+    event = _parse(name, payload, seats, at)
+    _check_publishable(name, event)
+    return event
+
+
+def _check_publishable(name: str, event: CommandEvent) -> None:
+    """Refuse an event any of whose text could not be published (issue 21 item 7):
+    the field checks above already refuse what cannot be shown; this is the net under
+    them, so that no input is journaled and applied that the state cannot carry."""
+    if isinstance(event, AlertAck | AlertResolve | DealerChange):
+        op = floor_op(event)
+    else:
+        op = event_to_op(event)
+    for value in _strings(op):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise CommandError(INVALID_COMMAND, f"{name}: a text field cannot be published"
+                               " (not valid Unicode)") from None
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for key, item in value.items() for s in (*_strings(key), *_strings(item))]
+    if isinstance(value, list | tuple):
+        return [s for item in value for s in _strings(item)]
+    return []
+
+
+def _parse(name: str, payload: bytes, seats: int, at: float) -> CommandEvent:
     fields = _FIELDS.get(name)
     if fields is None:
         raise CommandError(

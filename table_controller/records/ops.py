@@ -206,8 +206,14 @@ def parse_ruling(op: str, obj: Mapping[str, Any], seats: int, at: float = 0.0) -
     reason = obj.get("reason", "")
     if not isinstance(reason, str):
         raise OpError(op, "reason", "must be a string", seat=seat)
+    # Issue 21 item 7: the reason goes out in the public announcement, so it gets
+    # the check seat names get (one line, nothing that cannot be shown: a lone
+    # surrogate could not even be serialised, after it was journaled and applied).
+    reason = " ".join(reason.split())
     if len(reason) > MAX_REASON_CHARS:
         raise OpError(op, "reason", f"is longer than {MAX_REASON_CHARS} characters", seat=seat)
+    if any(not ch.isprintable() for ch in reason):
+        raise OpError(op, "reason", "has a character that cannot be shown", seat=seat)
     return FloorRuling(seat, op, reason, at)
 
 

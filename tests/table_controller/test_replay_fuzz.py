@@ -263,26 +263,27 @@ def test_fuzz_any_changed_byte_before_the_last_journal_line_is_refused(
     rng = random.Random(seed)
     journal = rng.choice(seeds()["journals"])
     last_start = journal.rindex(b"\n", 0, len(journal) - 1) + 1
-    # Not the newline ending the last-but-one record: without it the last two records
-    # are one bad last line, which is exactly a torn tail (reported, nothing replayed
-    # from it; test_journal_newline_before_the_last_record below).
-    at = rng.randrange(last_start - 1)
+    # The newline ending the last-but-one record included: without it the last two
+    # records are one complete bad last line, damage since issue 21 item 3
+    # (test_journal_newline_before_the_last_record below).
+    at = rng.randrange(last_start)
     new = rng.choice([value for value in range(256) if value != journal[at]])
     data = journal[:at] + bytes([new]) + journal[at + 1:]
     assert replay_bytes(tmp_path_factory.getbasetemp(), data) == "error"
 
 
 def test_journal_newline_before_the_last_record(tmp_path: Path) -> None:
-    """The one byte before the last line whose change is not refused: the last two
-    records become one torn last line, dropped and reported (found by the fuzz test)."""
+    """The newline ending the last-but-one record changed: the last two records become
+    one complete bad last line. Replayed as a torn tail (exit 0) until issue 21 item 3;
+    a complete line cannot be a cut write, so it is damage naming that line."""
     journal = seeds()["journals"][0]
     end = journal.rindex(b"\n", 0, len(journal) - 1)
     path = tmp_path / "merged.jsonl"
     path.write_bytes(journal[:end] + b" " + journal[end + 1:])
     code, out, err = run_main(path)
-    assert (code, err) == (0, "")
-    torn = json.loads(out)["journal"]["torn_tail"]
-    assert torn["line"] == journal.count(b"\n") - 1
+    assert (code, out) == (2, "")
+    line = journal.count(b"\n") - 1
+    assert f"{path}:{line}: damaged journal record:" in err
 
 
 @settings(HEAVY, max_examples=120)
