@@ -33,9 +33,11 @@ Theory of operation (issue 9, items 13-18):
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,6 +171,17 @@ class JournalInfo:
         }
 
 
+STDIN: Final = Path("-")
+"""The path that means standard input (``stud-table replay -``, as ``equity -``)."""
+
+
+def _open(path: Path) -> contextlib.AbstractContextManager[BinaryIO]:
+    """``path`` opened for reading bytes; ``-`` is standard input (left open after)."""
+    if path == STDIN:
+        return contextlib.nullcontext(sys.stdin.buffer)
+    return open_regular(path)  # issue 21 item 8: never wait on a FIFO
+
+
 @dataclass(slots=True)
 class ScriptSource:
     """A script or journal file read as a stream of events (see the module docstring).
@@ -187,7 +200,7 @@ class ScriptSource:
 
     def events(self) -> Iterator[tuple[int, TableEvent]]:
         """Each event with its line number. Raises :class:`ScriptError` (or ``OSError``)."""
-        with open_regular(self.path) as file:
+        with _open(self.path) as file:
             lines = read_lines(file)
             kind_known = False
             for line in lines:

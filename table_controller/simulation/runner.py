@@ -33,7 +33,11 @@ from table_controller.simulation.plan import (
     check_rates,
     plan_hands,
 )
-from table_controller.simulation.report import DetectionReport, ObservedAlert
+from table_controller.simulation.report import (
+    DetectionReport,
+    ObservedAlert,
+    SimulationInterrupted,
+)
 
 Mode = Literal["fast", "daemon"]
 
@@ -80,11 +84,18 @@ def simulate(
     report = DetectionReport(mode=mode, seed=seed, rates=dict(rates), betting=betting,
                              game=game.value)
     started = time.perf_counter()
-    if mode == "fast":
-        planned, alerts = run_fast(hands, seed, rates, progress, betting=betting, game=game)
-    else:
-        planned, alerts, wire = run_daemon(hands, seed, rates, speed=speed, progress=progress)
-        report.wire = wire
+    try:
+        if mode == "fast":
+            planned, alerts = run_fast(hands, seed, rates, progress, betting=betting,
+                                       game=game)
+        else:
+            planned, alerts, wire = run_daemon(hands, seed, rates, speed=speed,
+                                               progress=progress)
+            report.wire = wire
+    except SimulationInterrupted as stop:
+        # Ctrl-C: the report of the hands fully dealt (issue 24), flagged as partial.
+        planned, alerts, report.wire = stop.planned, stop.alerts, stop.wire
+        report.interrupted_of = hands
     report.seconds = time.perf_counter() - started
     report.judge(planned, alerts)
     return report
@@ -107,15 +118,21 @@ def run_fast(
     engine = DealingEngine(settings)
     planned: list[SimHand] = []
     alerts: list[ObservedAlert] = []
-    for hand in plan_hands(hands, seed, rates, betting=betting, game=game):
-        # Only what the report needs is kept: 100,000 hands' events would not fit.
-        planned.append(_summary(hand))
-        for event in (*hand.events, *hand.clear):
-            before = engine.hand
-            _observe(before, engine, engine.apply(event), alerts)
-        if progress is not None:
-            progress(hand.number)
-    _observe(engine.hand, engine, engine.finish_hand(), alerts)
+    try:
+        for hand in plan_hands(hands, seed, rates, betting=betting, game=game):
+            raised: list[ObservedAlert] = []
+            for event in (*hand.events, *hand.clear):
+                before = engine.hand
+                _observe(before, engine, engine.apply(event), raised)
+            # Only what the report needs is kept: 100,000 hands' events would not fit.
+            # Kept once the hand is dealt whole: a Ctrl-C drops the hand half dealt.
+            planned.append(_summary(hand))
+            alerts += raised
+            if progress is not None:
+                progress(hand.number)
+        _observe(engine.hand, engine, engine.finish_hand(), alerts)
+    except KeyboardInterrupt:
+        raise SimulationInterrupted(planned, alerts) from None
     return planned, alerts
 
 

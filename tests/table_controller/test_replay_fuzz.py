@@ -37,7 +37,7 @@ from table_controller.simulation.errors import ErrorKind, inject
 from table_controller.tools.cli import main
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
-PHH_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "phh-wsop-2023-event43"
+PHH_DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "phh-wsop-2023-event43"
 
 ONE_LINE_ERROR = re.compile(r"^stud-table replay: (?P<file>.+):(?P<line>\d+): (?P<problem>.+)\n$")
 HANG_TIMEOUT = 120.0
@@ -323,7 +323,6 @@ def run_phh(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-@pytest.mark.skipif(not PHH_DATA.is_dir(), reason="shared PHH data set not present")
 @settings(HEAVY, max_examples=250)
 @given(seed=st.integers(0, 2**32 - 1), rounds=st.integers(1, 3))
 def test_fuzz_phh_import_of_mutated_files(
@@ -374,7 +373,6 @@ def test_issue9_phh_import_of_huge_numbers_and_deep_nesting(tmp_path: Path) -> N
         assert err.count("\n") == 1
 
 
-@pytest.mark.skipif(not PHH_DATA.is_dir(), reason="shared PHH data set not present")
 def test_issue9_phh_import_of_stakes_out_of_range_is_one_line(tmp_path: Path) -> None:
     """Found by the fuzz test: a big_bet past the chip bound printed pydantic's
     several-line error (with a URL); stakes the engine refuses are one line too."""
@@ -454,7 +452,6 @@ def test_soak_in_process(tmp_path: Path) -> None:
     assert sum(outcomes.values()) == 100_000
 
 
-@pytest.mark.skipif(not PHH_DATA.is_dir(), reason="shared PHH data set not present")
 def test_regression_phh_import_huge_or_unicode_numbers_in_actions(tmp_path: Path) -> None:
     """Found by the fuzzer (seed 76): a ``cbr`` amount of 4,301 digits reached ``int()``
     and raised ValueError (a traceback); a superscript digit passes ``isdigit()`` but not

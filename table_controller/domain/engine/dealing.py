@@ -399,6 +399,10 @@ class HandTracker:
                 return out
             console = TableConsole(self, hand, self.settings)
             hand.attach_console(console)
+            console.apply(event)
+            if isinstance(out[-1], ConsoleResult) and not out[-1].accepted:
+                hand.detach_console()  # refused: still a card-only hand (issue 24)
+            return out
         console.apply(event)
         return out
 

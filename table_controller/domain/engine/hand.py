@@ -244,6 +244,14 @@ class HandState:
         self.console = console
         self.rules = console
 
+    def detach_console(self) -> None:
+        """A card-only hand's first console input was refused: the hand stays
+        card-only, as if the input had never been sent (docs/console.md: a rejected
+        command changes nothing). The alert the refusal raised for the floor
+        (``out_of_turn``, ``illegal_bet``...) stays, as on any hand."""
+        self.console = None
+        self.rules = CARD_ONLY
+
     @property
     def finished(self) -> bool:
         """The hand has its result (or was closed without one): cards no longer count."""
