@@ -24,8 +24,9 @@ Rules, per UID:
    before the hold expires, nothing is emitted at all.
 3. A sighting in another zone Y of a tag placed in Z that Z has lost (it is held)
    is a move, reported at once as ``CardRemoved(Z)`` then ``CardPlaced(Y)``.
-   While an antenna of Z still sees the tag, a sighting in Y is a **cross-read**
-   (a neighbouring antenna reaching over, issue 19): counted, no event; the card
+   While an antenna of Z still sees the tag, a sighting in a neighbouring zone Y
+   (:func:`may_cross_read`: side by side on the felt) is a **cross-read** (an
+   antenna reaching over, issue 19): counted, no event; the card
    stays in Z. When Z then loses it, it moves to Y at once if Y's sighting is
    recent (no older than ``hold_time``: the new zone's reader simply scanned
    first), else after the hold (rule 4: a long cross-read and a flicker of Z
@@ -85,7 +86,13 @@ from table_controller.domain.zones import Zone
 from table_controller.table.deck import DeckRegistry
 from table_controller.table.layout import TableLayout
 
-__all__ = ["DEFAULT_HOLD_TIME", "PresenceStats", "PresenceTracker", "TagPresence"]
+__all__ = [
+    "DEFAULT_HOLD_TIME",
+    "PresenceStats",
+    "PresenceTracker",
+    "TagPresence",
+    "may_cross_read",
+]
 
 DEFAULT_HOLD_TIME = 1.5
 """Seconds a tag must stay unseen before it counts as gone.
@@ -97,6 +104,16 @@ picked up and folded shows in the feed within a couple of seconds.
 
 Antenna = tuple[int, int]
 """(reader id, antenna port)."""
+
+
+def may_cross_read(placed: Zone, other: Zone) -> bool:
+    """Whether an antenna of ``other`` can reach a card lying in ``placed``: the zones
+    lie side by side (a seat's down and up areas, the up rows of neighbouring seats,
+    the dealer's piles in front of him). A seat and a pile are a table's width apart:
+    a sighting there is the card having moved (rule 3)."""
+    if placed.seat is None or other.seat is None:
+        return placed.seat is None and other.seat is None
+    return abs(placed.seat - other.seat) <= 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,8 +412,9 @@ class PresenceTracker:
                 self._stats.flickers_suppressed += 1
                 tag.left_at = None
             return []
-        if uid not in self._holds and not self._frozen(tag.zone) and any(
-                uid in self._seen[a] for a in self._antennas_of[tag.zone]):
+        if (uid not in self._holds and not self._frozen(tag.zone)
+                and may_cross_read(tag.zone, zone)
+                and any(uid in self._seen[a] for a in self._antennas_of[tag.zone])):
             # Rule 3: its own zone still sees it: a neighbouring antenna reaching
             # over, not a move (the hold and rule 4 move it if it really went).
             self._stats.cross_reads += 1

@@ -27,7 +27,7 @@ from table_controller.domain.events import (
 from table_controller.domain.zones import BURN, MUCK, Zone
 from table_controller.table.deck import load_decks
 from table_controller.table.layout import load_layout
-from table_controller.table.presence import PresenceTracker
+from table_controller.table.presence import PresenceTracker, may_cross_read
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYOUT = load_layout(ROOT / "hardware" / "layouts" / "table-8-long-rows.toml")
@@ -172,23 +172,19 @@ def test_bad_hold_time(hold: float) -> None:
 # -------------------------------------------------------------------- moves
 
 
-def test_a_move_is_reported_as_soon_as_the_old_zone_notices(
+def test_move_is_reported_at_once_even_before_the_old_zone_notices(
     tracker: PresenceTracker,
 ) -> None:
-    """Issue 19: the muck's reader scanned first. Until the seat's reader notices,
-    the muck's sighting could be a cross-read, so the card stays at the seat; the
-    seat losing it then is the move, at once (the muck's sighting is recent)."""
     arrive(tracker, SEAT1_UP_A, RED_AS, 0.0)
-    assert arrive(tracker, MUCK_ANT, RED_AS, 5.0) == []
-    assert tracker.cards_in(Zone.up(1)) == (AS,)
-    assert leave(tracker, SEAT1_UP_A, RED_AS, 5.2) == [
-        CardRemoved(Zone.up(1), AS, 5.2, "red"),
-        CardPlaced(MUCK, AS, 5.2, "red"),
+    assert arrive(tracker, MUCK_ANT, RED_AS, 5.0) == [
+        CardRemoved(Zone.up(1), AS, 5.0, "red"),
+        CardPlaced(MUCK, AS, 5.0, "red"),
     ]
+    # The seat reader catches up later: a stale sighting, no event, no hold.
+    assert leave(tracker, SEAT1_UP_A, RED_AS, 5.2) == []
     assert tracker.next_deadline() is None
     assert tracker.cards_in(MUCK) == (AS,)
     assert tracker.stats.moves == 1
-    assert tracker.stats.cross_reads == 1
 
 
 def test_a_cross_read_never_becomes_a_card_in_a_second_zone(tracker: PresenceTracker) -> None:
@@ -209,6 +205,32 @@ def test_a_cross_read_never_becomes_a_card_in_a_second_zone(tracker: PresenceTra
     assert tracker.stats.cross_reads == 4
 
 
+def test_a_move_to_a_neighbouring_zone_is_reported_when_the_old_zone_notices(
+    tracker: PresenceTracker,
+) -> None:
+    """A card slid to the next seat, whose reader scanned first: until seat 1's
+    reader notices, seat 2's sighting could be a cross-read; then it is a move, at
+    once (seat 2's sighting is recent)."""
+    arrive(tracker, SEAT1_UP_A, RED_AS, 0.0)
+    assert arrive(tracker, SEAT2_UP, RED_AS, 5.0) == []
+    assert tracker.cards_in(Zone.up(1)) == (AS,)
+    assert leave(tracker, SEAT1_UP_A, RED_AS, 5.2) == [
+        CardRemoved(Zone.up(1), AS, 5.2, "red"),
+        CardPlaced(Zone.up(2), AS, 5.2, "red"),
+    ]
+    assert tracker.next_deadline() is None
+    assert tracker.stats.moves == 1
+
+
+def test_which_zones_can_cross_read() -> None:
+    assert may_cross_read(Zone.down(3), Zone.up(3))
+    assert may_cross_read(Zone.up(3), Zone.up(4))
+    assert may_cross_read(BURN, MUCK)
+    assert not may_cross_read(Zone.up(3), Zone.up(5))
+    assert not may_cross_read(Zone.up(1), MUCK)
+    assert not may_cross_read(BURN, Zone.down(8))
+
+
 def test_move_after_the_old_zone_lost_it_is_dated_at_departure(
     tracker: PresenceTracker,
 ) -> None:
@@ -222,18 +244,19 @@ def test_move_after_the_old_zone_lost_it_is_dated_at_departure(
     assert tracker.tick(10.0) == []
 
 
-def test_a_sighting_elsewhere_while_the_zone_still_sees_it_changes_nothing(
-    tracker: PresenceTracker,
-) -> None:
+def test_moving_back_before_the_stale_sighting_clears(tracker: PresenceTracker) -> None:
     arrive(tracker, SEAT1_UP_A, RED_AS, 0.0)
-    assert arrive(tracker, MUCK_ANT, RED_AS, 1.0) == []
-    # seat1.up's next inventory shows it is there: no change for that antenna.
+    arrive(tracker, MUCK_ANT, RED_AS, 1.0)
+    # seat1.up never reported the tag leaving, so it cannot report it arriving;
+    # its next inventory shows it is there, which is no change for that antenna.
     assert inventory(tracker, SEAT1_UP_A, [RED_AS], 2.0) == []
-    assert tracker.cards_in(Zone.up(1)) == (AS,)
-    # The muck loses it: the cross-read ends, nothing to report.
-    assert leave(tracker, MUCK_ANT, RED_AS, 3.0) == []
-    assert tracker.tick(4.5) == []
-    assert tracker.cards_in(Zone.up(1)) == (AS,)
+    assert tracker.cards_in(MUCK) == (AS,)
+    # The muck loses it: when that hold expires, the tag is where it is still seen.
+    leave(tracker, MUCK_ANT, RED_AS, 3.0)
+    assert tracker.tick(4.5) == [
+        CardRemoved(MUCK, AS, 3.0, "red"),
+        CardPlaced(Zone.up(1), AS, 4.5, "red"),
+    ]
 
 
 # ------------------------------------------------------ several antennas, one zone
@@ -299,13 +322,12 @@ def test_inventory_elsewhere_reveals_a_move_whose_frames_were_lost(
     tracker: PresenceTracker,
 ) -> None:
     arrive(tracker, SEAT1_UP_A, RED_AS, 0.0)
-    # Both the tag_left on seat1.up and the tag_arrived on burn were lost: the
-    # burn's inventory alone could be a cross-read; seat1.up's shows the move.
-    assert inventory(tracker, BURN_ANT, [RED_AS], 2.0) == []
-    assert inventory(tracker, SEAT1_UP_A, [], 2.2) == [
-        CardRemoved(Zone.up(1), AS, 2.2, "red"),
-        CardPlaced(BURN, AS, 2.2, "red"),
+    # Both the tag_left on seat1.up and the tag_arrived on burn were lost.
+    assert inventory(tracker, BURN_ANT, [RED_AS], 2.0) == [
+        CardRemoved(Zone.up(1), AS, 2.0, "red"),
+        CardPlaced(BURN, AS, 2.0, "red"),
     ]
+    assert inventory(tracker, SEAT1_UP_A, [], 2.2) == []
     assert tracker.tick(10.0) == []
     assert tracker.cards_in(BURN) == (AS,)
 
@@ -341,12 +363,10 @@ def test_unknown_tag_reported_once_per_arrival(tracker: PresenceTracker) -> None
     assert tracker.present() == ()
     # ...and coming back is a new arrival.
     assert arrive(tracker, MUCK_ANT, STRANGER, 6.0) == [UnknownTag(MUCK, STRANGER, 6.0)]
-    # Moving is leaving one zone and arriving in another, at once (when the old
-    # zone notices: until then the new sighting could be a cross-read).
-    assert arrive(tracker, SEAT1_DOWN, STRANGER, 7.0) == []
-    assert leave(tracker, MUCK_ANT, STRANGER, 7.1) == [
-        UnknownTagRemoved(MUCK, STRANGER, 7.1),
-        UnknownTag(Zone.down(1), STRANGER, 7.1),
+    # Moving is leaving one zone and arriving in another, at once.
+    assert arrive(tracker, SEAT1_DOWN, STRANGER, 7.0) == [
+        UnknownTagRemoved(MUCK, STRANGER, 7.0),
+        UnknownTag(Zone.down(1), STRANGER, 7.0),
     ]
     assert tracker.stats.unknown_arrivals == 3
 
@@ -573,10 +593,14 @@ def build_history(ops: list[Op]) -> tuple[list[Report], dict[str, list[ZoneEvent
             for antenna in antennas:
                 report((arrived_at, "arrived", antenna))
             location[uid] = (zone, antennas)
-            # Departure first: a move when the new zone sees it. Arrival first: a
-            # cross-read until the old zone loses it, then a move (issue 19).
-            add(_expected("removed", old_zone, uid, left_at), uid)
-            add(_expected("placed", zone, uid, max(left_at, arrived_at)), uid)
+            if not op.before and may_cross_read(old_zone, zone):
+                # Arrival first in a zone beside the old one: a cross-read until the
+                # old zone loses it, then a move at once (issue 19).
+                add(_expected("removed", old_zone, uid, left_at), uid)
+                add(_expected("placed", zone, uid, left_at), uid)
+            else:
+                add(_expected("removed", old_zone, uid, min(left_at, arrived_at)), uid)
+                add(_expected("placed", zone, uid, arrived_at), uid)
         elif op.kind == "shift":  # the tag slides along its zone, into other antennas' view
             current_zone, current = location[uid]
             now_seen_by = _antenna_set(current_zone, op.antennas)
