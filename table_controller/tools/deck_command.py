@@ -22,7 +22,7 @@ import queue
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final, TextIO
 
@@ -32,6 +32,7 @@ from table_controller.domain.cards import Card
 from table_controller.table.config_file import ConfigError, read_toml
 from table_controller.table.deck import (
     DeckRegistry,
+    deck_file_exposure,
     load_deck,
     load_decks,
     normalize_uid,
@@ -55,6 +56,7 @@ from table_controller.tools.deck_register import (
 
 __all__ = [
     "add_deck_parser",
+    "config_decks",
     "deck_file_text",
     "load_partial",
     "run_deck",
@@ -152,16 +154,42 @@ def run_deck(args: argparse.Namespace) -> int:
 def _existing(args: argparse.Namespace, exclude: Path | None = None) -> DeckRegistry:
     paths = list(args.existing)
     if args.config is not None:
-        from table_controller.daemon.config import load_config  # noqa: PLC0415 - only with --config
-
-        paths += load_config(args.config).table.decks
+        paths += config_decks(args.config)
     if exclude is not None:
         paths = [path for path in paths if not _same_file(path, exclude)]
     # One file named twice (--existing and the config's decks) is one deck.
     unique: dict[Path, Path] = {}
     for path in paths:
         unique.setdefault(path.resolve(), path)
-    return load_decks(unique.values())
+    registry = load_decks(unique.values())
+    _warn_exposed(unique.values())  # after loading: a bad file is one line, its error
+    return registry
+
+
+def config_decks(config: Path) -> list[Path]:
+    """The deck files a table.toml names that exist now (resolved against its directory).
+
+    Not the daemon's whole loader: that one (rightly) refuses a config whose deck is
+    missing, and on a fresh install the deck missing is the one being registered,
+    or another not registered yet. Neither has tags to refuse.
+    Raises :class:`ConfigError` for a config whose ``[table] decks`` is not a list
+    of file names.
+    """
+    data = read_toml(config)
+    table = data.get("table")
+    decks = table.get("decks") if isinstance(table, dict) else None
+    if not isinstance(decks, list) or not all(isinstance(item, str) for item in decks):
+        raise ConfigError(config, "table.decks", "expected a list of deck file names")
+    paths = [config.parent / item for item in decks]
+    return [path for path in paths if path.exists()]
+
+
+def _warn_exposed(paths: Iterable[Path]) -> None:
+    """One warning line per deck file other users can read (not a refusal)."""
+    for path in paths:
+        exposure = deck_file_exposure(path)
+        if exposure is not None:
+            print(f"warning: {exposure}", file=sys.stderr, flush=True)
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -330,6 +358,7 @@ def _drive(machine: Registration, inputs: queue.Queue[object], out: TextIO,
 
 def _check(args: argparse.Namespace, out: TextIO) -> int:
     deck = load_deck(args.deck)
+    _warn_exposed([args.deck])
     others = _existing(args, exclude=args.deck)
     if deck.name in others.decks:
         raise _BadInputError(f"{args.deck}: deck name {deck.name!r} is also used by"
