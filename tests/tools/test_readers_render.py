@@ -43,4 +43,33 @@ def test_render_shows_figures_uids_faults_and_why_a_reader_is_down() -> None:
     assert rows[("4", "(unmapped)")][2:] == ["0", "0.0", "0"]
     assert ("reader 10: offline — port missing: no such file /dev/r10 — is the reader"
             " plugged in" in text)
-    assert rows[("2", "board")][2:] == ["0", "0.0", "0"]
+    assert rows[("2", "board")][2:] == ["0", "0.0", "0"]  # never heard: nothing stale
+
+
+def test_known_decks_show_cards_and_an_offline_readers_figures_are_stale() -> None:
+    """Issue 23: with a deck known the view names the card a tag is (UIDs stay for
+    tags of no known deck); a reader gone offline keeps its last figures, marked."""
+    seats = FigureCounter()
+    seats.feed(Hello(1, (1, 4, 2), 4), 0.0)
+    seats.feed(TagArrived(0, "04A1B2C3"), 1.0)
+    seats.feed(TagArrived(0, "04FFFFFF"), 1.0)
+    dealer = FigureCounter()
+    dealer.feed(Hello(10, (1, 4, 2), 3), 0.0)
+    dealer.feed(TagArrived(1, "04000001"), 2.0)
+    names = {"04A1B2C3": "Kd/red", "04000001": "7s/blue"}
+    lost = LinkStats(problem=LinkProblem.PORT_LOST, problem_detail="EIO")
+    lines = render(
+        LAYOUT,
+        {1: (ConnectionState.ONLINE, LinkStats(), seats.snapshot(3.0)),
+         10: (ConnectionState.DISCONNECTED, lost, dealer.snapshot(3.0))},
+        now=3.0, card_of=names.get,
+    )
+    rows = {tuple(line.split()[:2]): line.split() for line in lines if line.startswith("  ")}
+    assert sorted(rows[("0", "seat1.down")][5:]) == ["04FFFFFF", "Kd/red"]  # unknown: UID
+    assert "04A1B2C3" not in "\n".join(lines)
+    assert rows[("1", "muck")][5:] == ["7s/blue", "(stale)"]
+    assert rows[("0", "burn")][5:] == ["(stale)"]
+    assert "  not online: the figures below are its last ones (stale)" in lines
+    assert not any("(stale)" in row for row in rows[("1", "seat1.up")])
+    header = next(line for line in lines if line.strip().startswith("port"))
+    assert header.endswith("cards")
