@@ -228,7 +228,9 @@ def _watch(args: argparse.Namespace, inputs: queue.Queue[object]) -> AntennaWatc
     if device.startswith("/") and not os.path.exists(device):
         raise _BadInputError(f"{args.layout}: reader {args.reader}: device {device} not found"
                         " (is the reader plugged in?)")
-    return AntennaWatch(device, args.reader, ports, inputs.put)
+    reader = layout.reader(args.reader)
+    kind = reader.kind if reader is not None else "stud"
+    return AntennaWatch(device, args.reader, ports, inputs.put, kind=kind)
 
 
 class _Operator:

@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Final, TextIO
 
 from firmware_bridge.figures import FigureCounter, ReaderFigures
-from firmware_bridge.link import ConnectionState, LinkStats, ReaderLink, problem_hint
+from firmware_bridge.kinds import open_link
+from firmware_bridge.link import ConnectionState, LinkStats, problem_hint
 from firmware_bridge.messages import (
     FaultCode,
     Inventory,
@@ -109,8 +110,9 @@ class ReaderBank:
         self.faults: dict[int, tuple[ReaderFault, float]] = {}
         """Each reader's last READER_FAULT and when it came (the daemon alerts on them)."""
         self.links = {
-            reader.id: ReaderLink(reader.device, reader.id, self._on_message, self._on_state,
-                                  heartbeat_period=heartbeat_period)
+            reader.id: open_link(reader.kind, reader.device, reader.id, self._on_message,
+                                 self._on_state, antennas=reader.antennas,
+                                 heartbeat_period=heartbeat_period)
             for reader in layout.readers
         }
 
