@@ -7,6 +7,7 @@ virtual millisecond clock (the driver's waits cost no real time).
 from __future__ import annotations
 
 import random
+import time
 import types
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -50,17 +51,32 @@ def virtual_time() -> Iterator[VirtualClock]:
         pn5180.time = saved
 
 
+@contextmanager
+def real_time() -> Iterator[None]:
+    """The driver's ``time`` on the host's real clock (the firmware loop in a thread)."""
+    saved = pn5180.time
+    pn5180.time = types.SimpleNamespace(  # type: ignore[assignment]
+        sleep_ms=lambda ms: time.sleep(ms / 1000),
+        ticks_ms=lambda: int(time.monotonic() * 1000),
+        ticks_add=lambda a, b: a + b, ticks_diff=lambda a, b: a - b)
+    try:
+        yield
+    finally:
+        pn5180.time = saved
+
+
 class PN5180Board:
     """``ports`` PN5180 modules behind the two multiplexers; ``place``/``remove``/
     ``tags`` lay ISO 15693 tags on a module's zone (the FIL rigs' front end API)."""
 
-    def __init__(self, ports: int, hears: Channel = always, *, slots: int = 16) -> None:
+    def __init__(self, ports: int, hears: Channel = always, *, slots: int = 16,
+                 slot_ms: int = 6) -> None:
         self.chips = [FakePN5180(port, hears) for port in range(ports)]
         self.bus = FakeBus(self.chips)
         self.front_end = pn5180.PN5180FrontEnd(
             self.bus, self.bus.cs, lambda _value: None,
             [self.bus.select_pin(bit) for bit in range(4)], ports, busy=self.bus.busy,
-            slots=slots)
+            slots=slots, slot_ms=slot_ms)
         self.scans = 0
 
     def place(self, port: int, uid: bytes) -> None:
