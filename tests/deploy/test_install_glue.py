@@ -201,7 +201,7 @@ def test_a_deck_readable_by_others_is_warned_about(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "table_controller", "deck", "check", "--deck", str(deck),
          "--layout", str(CHECKOUT / "hardware/layouts/table-8.toml"), "--reader", "10",
-         "--zone", "burn"], capture_output=True, text=True, timeout=WAIT, check=False)
+         "--zone", "burn"], capture_output=True, text=True, timeout=WAIT * 4, check=False)
     lines = result.stderr.strip().splitlines()
     assert lines[0] == (f"warning: {deck}: mode 0640: other users can read this deck (and"
                         " hole cards through the card backs): chmod 0600 it, owned by the"
