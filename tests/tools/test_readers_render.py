@@ -73,3 +73,31 @@ def test_known_decks_show_cards_and_an_offline_readers_figures_are_stale() -> No
     assert not any("(stale)" in row for row in rows[("1", "seat1.up")])
     header = next(line for line in lines if line.strip().startswith("port"))
     assert header.endswith("cards")
+
+
+def test_the_broker_view_marks_an_offline_readers_figures_stale() -> None:
+    """The same for the view from the daemon's topics: the retained stats of a reader
+    now offline are marked, an online reader's are not."""
+    from table_controller.mqtt.payloads import AntennaStats, ReaderStats, ReaderStatus
+    from table_controller.tools.readers_remote import render_remote
+
+    def status(reader: str, state: str) -> ReaderStatus:
+        return ReaderStatus(table="t1", hand=None, seq=1, ts=100.0, reader=reader, state=state,
+                            reason=None if state == "online" else "port_lost", detail="EIO",
+                            last_heartbeat=99.0, frame_errors={}, zones=["burn"])
+
+    def stats(reader: str) -> ReaderStats:
+        return ReaderStats(table="t1", ts=90.0, reader=reader, state="online", firmware="1.0.0",
+                           heartbeat_age=0.1, frame_errors={},
+                           antennas=[AntennaStats(port=0, zone="burn", tags=3, reads_per_s=1.5,
+                                                  dropouts=0)])
+
+    lines = render_remote("t1", {"1": status("1", "online"), "10": status("10", "offline")},
+                          {"1": stats("1"), "10": stats("10")}, now=100.0)
+    text = "\n".join(lines)
+    blocks = text.split("reader ")
+    online = next(b for b in blocks if b.startswith("1:"))
+    offline = next(b for b in blocks if b.startswith("10:"))
+    assert "stale" not in online
+    assert "not online: the figures below are its last ones (stale)" in offline
+    assert offline.count("(stale)") == 2  # the note and the port row
