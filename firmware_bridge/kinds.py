@@ -2,7 +2,7 @@
 
 ``stud`` is our own firmware (:class:`firmware_bridge.link.ReaderLink`,
 docs/protocol.md); ``feig-isc`` a FEIG ISC HF reader polled in host mode
-(:class:`firmware_bridge.feig_link.FeigReaderLink`, docs/readers-feig.md). Both take
+(:class:`firmware_bridge.feig.link.FeigReaderLink`, docs/readers-feig.md). Both take
 the same callbacks and deliver the same reader messages, so the daemon and the
 tools do not care which kind a reader is.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final, Protocol
 
-from firmware_bridge.feig_link import FeigReaderLink
+from firmware_bridge.feig.link import FeigReaderLink
 from firmware_bridge.link import (
     DEFAULT_HEARTBEAT_PERIOD,
     ConnectionState,

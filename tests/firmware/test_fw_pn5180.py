@@ -86,7 +86,7 @@ def test_one_slot_mode_reads_a_lone_tag_in_one_slot_and_falls_back_on_a_pile(
     assert report.slots > 1  # went on in 16-slot rounds
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.lists(st.binary(min_size=6, max_size=6), min_size=0, max_size=12, unique=True))
 def test_any_stack_up_to_12_is_read_whole(suffixes: list[bytes]) -> None:
     tags = [b"\xe0\x04" + suffix for suffix in suffixes]

@@ -20,7 +20,7 @@ import pytest
 import test_fw_in_the_loop as loop
 from pn5180_rig import PN5180Board, real_time
 
-from firmware_bridge.feig_emulator import FeigReaderEmulator
+from firmware_bridge.feig.emulator import FeigReaderEmulator
 from table_controller.daemon.config import load_config
 from table_controller.daemon.runner import EQUITY_WORKER_ENV, Daemon
 from table_controller.domain.events import CardPlaced, CardRemoved, HandStarted, TableEvent

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from firmware_bridge.feig import CONTROL_ISO_HOST, Frame, encode_frame
-from firmware_bridge.feig_emulator import FeigReaderEmulator
-from firmware_bridge.feig_link import FeigPoller, FeigReaderLink
+from firmware_bridge.feig.emulator import FeigReaderEmulator
+from firmware_bridge.feig.link import FeigPoller, FeigReaderLink
+from firmware_bridge.feig.protocol import CONTROL_ISO_HOST, Frame, encode_frame
 from firmware_bridge.kinds import open_link
 from firmware_bridge.link import ConnectionState, LinkProblem, LinkStats, ReaderLink
 from firmware_bridge.messages import (
@@ -149,7 +149,7 @@ def test_a_missing_port_is_port_missing(tmp_path: Path) -> None:
 def test_the_poller_debounces_a_dropout() -> None:
     """Pure: a tag missing one poll is not gone (stacked cards drop out of single
     polls); missing ``leave_after_misses`` polls in a row, it is."""
-    from firmware_bridge.feig import FeigTag, InventoryResponse, encode_inventory
+    from firmware_bridge.feig.protocol import FeigTag, InventoryResponse, encode_inventory
 
     poller = FeigPoller(3, (0,), leave_after_misses=2)
 

@@ -1,6 +1,6 @@
 """The FEIG ISC host protocol (issue 23): frames, CRC and inventories as FEIG's public
 manuals give them ([MR101] 2.1 and 6.1.1, [MR102] 3.3, [MU02] 10.1.1; see
-firmware_bridge/feig.py), then the decoder fuzzed like ours: hypothesis round trips,
+firmware_bridge/feig/protocol.py), then the decoder fuzzed like ours: hypothesis round trips,
 10^6 random bytes, and every frame mutated."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from firmware_bridge.feig import (
+from firmware_bridge.feig.protocol import (
     CONTROL_ISO_HOST,
     MAX_FRAME,
     STATUS_MORE_DATA,

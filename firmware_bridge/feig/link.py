@@ -2,7 +2,7 @@
 our own reader messages.
 
 Our firmware pushes events; a FEIG reader in host mode answers requests
-(:mod:`firmware_bridge.feig`). :class:`FeigPoller` (pure: responses and clock values in,
+(:mod:`firmware_bridge.feig.protocol`). :class:`FeigPoller` (pure: responses and clock values in,
 requests and messages out) asks each antenna of the layout in turn for an inventory
 ([0xB0][0x01] with ``ANT_SEL``), and turns the answers into exactly what
 :class:`~firmware_bridge.link.ReaderLink` delivers for our boards: a HELLO when the
@@ -32,7 +32,7 @@ from typing import Final
 import serial
 import structlog
 
-from firmware_bridge.feig import (
+from firmware_bridge.feig.protocol import (
     BROADCAST_ADR,
     CONTROL_ISO_HOST,
     FeigDecoder,

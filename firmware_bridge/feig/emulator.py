@@ -1,16 +1,16 @@
 """A FEIG ISC multi-antenna HF reader emulated on a pseudo-terminal, speaking FEIG's bytes.
 
 The counterpart of :class:`~firmware_bridge.emulator.ReaderEmulator` for the FEIG
-reader kind (:mod:`firmware_bridge.feig`): a pty with a stable symlink, answering
+reader kind (:mod:`firmware_bridge.feig.protocol`): a pty with a stable symlink, answering
 [0xB0][0x01] inventory requests ([MR101] 6.1.1, with the ``ANT``/``ANT_SEL`` option of
 [MU02] 10.1.1) for the tags placed on each antenna output; STATUS 0x01 "No Transponder"
 when an antenna sees nothing, a response in the advanced frame past 255 bytes, and
 STATUS 0x94 "more data" with MORE polls when more than ``sets_per_response`` tags lie on
 one antenna. Tags can drop out of single polls (``dropout_probability``, stacked cards);
 ``send_raw`` writes any bytes (noise); ``com_adr`` is the reader's bus address.
-The host side is driven by the real :class:`~firmware_bridge.feig_link.FeigReaderLink`.
+The host side is driven by the real :class:`~firmware_bridge.feig.link.FeigReaderLink`.
 
-    python -m firmware_bridge.feig_emulator --dir /tmp/table --reader 3 --antennas 4
+    python -m firmware_bridge.feig.emulator --dir /tmp/table --reader 3 --antennas 4
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final
 
-from firmware_bridge.feig import (
+from firmware_bridge.feig.protocol import (
     CONTROL_ISO_HOST,
     ISO_INVENTORY,
     MODE_ANT,
