@@ -22,7 +22,8 @@ from typing import Any
 
 import structlog
 
-from firmware_bridge.link import ConnectionState, LinkStats, ReaderLink
+from firmware_bridge.kinds import AnyReaderLink, open_link
+from firmware_bridge.link import ConnectionState, LinkStats
 from firmware_bridge.messages import ReaderMessage
 from table_controller.daemon.config import DaemonConfig
 from table_controller.daemon.core import (
@@ -256,12 +257,15 @@ class Daemon:
             alert_ids=self.new_alert_id,
             on_alert=lambda alert: self.inbox.put(PublishedAlert(alert)),
         )
-        self.links = {
-            reader.id: ReaderLink(
+        # Our boards or a commercial reader (the layout's `kind`): the same messages.
+        self.links: dict[int, AnyReaderLink] = {
+            reader.id: open_link(
+                reader.kind,
                 reader.device,
                 reader.id,
                 on_message=self._on_message,
                 on_state=self._on_state,
+                antennas=reader.antennas,
                 heartbeat_period=config.table.heartbeat_period,
             )
             for reader in self.layout.readers
