@@ -365,3 +365,20 @@ def test_a_long_look_within_the_allowance_is_nothing() -> None:
     t.up(4, "Ks").up(5, "Js")
     report = t.report()
     assert report["alerts"] == []
+
+
+def test_another_players_peek_ending_is_no_card_dealt() -> None:
+    """Seat 5 picks up all its cards to look at them while seat 2 puts back the hole
+    card it was looking at: no card was dealt, so seat 5 has not folded; its cards
+    come back."""
+    t = deal_third(Table([2, 4, 5]))
+    t.remove("seat2.down", "As")
+    _unread_fold(t, 5, SEAT5)
+    t.place("seat2.down", "As")
+    for face, card in SEAT5:
+        t.place(f"seat5.{face}", card)
+    deal_street(t, 4)
+    report = t.report()
+    assert report["alerts"] == []
+    assert report["notices"] == []
+    assert report["players"]["5"]["status"] == "active"

@@ -704,13 +704,14 @@ class HandTracker:
         looking at both hole cards) only when the dealer passes it over.
         """
         hand = self.hand
-        if zone.kind is _MUCK_PILE:
-            return  # the muck being read is the muck's own story (_detach)
-        coming_back = hand.owner.get(card)
+        if zone.kind is _MUCK_PILE or card in hand.where:
+            # Only a card dealt (first seen this hand) moves the deal on: the muck
+            # being read is the muck's own story (_detach), and a card seen before
+            # (another player's peek ending, a card turned over, a correction) is
+            # not a card dealt. A bare seat's own card back clears it (_return_to_seat).
+            return
         due = hand.due_seat()
         for seat_no in list(hand.bare):
-            if coming_back == seat_no and zone.seat == seat_no:
-                continue  # its own card back: _return_to_seat clears the bare state
             seat = hand.seats[seat_no]
             passed_over = due == seat_no and zone.seat is not None and zone.seat != seat_no
             if seat.received >= 3 or passed_over:
