@@ -122,6 +122,7 @@ from table_controller.domain.events import (
 )
 from table_controller.domain.zones import Zone
 from table_controller.mqtt.console_commands import CommandError, parse_command
+from table_controller.mqtt.log_quota import LogQuota, log_limited, write_summaries
 from table_controller.mqtt.payloads import (
     AlertChangePayload,
     AlertPayload,
@@ -343,13 +344,16 @@ class TableCore:
         hand_floor: SequenceCounter | None = None,
         equity: EquitySink | None = None,
         alert_ids: Callable[[], str] | None = None,
+        log_quota: LogQuota | None = None,
     ) -> None:
         """Wire the parts. ``journal`` may be None when it could not be opened at
         start; ``open_journal`` then opens it when retried. ``hand_floor`` keeps
         the next hand number on disk beside the journal. ``equity`` computes the
         live equity (None: the secure state has neither equity nor readings).
         ``alert_ids`` hands out alert ids that are never reused (the daemon's
-        persistent counter; without it ids count on from the highest the book saw)."""
+        persistent counter; without it ids count on from the highest the book saw).
+        ``log_quota`` limits the log lines other clients can cause (shared with the
+        publisher; the core writes its summaries)."""
         self.table_id = table_id
         self.layout = layout
         self.engine = DealingEngine(settings)
@@ -414,6 +418,8 @@ class TableCore:
         """Facts of the hands not yet recorded (the current one, and one just closed)."""
         self._last_at = 0.0
         """Wall time of the last journal record written."""
+        self.log_quota = log_quota or LogQuota()
+        """Lines per event name per window for what console clients cause."""
 
     # --------------------------------------------------------------- start-up
 
@@ -536,6 +542,7 @@ class TableCore:
         now = self._mono()
         if self._rejected_window_end is not None and now >= self._rejected_window_end:
             self._close_rejected_window()
+        write_summaries(self.log_quota, log, now)
         events = self.presence.tick(now)
         if events:
             self.feed(events)
@@ -885,7 +892,7 @@ class TableCore:
             result, payload = self._answered[key]
             self._answered.move_to_end(key)
             self.console_repeats += 1
-            log.info("console_command_repeated", command=name)
+            self._log("info", "console_command_repeated", command=name)
             self._send_reply(request, payload)
             return result
         try:
@@ -909,8 +916,8 @@ class TableCore:
             # Not journaled: a journal's current hand starts at its last "hand"
             # record, so a refused one there would restart the wrong hand.
             # The refusal changes nothing; the requester is told why.
-            log.warning("console_command_rejected", command=request.name, code=refusal.code,
-                        reason=refusal.message)
+            self._log("warning", "console_command_rejected", command=name,
+                      code=refusal.code, reason=refusal.message)
             self._reply(request, refusal)
             return refusal
         if self._reconciling:
@@ -939,8 +946,8 @@ class TableCore:
         result = results[0] if results else ConsoleResult(
             False, ReplyCode.INTERNAL_ERROR, "the engine gave no answer to this command"
         )
-        log.info("console_command", command=name, accepted=result.accepted,
-                 code=result.code)
+        self._log("info", "console_command", command=name, accepted=result.accepted,
+                  code=result.code)
         self._publish_state()  # before the reply: a requester reading state sees the change
         self._remember(key, result, self._reply(request, result))
         return result
@@ -1020,10 +1027,15 @@ class TableCore:
 
     def _send_reply(self, request: CommandRequest, payload: bytes) -> None:
         if request.response_topic is None:
-            log.warning("console_command_without_response_topic", command=request.shown_name)
+            self._log("warning", "console_command_without_response_topic",
+                      command=request.shown_name)
             return
         if not self.publisher.reply(request, payload):
-            log.warning("console_reply_not_sent", command=request.shown_name)
+            self._log("warning", "console_reply_not_sent", command=request.shown_name)
+
+    def _log(self, level: str, event: str, **fields: Any) -> None:
+        """A log line a console client causes: within :attr:`log_quota` (then summed up)."""
+        log_limited(self.log_quota, log, level, event, now=self._mono(), **fields)
 
     def _publish_outputs(
         self, outputs: Sequence[EngineOutput], before: HandState | None = None
@@ -1283,7 +1295,8 @@ class TableCore:
         refusal = self.book.refusal(command)
         if refusal is not None:
             code, reason = refusal
-            log.warning("console_command_rejected", command=name, code=code, reason=reason)
+            self._log("warning", "console_command_rejected", command=name, code=code,
+                      reason=reason)
             result = ConsoleResult(False, code, reason)
             self._remember(key, result, self._reply(request, result))
             return result
@@ -1302,7 +1315,7 @@ class TableCore:
             message = f"alert {command.alert} " + (
                 "acknowledged" if isinstance(command, AlertAck) else "resolved")
         # Dealer and supervisor names are public (they are on the public topics).
-        log.info("floor_command", command=name, message=message)
+        self._log("info", "floor_command", command=name, message=message)
         result = ConsoleResult(True, message=message)
         self._remember(key, result, self._reply(request, result))
         return result

@@ -10,7 +10,6 @@ from __future__ import annotations
 import gc
 import math
 import os
-import queue
 import signal
 import sys
 import threading
@@ -36,12 +35,14 @@ from table_controller.daemon.core import (
     TableCore,
 )
 from table_controller.daemon.equity_feed import ChildProcess, Compute, EquityWorker
+from table_controller.daemon.inbox import ANONYMOUS, Inbox
 from table_controller.domain.engine.alerts import AlertCode
 from table_controller.domain.engine.settings import TableSettings
 from table_controller.domain.engine.variants import warm_up
 from table_controller.domain.equity.live import compute_live, table_game
 from table_controller.domain.equity.live import warm_up as warm_up_equity
 from table_controller.domain.events import SeatName
+from table_controller.mqtt.log_quota import LogQuota
 from table_controller.mqtt.publisher import CommandRequest, MqttPublisher
 from table_controller.mqtt.sequence import SequenceCounter, SequenceFileError
 from table_controller.records.journal import (
@@ -72,9 +73,9 @@ EQUITY_WORKER_ENV = "STUD_TABLE_EQUITY_WORKER"
 priority), ``thread`` (a thread of the daemon) or ``off`` (readings, no equity).
 For benchmarks and diagnosis (bench/bench_daemon_equity.py compares them)."""
 
-MAX_WAITING_COMMANDS = 64
-"""Console commands that may wait in the inbox; more are refused ``busy``. A
-dealer's console sends one at a time; 64 leave room for several consoles."""
+TICK_OVERDUE = 0.5
+"""Seconds a due timer may wait for the table lane to empty (a reader pouring
+frames without pause must not stop the timers altogether)."""
 
 
 HEAP_COLLECT_PERIOD = 60.0
@@ -171,9 +172,8 @@ class Daemon:
         self.layout = load_layout(config.table.layout)
         registry = load_decks(config.table.decks)
         self.settings = table_settings(config, self.layout)
-        self.inbox: queue.SimpleQueue[DaemonInput] = queue.SimpleQueue()
-        self._commands_lock = threading.Lock()
-        self._commands_waiting = 0
+        # Reader frames and timers before console work (daemon/inbox.py).
+        self.inbox: Inbox[DaemonInput] = Inbox()
         directory = config.journal.directory
         try:
             directory.mkdir(parents=True, exist_ok=True)
@@ -230,6 +230,8 @@ class Daemon:
                 self.journal = self._open_journal()
             except JournalError as exc:
                 self._open_error = str(exc)
+        # One quota for the log lines console clients can cause (publisher and core).
+        self.log_quota = LogQuota()
         self.publisher = MqttPublisher(
             config.table.id,
             config.broker,
@@ -238,10 +240,11 @@ class Daemon:
             client_id=config.broker.client_id,
             # paho's thread only enqueues; the engine thread parses and applies.
             # The publisher coalesces rebirths (one pending at most).
-            on_rebirth=lambda: self.inbox.put(RebirthRequest()),
+            on_rebirth=self._on_rebirth,
             on_command=self._on_command,
             alert_ids=self.new_alert_id,
             on_alert=lambda alert: self.inbox.put(PublishedAlert(alert)),
+            log_quota=self.log_quota,
         )
         self.links = {
             reader.id: ReaderLink(
@@ -278,6 +281,7 @@ class Daemon:
             hand_floor=self.hand_floor,
             equity=self.equity,
             alert_ids=self.new_alert_id,
+            log_quota=self.log_quota,
         )
         self._stopping = threading.Event()
         self._next_collect = math.inf
@@ -316,18 +320,15 @@ class Daemon:
     def _on_state(self, reader_id: int, state: ConnectionState, stats: LinkStats) -> None:
         self.inbox.put(ReaderStateChange(reader_id, state, stats))
 
-    def _on_command(self, request: CommandRequest) -> bool:
-        """Enqueue a console command unless :data:`MAX_WAITING_COMMANDS` already wait.
+    def _on_rebirth(self) -> None:
+        # Console work, but never shed: the publisher keeps one pending at most.
+        self.inbox.offer(ANONYMOUS, RebirthRequest(), bounded=False)
 
-        Bounds the inbox against a flood (each command is journaled with an
-        fsync): a refused command is answered ``busy`` by the publisher.
-        """
-        with self._commands_lock:
-            if self._commands_waiting >= MAX_WAITING_COMMANDS:
-                return False
-            self._commands_waiting += 1
-        self.inbox.put(ConsoleCommand(request))
-        return True
+    def _on_command(self, request: CommandRequest) -> bool:
+        """Queue a console command on its client's console queue; False (the
+        publisher answers ``busy``) when it is shed (daemon/inbox.py, shed policy)."""
+        client = self.publisher.topics.reply_client(request.response_topic)
+        return self.inbox.offer(client or ANONYMOUS, ConsoleCommand(request))
 
     def _link_stats(self, reader_id: int) -> LinkStats | None:
         link = self.links.get(reader_id)
@@ -440,25 +441,28 @@ class Daemon:
         self.request_stop()
 
     def _loop(self) -> None:
-        core = self.core
+        """Serve the inbox: the table lane first; the core's timers when due and the
+        table lane is empty (or overdue by :data:`TICK_OVERDUE`); then console work."""
+        core, inbox = self.core, self.inbox
         while True:
             now = time.monotonic()
             if now >= self._next_collect:
                 gc.collect()  # empties CPython's free lists too (settle_heap)
                 self._next_collect = now + HEAP_COLLECT_PERIOD
-            timeout = max(0.0, min(core.next_deadline(), self._next_collect) - now)
-            try:
-                item = self.inbox.get(timeout=timeout)
-            except queue.Empty:
+            deadline = core.next_deadline()
+            due = now >= deadline
+            if due and (inbox.table_waiting() == 0 or now >= deadline + TICK_OVERDUE):
                 core.tick()
+                if core.next_deadline() > time.monotonic():
+                    continue
+                due = False  # a timer that stays due must not stop console work
+            # While a timer is due only the table lane is served (it empties first).
+            timeout = 0.0 if due else max(0.0, min(deadline, self._next_collect) - now)
+            item = inbox.get(timeout, console=not due)
+            if item is None:
                 continue
-            if isinstance(item, ConsoleCommand):
-                with self._commands_lock:
-                    self._commands_waiting -= 1
             if not core.handle(item):
                 return
-            if time.monotonic() >= core.next_deadline():
-                core.tick()
 
     def _shutdown(self, clean: bool = True) -> None:
         if not clean:

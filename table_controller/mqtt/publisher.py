@@ -80,6 +80,7 @@ from pydantic import BaseModel
 from table_controller.domain.engine.alerts import AlertCode, alert_severity
 from table_controller.domain.engine.outputs import ReplyCode
 from table_controller.mqtt.broker_config import BrokerConfig, configure_client
+from table_controller.mqtt.log_quota import LogQuota, log_limited
 from table_controller.mqtt.payloads import (
     AlertChangePayload,
     AlertPayload,
@@ -133,11 +134,17 @@ BULK_LIMIT: Final = 100
 ``busy`` refusal goes unanswered: live events and alerts go first."""
 
 REPLY_LIMIT: Final = 250
-"""Outgoing messages above which a console reply is not sent (counted and
-logged as shed): replies are the one output a client can make the daemon
-produce at will, so under a flood they give way to the live stream and
+"""Console replies that may wait in the reply lane; past it a reply is not sent
+(counted and logged as shed): replies are the one output a client can make the
+daemon produce at will, so under a flood they give way to the live stream and
 memory. A console that gets no answer may retry with the same correlation
 data; the daemon then answers from memory without applying it twice."""
+
+REPLY_WINDOW: Final = 10
+"""Unacknowledged outgoing messages at or above which a console reply waits in
+the reply lane instead of going to paho: a card event or an alert never waits
+behind more than this many replies (paho sends its messages in order). The
+lane is emptied as the broker acknowledges (``on_publish``)."""
 
 BACKLOG_HIGH: Final = 2000
 """Unacknowledged outgoing messages at which the publisher reports a backlog."""
@@ -270,6 +277,7 @@ class MqttPublisher:
         clock: Callable[[], float] = time.time,
         alert_ids: Callable[[], str] | None = None,
         on_alert: Callable[[AlertPayload], None] | None = None,
+        log_quota: LogQuota | None = None,
     ) -> None:
         """Prepare the client; nothing touches the network before :meth:`start`.
 
@@ -283,7 +291,9 @@ class MqttPublisher:
         daemon's core so that the ids of the alerts raised here cannot collide);
         without it an alert raised here is ``<table>:<its seq>``. ``on_alert`` is
         told of every alert raised here (backlog, overflow, link trouble), so the
-        daemon adds it to the open set.
+        daemon adds it to the open set. ``log_quota`` limits the log lines other
+        clients can cause (retained commands, refused replies, ``busy``, shed replies):
+        shared with the daemon's core, which writes the summaries.
         """
         self.topics = TableTopics(table)
         self._table = table
@@ -294,6 +304,7 @@ class MqttPublisher:
         self._on_command = on_command
         self._alert_ids = alert_ids
         self._on_alert = on_alert
+        self.log_quota = log_quota or LogQuota()
         self._lock = threading.RLock()
         self._online = False
         self._started = False
@@ -310,6 +321,11 @@ class MqttPublisher:
         self._alerts: deque[tuple[tuple[str, BaseModel], ...]] = deque(
             maxlen=broker.alert_queue)
         self._pending: deque[mqtt.MQTTMessageInfo] = deque()
+        # Console replies waiting for room in the outgoing window (REPLY_WINDOW).
+        # A lock of its own, never held while publishing: the lane is emptied from
+        # on_publish too, where paho holds its message mutex (see the ack lock).
+        self._reply_lock = threading.Lock()
+        self._replies: deque[tuple[str, bytes, Properties]] = deque()
         # The ack counters have a lock of their own: paho calls on_publish holding
         # its message mutex, which the engine thread takes (in publish) while
         # holding self._lock; taking self._lock there would deadlock.
@@ -330,6 +346,7 @@ class MqttPublisher:
         self._busy_refused = 0
         self._replies_refused = 0
         self._replies_shed = 0
+        self._replies_failed = 0  # under the ack lock (counted on paho's thread too)
         self._takeovers = 0
         self._takeovers_unreported = 0
         self._disconnect_times: deque[float] = deque(maxlen=UNSTABLE_COUNT)
@@ -393,6 +410,7 @@ class MqttPublisher:
         with self._lock:
             with self._ack_lock:
                 outgoing, peak = self._sent - self._acked, self._outgoing_peak
+                failed = self._replies_failed
             return PublisherCounters(
                 connects=self._connects,
                 disconnects=self._disconnects,
@@ -409,7 +427,7 @@ class MqttPublisher:
                 republishes=self._republishes,
                 retained_commands_ignored=self._retained_ignored,
                 commands_refused_busy=self._busy_refused,
-                replies_refused=self._replies_refused,
+                replies_refused=self._replies_refused + failed,
                 replies_shed=self._replies_shed,
                 takeovers=self._takeovers,
             )
@@ -661,7 +679,8 @@ class MqttPublisher:
         if problem is not None:
             with self._lock:
                 self._replies_refused += 1
-            log.warning("mqtt_reply_refused", command=request.shown_name, reason=problem)
+            log_limited(self.log_quota, log, "warning", "mqtt_reply_refused",
+                        command=request.shown_name, reason=problem)
             return False
         props = _publish_properties()
         props.ContentType = "application/json"
@@ -670,21 +689,41 @@ class MqttPublisher:
         with self._lock:
             if not self._online:
                 return False
-            if self.outgoing >= limit:
+        with self._reply_lock:
+            shed = len(self._replies) >= limit
+            if not shed:
+                self._replies.append((topic, payload, props))
+        if shed:
+            with self._lock:
                 self._replies_shed += 1
-                shed = self._replies_shed
-                if shed == 1 or shed % 1000 == 0:
-                    log.error("mqtt_replies_shed", shed_total=shed, outgoing=self.outgoing,
-                              command=request.shown_name)
-                return False
+                total = self._replies_shed
+            log_limited(self.log_quota, log, "error", "mqtt_replies_shed", shed_total=total,
+                        outgoing=self.outgoing, command=request.shown_name)
+            return False
+        self._pump_replies()
+        return True
+
+    def _pump_replies(self) -> None:
+        """Hand waiting replies to paho while fewer than :data:`REPLY_WINDOW` messages
+        are unacknowledged (engine thread after a reply, paho thread after an ack)."""
+        while True:
+            with self._ack_lock:
+                if self._sent - self._acked >= REPLY_WINDOW:
+                    return
+            with self._reply_lock:
+                if not self._replies:
+                    return
+                topic, payload, props = self._replies.popleft()
             try:
                 info = self._client.publish(topic, payload, qos=QOS, properties=props)
             except ValueError as exc:  # a second net under reply_problem
-                self._replies_refused += 1
-                log.error("mqtt_reply_refused", command=request.shown_name, reason=str(exc))
-                return False
-            self._track(info)
-            return info.rc == MQTTErrorCode.MQTT_ERR_SUCCESS
+                with self._ack_lock:
+                    self._replies_failed += 1
+                log.error("mqtt_reply_refused", reason=str(exc))
+                continue
+            if info.rc in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
+                with self._ack_lock:  # acknowledged like every QoS 1 message
+                    self._sent += 1
 
     # ------------------------------------------------------------------ internals (lock held)
 
@@ -985,6 +1024,8 @@ class MqttPublisher:
             log.error("mqtt_publish_refused", reason=str(reason))
         if outgoing <= BACKLOG_LOW and self._backlogged:
             self._leave_backlog(outgoing)
+        if outgoing < REPLY_WINDOW:
+            self._pump_replies()
 
     def _leave_backlog(self, outgoing: int) -> None:
         # On the paho thread; _backlogged is only a hint read without the
@@ -1035,7 +1076,8 @@ class MqttPublisher:
         # restart). Ignore it and clear it (an empty retained message deletes it).
         with self._lock:
             self._retained_ignored += 1
-        log.warning("mqtt_retained_command_ignored", command=shown_name(name), cleared=clear)
+        log_limited(self.log_quota, log, "warning", "mqtt_retained_command_ignored",
+                    command=shown_name(name), cleared=clear)
         if clear:
             with self._lock:
                 # Tracked like every QoS 1 message: its ack is counted too.
@@ -1049,7 +1091,7 @@ class MqttPublisher:
                 self._rebirths_coalesced += 1
                 return
             self._rebirth_pending = True
-        log.info("mqtt_rebirth_requested")
+        log_limited(self.log_quota, log, "info", "mqtt_rebirth_requested")
         try:
             if self._on_rebirth is not None:
                 self._on_rebirth()
@@ -1065,10 +1107,9 @@ class MqttPublisher:
         unanswerable = topic is None or self.topics.reply_problem(topic) is not None
         with self._lock:
             self._busy_refused += 1
-            first = self._busy_refused == 1 or self._busy_refused % 1000 == 0
-        if first:
-            log.warning("console_command_refused_busy", command=request.shown_name,
-                        refused_total=self._busy_refused)
+            total = self._busy_refused
+        log_limited(self.log_quota, log, "warning", "console_command_refused_busy",
+                    command=request.shown_name, refused_total=total)
         if unanswerable:
             return  # counted; no reply could go there (and no log line per request)
         reply = ConsoleReply(

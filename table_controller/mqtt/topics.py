@@ -223,6 +223,13 @@ class TableTopics:
             )
         return None
 
+    def reply_client(self, topic: str | None) -> str | None:
+        """The ``<client>`` of a usable response topic ``reply/<client>`` (see
+        :meth:`reply_problem`), else ``None``: whose console queue a request joins."""
+        if topic is None or self.reply_problem(topic) is not None:
+            return None
+        return topic[len(self.reply_prefix):]
+
     @property
     def all_filter(self) -> str:
         """Subscription filter for every topic of this table (secure ones included)."""
