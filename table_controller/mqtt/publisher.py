@@ -21,10 +21,13 @@ orders our republish after paho's own resend of messages that were in flight
 when the link dropped, so a stale retained copy can never land last.
 
 While offline: state and reader updates are kept (the latest per topic) for
-the republish; events are dropped and counted (their ``seq`` is still used,
-so consumers see the gap and resynchronise from the retained state); alerts go
-into a bounded queue, oldest dropped first, and the number dropped is itself
-published as an ``alert_queue_overflow`` alert once back online.
+the republish; events and notices are kept in order (up to
+:data:`OFFLINE_EVENT_LIMIT`, then dropped and counted: their ``seq`` is still
+used, so consumers see the gap and resynchronise from the retained state) and
+sent *before* the republished state once back, so a short cut loses none;
+alerts go into a bounded queue, oldest dropped first, sent after the
+republish, and the number dropped is itself published as an
+``alert_queue_overflow`` alert once back online.
 
 Every paho callback is wrapped: an exception is logged and counted and the
 loop keeps running (``suppress_exceptions`` is also set as a second net), so
@@ -51,9 +54,15 @@ publisher is *backlogged*: it logs ``mqtt_outgoing_backlog``, raises an
 ``mqtt_backlog`` alert (it arrives behind the backlog) and defers republishing;
 live messages are still queued, never dropped; console replies past
 :data:`REPLY_LIMIT` are shed (counted, logged). Below :data:`BACKLOG_LOW` it
-logs ``mqtt_outgoing_backlog_cleared``. The client id is unguessable by default
-(``stud-table-<table>-<random>``), and a disconnect because another client took
-the id over, or repeated disconnects (:data:`UNSTABLE_COUNT` within
+logs ``mqtt_outgoing_backlog_cleared``.
+
+Console replies wait in a lane of their own (:data:`REPLY_WINDOW`,
+:data:`REPLY_LIMIT`): a card event or an alert never waits behind more than a
+few of them. The client id is unguessable by default
+(``stud-table-<table>-<random>``), drawn afresh at every reconnect and logged
+at debug only; a disconnect because another client took the id over (MQTT 5
+reason 0x8E, or a socket the broker closed and reopened to us at once: what
+Mosquitto 2.0 does), or repeated disconnects (:data:`UNSTABLE_COUNT` within
 :data:`UNSTABLE_WINDOW`), are logged at once and alerted once reconnected.
 """
 
@@ -164,6 +173,16 @@ BUSY_CODE: Final = ReplyCode.BUSY
 
 _TAKEN_OVER: Final = 0x8E
 """MQTT 5 DISCONNECT reason *Session taken over*: another client used our id."""
+
+_CONNECTION_CLOSED: Final = 0x80
+"""The reason paho gives when the broker closed the socket without a DISCONNECT:
+what Mosquitto 2.0 does to a client whose id another client took."""
+
+OFFLINE_EVENT_LIMIT: Final = 1000
+"""Events (and notices) kept while the broker is unreachable, sent in order before
+the republished state once back: a short cut (a client-id takeover, a broker
+restart) loses none. Past it they are dropped and counted; their ``seq`` gap
+tells consumers to resynchronise from the retained state."""
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -321,6 +340,8 @@ class MqttPublisher:
         self._alerts: deque[tuple[tuple[str, BaseModel], ...]] = deque(
             maxlen=broker.alert_queue)
         self._pending: deque[mqtt.MQTTMessageInfo] = deque()
+        # Events and notices published while offline, unstamped (OFFLINE_EVENT_LIMIT).
+        self._offline_events: deque[tuple[tuple[str, BaseModel], ...]] = deque()
         # Console replies waiting for room in the outgoing window (REPLY_WINDOW).
         # A lock of its own, never held while publishing: the lane is emptied from
         # on_publish too, where paho holds its message mutex (see the ack lock).
@@ -361,7 +382,12 @@ class MqttPublisher:
         self._alerts_dropped = 0
 
         self._props = _json_properties()
-        self.client_id = client_id or f"stud-table-{table}-{secrets.token_hex(16)}"
+        self._fixed_id = client_id is not None
+        self.client_id = client_id or _fresh_client_id(table)
+        """The id of the current (or next) connection: a new random one at every
+        reconnect unless configured (docs/mqtt.md "Client id"); never logged at info."""
+        self._suspect_takeover = False
+        self._last_takeover_alert = -UNSTABLE_WINDOW
         self._client = mqtt.Client(
             CallbackAPIVersion.VERSION2,
             client_id=self.client_id,
@@ -517,12 +543,24 @@ class MqttPublisher:
         """
         self._check_table(public.table, secure.table)
         with self._lock:
-            seq, ts = self._seq.next(), self._clock()
             if not self._online:
-                self._events_dropped += 1
+                self._keep_offline((self.topics.events, public),
+                                   (self.topics.secure_events, secure))
                 return
+            seq, ts = self._seq.next(), self._clock()
             self._send(self.topics.events, _stamp(public, seq, ts), retain=False)
             self._send(self.topics.secure_events, _stamp(secure, seq, ts), retain=False)
+
+    def _keep_offline(self, *messages: tuple[str, BaseModel]) -> None:
+        """Keep an event's (or notice's) messages until back online, or drop and count
+        it past :data:`OFFLINE_EVENT_LIMIT` (it takes a ``seq``: the gap shows). Lock held."""
+        if len(self._offline_events) < OFFLINE_EVENT_LIMIT:
+            self._offline_events.append(messages)
+            return
+        self._seq.next()
+        self._events_dropped += 1
+        if self._events_dropped == 1:
+            log.warning("mqtt_offline_events_dropped", kept=OFFLINE_EVENT_LIMIT)
 
     def publish_alert(self, alert: AlertPayload) -> None:
         """Publish one alert; offline it waits in the bounded queue (stamped again when
@@ -612,10 +650,11 @@ class MqttPublisher:
         """
         self._check_table(secure.table, *([public.table] if public is not None else []))
         with self._lock:
-            seq, ts = self._seq.next(), self._clock()
             if not self._online:
-                self._events_dropped += 1
+                self._keep_offline(*([(self.topics.notices, public)] if public is not None
+                                     else []), (self.topics.secure_notices, secure))
                 return
+            seq, ts = self._seq.next(), self._clock()
             if public is not None:
                 self._send(self.topics.notices, _stamp(public, seq, ts), retain=False)
             self._send(self.topics.secure_notices, _stamp(secure, seq, ts), retain=False)
@@ -856,6 +895,12 @@ class MqttPublisher:
                 return
             self._online = True
             self._send(self.topics.status, self._live_status(), retain=True)
+            kept = len(self._offline_events)
+            while self._offline_events:
+                # Before the republished state: they happened before it.
+                seq, ts = self._seq.next(), self._clock()
+                for topic, kept_payload in self._offline_events.popleft():
+                    self._send(topic, _stamp(kept_payload, seq, ts), retain=False)
             self._last_republish = time.monotonic()
             self._republish_locked()
             queued = len(self._alerts)
@@ -880,21 +925,37 @@ class MqttPublisher:
             self._report_link_trouble()
             self._online_event.set()
             events_dropped = self._events_dropped
-        log.info("mqtt_online", alerts_delivered=queued, events_dropped_total=events_dropped,
-                 client_id=self.client_id)
+        # The client id only at debug: whoever reads the log must not learn how to
+        # knock the daemon off the broker.
+        log.info("mqtt_online", alerts_delivered=queued, events_delivered=kept,
+                 events_dropped_total=events_dropped)
+        log.debug("mqtt_client_id", client_id=self.client_id)
 
     def _report_link_trouble(self) -> None:
         # Once reconnected, tell the floor what a supervisor cannot see: the
         # process lived on but the feed was cut (lock held, online).
+        now = time.monotonic()
         if self._takeovers_unreported:
             count, self._takeovers_unreported = self._takeovers_unreported, 0
+            self._suspect_takeover = False
+            self._last_takeover_alert = now
             self._send(self.topics.alerts, self._own_alert(
                 TAKEOVER_CODE,
                 f"Another MQTT client connected with this daemon's client id and"
                 f" knocked it off the broker {count} time(s); the feed was cut meanwhile."
                 " Find that client (broker log) and check who has broker credentials.",
             ), retain=False)
-        now = time.monotonic()
+        elif self._suspect_takeover:
+            self._suspect_takeover = False
+            if now - self._last_takeover_alert >= UNSTABLE_WINDOW:
+                self._last_takeover_alert = now
+                self._send(self.topics.alerts, self._own_alert(TAKEOVER_CODE, (
+                    "The broker closed the daemon's connection and took it back at once:"
+                    " most likely another MQTT client connected with the daemon's client id"
+                    " (or the broker was restarted just then). The daemon reconnected"
+                    + ("" if self._fixed_id else " with a new id")
+                    + "; events meanwhile were kept and delivered. Find that client"
+                    " (broker log) and check who has broker credentials.")), retain=False)
         if self._unstable_pending and now - self._last_unstable_alert >= UNSTABLE_WINDOW:
             detail, self._unstable_pending = self._unstable_pending, None
             self._last_unstable_alert = now
@@ -963,7 +1024,16 @@ class MqttPublisher:
             log.error("mqtt_command_subscribe_refused", reasons=[str(r) for r in reasons])
         self._go_online()
 
+    def _renew_client_id(self) -> None:
+        """A new random id for the next connection (lock held, paho's thread, before
+        paho reconnects): whoever took the old one cannot knock the daemon off
+        again with it. paho has no setter; its connect packet reads ``_client_id``."""
+        self.client_id = _fresh_client_id(self._table)
+        self._client._client_id = self.client_id.encode()
+
     def _handle_connect_fail(self, _client: mqtt.Client, _userdata: object) -> None:
+        with self._lock:
+            self._suspect_takeover = False
         log.warning("mqtt_connect_failed", host=self._broker.host, port=self._broker.port)
 
     def _handle_disconnect(
@@ -988,6 +1058,12 @@ class MqttPublisher:
             if taken_over:
                 self._takeovers += 1
                 self._takeovers_unreported += 1
+            elif was_online and reason.value == _CONNECTION_CLOSED:
+                # Closed by the broker: a takeover if the broker takes us back at
+                # once (a connect failure meanwhile clears it: the broker was away).
+                self._suspect_takeover = True
+            if not self._fixed_id:
+                self._renew_client_id()
             recent = len(self._disconnect_times)
             unstable = recent == UNSTABLE_COUNT and now - self._disconnect_times[0] <= (
                 UNSTABLE_WINDOW
@@ -1003,7 +1079,7 @@ class MqttPublisher:
                     disconnects=disconnects)
         if taken_over:
             # Not a network fault: someone used our client id (docs/mqtt.md).
-            log.error("mqtt_session_taken_over", client_id=self.client_id)
+            log.error("mqtt_session_taken_over", takeovers=self._takeovers)
         if newly_unstable:
             log.error("mqtt_link_unstable", disconnects=disconnects, window=UNSTABLE_WINDOW,
                       reason=str(reason))
@@ -1118,6 +1194,11 @@ class MqttPublisher:
             " send it again", hand=self._hand, to_act=None, pot=None,
         )
         self.reply(request, to_json(reply), limit=BULK_LIMIT)
+
+
+def _fresh_client_id(table: str) -> str:
+    """``stud-table-<table>-<128 random bits>``: unguessable (docs/mqtt.md "Client id")."""
+    return f"stud-table-{table}-{secrets.token_hex(16)}"
 
 
 def _publish_properties() -> Properties:
