@@ -14,8 +14,8 @@ Two runs, one table each, same seed (so the same hands):
   ``--messages`` ``cmd/ack`` requests (QoS 1, a well-formed response topic and
   correlation data each: answerable ones, naming an alert that does not exist) as
   fast as the broker takes them; with ``--takeover`` a second client also
-  connects with the daemon's own client id every second (read from the broker's
-  log, as an attacker on the broker's host could).
+  connects with the daemon's latest client id every second (read again from the
+  broker's log each time, as an attacker on the broker's host could).
 
 Figures per run: card latency (pty frame of a TAG_ARRIVED written -> its
 ``secure/events`` message received) median / p99 / max; cards dealt without an
@@ -39,6 +39,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -121,12 +122,16 @@ def flooder_main(port: int, count: int, out: Path) -> int:
     return 0
 
 
-def takeover_loop(port: int, client_id: str, stop: threading.Event) -> int:
-    """Connect with ``client_id`` once a second until ``stop``; return the connects."""
-
+def takeover_loop(port: int, client_id: Callable[[], str | None],
+                  stop: threading.Event) -> int:
+    """Once a second until ``stop``, read the daemon's latest id (``client_id()``) and
+    connect with it, as an attacker reading the broker's log would; return the connects."""
     connects = 0
     while not stop.wait(1.0):
-        thief = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id,
+        current = client_id()
+        if current is None:
+            continue
+        thief = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=current,
                             protocol=MQTTProtocolVersion.MQTTv5)
         try:
             thief.connect("127.0.0.1", port)
@@ -186,11 +191,10 @@ def run(hands: int, speed: float, seed: int, messages: int, *, takeover: bool = 
                      str(flood_out)])
             thief = None
             if takeover:
-                client_id = daemon_client_id(demo)
-                if client_id is None:
+                if daemon_client_id(demo) is None:
                     raise RuntimeError("the daemon's client id is not in the broker's log")
                 thief = threading.Thread(target=lambda: takeovers.append(
-                    takeover_loop(demo.port, client_id, stop_takeover)))
+                    takeover_loop(demo.port, lambda: daemon_client_id(demo), stop_takeover)))
                 thief.start()
             dealer, elapsed = deal_hands(demo, feed, seed=seed, speed=speed, hands=hands)
             stop_takeover.set()

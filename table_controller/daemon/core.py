@@ -67,18 +67,22 @@ the links stamp their reports with; the journal and payloads get wall time.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, runtime_checkable
 
 import structlog
 
-from firmware_bridge.figures import FigureCounter
-from firmware_bridge.link import ConnectionState, LinkProblem, LinkStats
+from firmware_bridge.link import ConnectionState, LinkStats
 from firmware_bridge.messages import Inventory, ReaderFault, ReaderMessage, TagArrived, TagLeft
+from table_controller.daemon.console_guard import (
+    REJECTED_ALERT_BURST,
+    REJECTED_ALERT_WINDOW,
+    REQUEST_MEMORY,
+    ConsoleGuard,
+)
 from table_controller.daemon.equity_feed import EquityReady
 from table_controller.daemon.floor import (
     MAX_OPEN_ALERTS,
@@ -97,7 +101,14 @@ from table_controller.daemon.projection import (
     public_state,
     secure_state,
 )
+from table_controller.daemon.reader_board import (
+    READER_REFRESH_PERIOD,
+    BoardAlert,
+    LinkStatsSource,
+    ReaderBoard,
+)
 from table_controller.daemon.reconcile import net_difference, reconcile
+from table_controller.daemon.start_phase import StartMachine, StartMove
 from table_controller.domain.cards import Card
 from table_controller.domain.engine.alerts import Alert, AlertCode, Notice, alert_severity
 from table_controller.domain.engine.dealing import DealingEngine, HandState
@@ -126,15 +137,12 @@ from table_controller.mqtt.log_quota import LogQuota, log_limited, write_summari
 from table_controller.mqtt.payloads import (
     AlertChangePayload,
     AlertPayload,
-    AntennaStats,
     ConsoleReply,
     DealerInfo,
     DealerPayload,
     FloorAlert,
     OpenAlertsPayload,
     PublicHandRecord,
-    ReaderStats,
-    ReaderStatus,
     SecureHandRecord,
     SecureState,
     to_json,
@@ -151,40 +159,14 @@ from table_controller.table.presence import PresenceTracker
 
 log = structlog.get_logger(__name__)
 
-READER_REFRESH_PERIOD: Final = 5.0
-"""Seconds between checks of the reader statuses (heartbeat age, error counters):
-a reader's retained topic is republished only if its status changed, so an online
-reader's moves with its heartbeat and an offline reader's stays put."""
-
-_BAD_STATES: Final = frozenset(
-    {
-        ConnectionState.DISCONNECTED,
-        ConnectionState.STALE,
-        ConnectionState.WRONG_READER,
-        ConnectionState.INCOMPATIBLE,
-    }
-)
-"""Link states in which a reader's zones are not being read."""
-
-_PROBLEM_WHY: Final = {
-    LinkProblem.PORT_MISSING: "its port does not exist: unplugged, or a wrong device path",
-    LinkProblem.PERMISSION_DENIED: "the daemon may not open its port (permission denied)",
-    LinkProblem.PORT_BUSY: "another program holds its port",
-    LinkProblem.OPEN_FAILED: "its port cannot be opened",
-    LinkProblem.PORT_LOST: "it is unplugged or not answering",
-    LinkProblem.NO_HELLO: "its port opens but no reader answers on it",
-    LinkProblem.INCOMPATIBLE: "it speaks an unsupported protocol version",
-    LinkProblem.SILENT: "it stopped sending heartbeats",
-}
-"""The floor's words for why a reader is offline (the alert message)."""
-
-
-def _reader_down(state: ConnectionState, stats: LinkStats) -> bool:
-    """Whether a reader's zones are not being read: a bad state, or not online with
-    a known problem (a port that opens but never answers stays in HANDSHAKE)."""
-    return state in _BAD_STATES or (
-        state is not ConnectionState.ONLINE and stats.problem is not None
-    )
+__all__ = [
+    "READER_REFRESH_PERIOD",
+    "REJECTED_ALERT_BURST",
+    "REJECTED_ALERT_WINDOW",
+    "REQUEST_MEMORY",
+    "LinkStatsSource",
+]
+"""Re-exported: their homes are the reader board and the console guard."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,18 +227,6 @@ outside the table's ``reply/`` tree)."""
 BAD_RESPONSE_TOPIC: Final = ReplyCode.BAD_RESPONSE_TOPIC
 """Result code of a console command refused for its *Response Topic*."""
 
-REJECTED_ALERT_BURST: Final = 20
-"""``console_rejected`` alerts published per :data:`REJECTED_ALERT_WINDOW`; more
-are counted and reported in one summary alert: a client sending garbage by the
-thousand must not bury the floor's alerts (or the feed) under its own."""
-
-REJECTED_ALERT_WINDOW: Final = 10.0
-"""Seconds of the ``console_rejected`` alert window."""
-
-REQUEST_MEMORY: Final = 1000
-"""Recent console requests (by correlation data) remembered for idempotency."""
-
-
 @dataclass(frozen=True, slots=True)
 class PublishedAlert:
     """An alert the MQTT side raised and published itself (backlog, link trouble):
@@ -313,10 +283,6 @@ class NotJournaledError(Exception):
     """An input could not be journaled (the core has already reported why)."""
 
 
-LinkStatsSource = Callable[[int], LinkStats | None]
-"""Latest counters of reader ``id``'s link (read from the link, thread-safe)."""
-
-
 DaemonInput = (
     ReaderReport | ReaderStateChange | RebirthRequest | ConsoleCommand | EquityReady
     | PublishedAlert | StopRequest
@@ -369,38 +335,22 @@ class TableCore:
         self._journal_note: str | None = None  # damage found at start, until the next hand
         self._next_journal_retry = 0.0
         self.backlog_refused = 0
-        self._reconciling = False
+        self.start = StartMachine()
+        """The start-up's phase (daemon/start_phase.py)."""
         self._reconcile_deadline = 0.0
         self._inventoried: set[tuple[int, int]] = set()
         self._start_positions: dict[Card, list[tuple[Zone, str | None]]] = {}
         self._buffer: list[ZoneEvent] = []
-        self._quiet = False
         self._seq_failed = False
-        self._settling = False
 
-        self._link_stats = link_stats
         self.registry = registry
         self._wall = wall_clock
         self._mono = mono_clock
-        self._reader_state: dict[int, ConnectionState] = {}
-        self._reader_stats: dict[int, LinkStats] = {}
-        self._offline_alerted: set[int] = set()
-        self._reader_published: dict[int, tuple[object, ...]] = {}
-        self._figures: dict[int, FigureCounter] = {
-            reader.id: FigureCounter() for reader in layout.readers
-        }
-        """Per reader: tags per antenna, reads/s, dropouts (``readers/<id>/stats``)."""
-        """What each reader's retained topic last said (see :meth:`_publish_reader`)."""
-        self._next_reader_refresh = 0.0
+        self.readers = ReaderBoard(table_id, layout, link_stats)
+        """Link states, figures and what to publish of them (daemon/reader_board.py)."""
         self.events_applied = 0
-        self._topics = TableTopics(table_id)
-        self._answered: OrderedDict[bytes, tuple[ConsoleResult, bytes]] = OrderedDict()
-        self._rejected_window_end: float | None = None
-        self._rejected_in_window = 0
-        self._rejected_suppressed = 0
-        self._rejected_last = ""
-        self.console_repeats = 0
-        """Console requests answered from memory instead of applied again."""
+        self.console = ConsoleGuard(TableTopics(table_id))
+        """Response topics, idempotency, rejected-alert windows (daemon/console_guard.py)."""
         self.game = table_game(settings)
         self._equity_sink = equity
         self._spot: EquitySpot | None = None
@@ -420,6 +370,11 @@ class TableCore:
         """Wall time of the last journal record written."""
         self.log_quota = log_quota or LogQuota()
         """Lines per event name per window for what console clients cause."""
+
+    @property
+    def console_repeats(self) -> int:
+        """Console requests answered from memory instead of applied again."""
+        return self.console.repeats
 
     # --------------------------------------------------------------- start-up
 
@@ -526,12 +481,13 @@ class TableCore:
 
     def next_deadline(self) -> float:
         """Monotonic time by which :meth:`tick` must run next."""
-        deadline = self._next_reader_refresh
-        if self._rejected_window_end is not None:
-            deadline = min(deadline, self._rejected_window_end)
+        deadline = self.readers.next_refresh
+        window_end = self.console.next_deadline()
+        if window_end is not None:
+            deadline = min(deadline, window_end)
         if self._backlog or self._journal_problem is not None:
             deadline = min(deadline, self._next_journal_retry)
-        if self._reconciling:
+        if self.start.collecting:
             deadline = min(deadline, self._reconcile_deadline)
         hold = self.presence.next_deadline()
         return min(deadline, hold) if hold is not None else deadline
@@ -540,23 +496,22 @@ class TableCore:
         """Expire presence holds, retry the journal, settle the start and refresh
         reader statuses, each when due."""
         now = self._mono()
-        if self._rejected_window_end is not None and now >= self._rejected_window_end:
-            self._close_rejected_window()
+        self._close_rejected_window(now)
         write_summaries(self.log_quota, log, now)
         events = self.presence.tick(now)
         if events:
             self.feed(events)
-        if self._reconciling:
+        if self.start.collecting:
             self._maybe_settle()
         if (self._backlog or self._journal_problem is not None) and (
             now >= self._next_journal_retry
         ):
             self._retry_journal()
-        if now >= self._next_reader_refresh:
-            self._next_reader_refresh = now + READER_REFRESH_PERIOD
+        if self.readers.refresh_due(now):
             for reader in self.layout.readers:
                 self._publish_reader(reader.id)
-                self._publish_reader_stats(reader.id, now)
+                self._publish(self.publisher.publish_reader_stats,
+                              self.readers.stats(reader.id, now))
 
     # ------------------------------------------------------------ zone events
 
@@ -566,7 +521,7 @@ class TableCore:
         During the start-up reconciliation they are collected instead; while the
         journal cannot be written they wait in the backlog (module docstring).
         """
-        if self._reconciling:
+        if self.start.collecting:
             self._buffer.extend(events)
             self._maybe_settle()
             return
@@ -657,7 +612,7 @@ class TableCore:
             except (OSError, SequenceFileError) as exc:
                 # The journal holds the number too; the floor only guards a lost journal.
                 log.warning("hand_floor_not_saved", error=str(exc))
-        if self._journal_note is not None and not self._settling:
+        if self._journal_note is not None and not self.start.settling:
             # The damaged hand is behind us (a hand opened while the start-up is
             # reconciled is the one whose records were lost: not yet).
             self._journal_note = None
@@ -775,7 +730,7 @@ class TableCore:
     def begin_reconcile(self) -> None:
         """Collect the readers' first reports, then reconcile them with the restored
         hand (see :mod:`table_controller.daemon.reconcile`)."""
-        self._reconciling = True
+        self.start.move(StartMove.BEGIN)
         self._reconcile_deadline = self._mono() + RECONCILE_TIMEOUT
         self._inventoried.clear()
         self._buffer = []
@@ -783,7 +738,7 @@ class TableCore:
     @property
     def reconciling(self) -> bool:
         """True until the start-up reconciliation has been fed."""
-        return self._reconciling
+        return self.start.collecting
 
     def _maybe_settle(self) -> None:
         everyone = set(self.layout.antenna_map)
@@ -792,12 +747,11 @@ class TableCore:
             self._settle(timed_out=not settled)
 
     def _settle(self, timed_out: bool) -> None:
-        self._reconciling = False
-        self._settling = True
+        self.start.move(StartMove.SETTLE)
         try:
             self._settle_now(timed_out)
         finally:
-            self._settling = False
+            self.start.move(StartMove.DONE)
 
     def _settle_now(self, timed_out: bool) -> None:
         buffered, self._buffer = self._buffer, []
@@ -819,7 +773,8 @@ class TableCore:
         # An interrupted hand's last moves are guessed (their order, and what
         # the downtime hid): what the engine makes of them is not the dealer's
         # error, so it is not published; the one alert below says what is known.
-        self._quiet = plan.interrupted
+        if plan.interrupted:
+            self.start.move(StartMove.QUIET)
         if plan.interrupted and hand is not None and hand.number in self._facts:
             self._facts[hand.number].interrupted = True  # its record says so
         try:
@@ -830,7 +785,8 @@ class TableCore:
                 # too): later removals of its cards must not judge it again.
                 self._feed_one(HandEnded(at=self._mono()))
         finally:
-            self._quiet = False
+            if plan.interrupted:
+                self.start.move(StartMove.LOUD)
         if plan.interrupted and hand is not None:
             del hand.alerts[kept:]
         if plan.interrupted:
@@ -873,28 +829,25 @@ class TableCore:
         request with a bad response topic is refused without an answer).
         """
         name = request.shown_name
-        if request.response_topic is not None:
-            problem = self._topics.reply_problem(request.response_topic)
-            if problem is not None:
-                # Refused, not carried out: its requester could never learn the
-                # outcome, and a reply there could forge table data or get the
-                # daemon disconnected (docs/console.md "Replies").
-                self._console_rejected(
-                    name, BAD_RESPONSE_TOPIC, problem,
-                    f"Console command {name!r} refused ({BAD_RESPONSE_TOPIC}): {problem}",
-                    seat=None,
-                )
-                return ConsoleResult(False, BAD_RESPONSE_TOPIC, problem)
-        key = self._request_key(request)
-        if key is not None and key in self._answered:
+        problem = self.console.reply_problem(request)
+        if problem is not None:
+            # Refused, not carried out: its requester could never learn the
+            # outcome, and a reply there could forge table data or get the
+            # daemon disconnected (docs/console.md "Replies").
+            self._console_rejected(
+                name, BAD_RESPONSE_TOPIC, problem,
+                f"Console command {name!r} refused ({BAD_RESPONSE_TOPIC}): {problem}",
+                seat=None,
+            )
+            return ConsoleResult(False, BAD_RESPONSE_TOPIC, problem)
+        key = self.console.key(request)
+        recalled = self.console.recall(key)
+        if recalled is not None:
             # The same request again (a QoS 1 redelivery or a console's retry):
             # answer as the first time, apply nothing twice.
-            result, payload = self._answered[key]
-            self._answered.move_to_end(key)
-            self.console_repeats += 1
             self._log("info", "console_command_repeated", command=name)
-            self._send_reply(request, payload)
-            return result
+            self._send_reply(request, recalled.payload)
+            return recalled.result
         try:
             event = parse_command(request.name, request.payload, self.layout.seats,
                                   at=self._mono())
@@ -920,7 +873,7 @@ class TableCore:
                       code=refusal.code, reason=refusal.message)
             self._reply(request, refusal)
             return refusal
-        if self._reconciling:
+        if self.start.collecting:
             # The dealer acts on the table as it is now: settle the start-up with
             # what the readers reported so far, then apply the command after it.
             self._settle(timed_out=True)
@@ -952,60 +905,34 @@ class TableCore:
         self._remember(key, result, self._reply(request, result))
         return result
 
-    @staticmethod
-    def _request_key(request: CommandRequest) -> bytes | None:
-        """The request id of ``request``: its correlation data, with the command and
-        payload (so a console that reuses correlation data for different commands
-        is not answered from memory); ``None`` without correlation data."""
-        if request.correlation_data is None:
-            return None
-        digest = hashlib.sha256()
-        for part in (request.name.encode("utf-8", "surrogatepass"), request.payload,
-                     request.correlation_data):
-            digest.update(len(part).to_bytes(4, "big"))
-            digest.update(part)
-        return digest.digest()
-
     def _remember(self, key: bytes | None, result: ConsoleResult, payload: bytes) -> None:
-        if key is None:
-            return
-        self._answered[key] = (result, payload)
-        while len(self._answered) > REQUEST_MEMORY:
-            self._answered.popitem(last=False)
+        self.console.remember(key, result, payload)
 
     def _console_rejected(
         self, name: str, code: str, reason: str, message: str, seat: int | None
     ) -> None:
-        """Log and alert a refused console command: a warning and a ``console_rejected``
-        alert each for the first :data:`REJECTED_ALERT_BURST` of a window, then
-        only counted (and logged at debug) until the window's summary."""
-        now = self._mono()
-        if self._rejected_window_end is None:
-            self._rejected_window_end = now + REJECTED_ALERT_WINDOW
-            self._rejected_in_window = 0
-        if self._rejected_in_window < REJECTED_ALERT_BURST:
-            self._rejected_in_window += 1
+        """Log and alert a refused console command within the guard's window (then
+        only counted, and logged at debug, until the window's summary)."""
+        if self.console.rejected(message, self._mono()):
             log.warning("console_command_rejected", command=name, code=code, reason=reason)
             self._daemon_alert(CONSOLE_REJECTED, message, seat=seat)
             return
         # A flood: one line per command would fill the disk (and journald
-        # would drop them anyway); the summary below counts them.
+        # would drop them anyway); the summary counts them.
         log.debug("console_command_rejected", command=name, code=code, reason=reason)
-        self._rejected_suppressed += 1
-        self._rejected_last = message
 
-    def _close_rejected_window(self) -> None:
-        suppressed, self._rejected_suppressed = self._rejected_suppressed, 0
-        self._rejected_window_end = None
-        if suppressed:
-            log.warning("console_rejected_summarised", count=suppressed,
-                        window=REJECTED_ALERT_WINDOW, last=self._rejected_last)
-            self._daemon_alert(
-                CONSOLE_REJECTED,
-                f"{suppressed} more console command(s) were rejected in the last"
-                f" {REJECTED_ALERT_WINDOW:g} s (a flood from a client?). The last:"
-                f" {self._rejected_last}",
-            )
+    def _close_rejected_window(self, now: float) -> None:
+        summary = self.console.close_window(now)
+        if summary is None:
+            return
+        window = self.console.window
+        log.warning("console_rejected_summarised", count=summary.count, window=window,
+                    last=summary.last)
+        self._daemon_alert(
+            CONSOLE_REJECTED,
+            f"{summary.count} more console command(s) were rejected in the last"
+            f" {window:g} s (a flood from a client?). The last: {summary.last}",
+        )
 
     def _reply(self, request: CommandRequest, result: ConsoleResult) -> bytes:
         """Answer ``request`` with ``result``; return the reply's bytes."""
@@ -1050,14 +977,14 @@ class TableCore:
         for output in outputs:
             if isinstance(output, GameEvent) and output.kind is GameEventKind.HAND_STARTED:
                 hand = self.engine.hand
-            if isinstance(output, Alert) and self._quiet:
+            if isinstance(output, Alert) and self.start.quiet:
                 log.info("alert_withheld_interrupted_hand", code=output.code.value)
             elif isinstance(output, Alert):
                 self._raise(alert_payload(self.table_id, hand, output))
                 log.warning("dealing_alert", code=output.code.value, seat=output.seat,
                             street=output.street, rule=output.rule,
                             severity=output.severity.value)
-            elif isinstance(output, Notice) and self._quiet:
+            elif isinstance(output, Notice) and self.start.quiet:
                 log.debug("notice_withheld_interrupted_hand")
             elif isinstance(output, Notice):
                 self._publish(self.publisher.publish_notice,
@@ -1118,74 +1045,47 @@ class TableCore:
 
     def _reader_report(self, item: ReaderReport) -> None:
         message, reader, at = item.message, item.reader_id, item.at
-        figures = self._figures.get(reader)
-        if figures is not None:  # figures only: the table's state comes from presence
-            figures.feed(message, at)
+        self.readers.feed(reader, message, at)
         if isinstance(message, TagArrived):
             events = self.presence.tag_arrived(reader, message.antenna, message.uid, at)
         elif isinstance(message, TagLeft):
             events = self.presence.tag_left(reader, message.antenna, message.uid, at)
         elif isinstance(message, Inventory):
             events = self.presence.inventory(reader, message.antenna, message.uids, at)
-            if self._reconciling:
+            if self.start.collecting:
                 self._inventoried.add((reader, message.antenna))
         elif isinstance(message, ReaderFault):
-            self._reader_fault(reader, message)
+            self._board_alert(self.readers.fault_alert(reader, message))
             return
         else:
             return  # hello and heartbeat are the link's business
         self.feed(events)  # (also when empty: during start-up it may settle the table)
 
-    def _reader_fault(self, reader: int, fault: ReaderFault) -> None:
-        zone = self.layout.zone_for(reader, fault.antenna) if fault.antenna is not None else None
-        where = f"antenna {fault.antenna} ({zone.name})" if zone else "the reader itself"
-        self._daemon_alert(
-            AlertCode.READER_FAULT,
-            f"Reader {reader} reports a fault on {where}: {fault.text or 'no details'}."
-            " Cards there may not be seen until it is fixed.",
-            seat=zone.seat if zone else None,
-        )
-
     def _reader_state_change(self, item: ReaderStateChange) -> None:
         """A link changed state or problem: presence, one alert per outage, and the
-        retained topic if what it shows changed."""
-        reader, state, stats = item.reader_id, item.state, item.stats
-        was_down = reader in self._offline_alerted
-        self._reader_state[reader] = state
-        self._reader_stats[reader] = stats
+        retained topic if what it shows changed (the board decides)."""
+        reader = item.reader_id
+        verdict = self.readers.state_change(reader, item.state, item.stats)
         now = self._mono()
-        if state is ConnectionState.ONLINE:
-            if was_down:
-                self._offline_alerted.discard(reader)
+        if verdict.online:
+            if verdict.back:
                 log.info("reader_back", reader=reader)
             self.feed(self.presence.reader_restored(reader, now))
-        elif _reader_down(state, stats) and not was_down:
-            # Once per outage, whatever the retries and the link's steps in between.
-            self._offline_alerted.add(reader)
+        elif verdict.lost is not None:
             self.presence.reader_lost(reader, now)
-            self._reader_offline_alert(reader, state, stats)
+            self._board_alert(verdict.lost)
         self._publish_reader(reader)
 
-    def _reader_offline_alert(self, reader: int, state: ConnectionState, stats: LinkStats) -> None:
-        zones = ", ".join(zone.name for zone in self.layout.zones_of_reader(reader))
-        problem = stats.problem
-        if state is ConnectionState.WRONG_READER or problem is LinkProblem.WRONG_READER:
-            code = AlertCode.WRONG_READER
-            why = (
-                "another reader answered on its port (a reader plugged into the wrong"
-                " USB port); its tags are ignored so no card lands on the wrong seat"
-            )
-        else:
-            code = AlertCode.READER_OFFLINE
-            known = _PROBLEM_WHY.get(problem) if problem is not None else None
-            why = known or {
-                ConnectionState.DISCONNECTED: "it is unplugged or not answering",
-                ConnectionState.STALE: "it stopped sending heartbeats",
-                ConnectionState.INCOMPATIBLE: "it speaks an unsupported protocol version",
-            }.get(state, state.value)
-        self._daemon_alert(
-            code, f"Reader {reader} is offline ({why}): {zones} are not being read."
-        )
+    def _board_alert(self, alert: BoardAlert) -> None:
+        self._daemon_alert(alert.code, alert.message, seat=alert.seat)
+
+    def _publish_reader(self, reader: int, *, force: bool = False) -> None:
+        """Publish reader ``reader``'s retained status if the board says it changed."""
+        hand = self.engine.hand
+        status = self.readers.status(reader, hand=hand.number if hand else None,
+                                     wall=self._wall(), mono=self._mono(), force=force)
+        if status is not None:
+            self._publish(self.publisher.publish_reader, status)
 
     def _daemon_alert(self, code: AlertCode, message: str, seat: int | None = None) -> None:
         hand = self.engine.hand
@@ -1391,117 +1291,3 @@ class TableCore:
         for number in [n for n in self._facts if n != current]:
             if before is None or number != before.number:
                 del self._facts[number]
-
-    def _publish_reader(self, reader: int, *, force: bool = False) -> None:
-        """Publish reader ``reader``'s retained status if it changed since it was last
-        published (or ``force``): its shown state, last heartbeat or error counters.
-        Consumers get a message when there is something new to show, not one per
-        link retry or per refresh of a reader that stays offline."""
-        state, stats = self._reader_link(reader)
-        last_hb = stats.last_heartbeat
-        shown = _shown_state(state, stats)
-        reason = stats.problem.value if stats.problem is not None else None
-        detail = stats.problem_detail if reason is not None else ""
-        firmware = (".".join(map(str, stats.hello.firmware_version))
-                    if stats.hello is not None else None)
-        frame_errors = _frame_errors(stats)
-        # The heartbeat's monotonic stamp, not its wall-clock rendering: the latter
-        # drifts by float noise between two refreshes of an unchanged reader. The
-        # reason and its detail are part of what it shows: a change of cause is news,
-        # the link's retries with the same cause are not (issue 13).
-        key = (shown, reason, detail, firmware, last_hb, tuple(frame_errors.values()))
-        if not force and self._reader_published.get(reader) == key:
-            return
-        self._reader_published[reader] = key
-        hand = self.engine.hand
-        self._publish(
-            self.publisher.publish_reader,
-            ReaderStatus(
-                table=self.table_id,
-                hand=hand.number if hand else None,
-                seq=0,
-                ts=0.0,
-                reader=str(reader),
-                state=shown,
-                reason=reason,  # type: ignore[arg-type]  # LinkProblem values == ReaderProblem
-                detail=detail,
-                firmware=firmware,
-                last_heartbeat=(
-                    self._wall() - (self._mono() - last_hb) if last_hb is not None else None
-                ),
-                frame_errors=frame_errors,
-                zones=[zone.name for zone in self.layout.zones_of_reader(reader)],
-            )
-        )
-
-    def _reader_link(self, reader: int) -> tuple[ConnectionState, LinkStats]:
-        """Reader ``reader``'s link state and freshest counters."""
-        state = self._reader_state.get(reader, ConnectionState.CONNECTING)
-        fresh = self._link_stats(reader) if self._link_stats else None
-        return state, fresh or self._reader_stats.get(reader, LinkStats())
-
-    def _publish_reader_stats(self, reader: int, now: float) -> None:
-        """Publish reader ``reader``'s periodic figures: counts per antenna, never
-        a UID (``readers/<id>/stats``, issue 13)."""
-        state, stats = self._reader_link(reader)
-        figures = self._figures[reader].snapshot(now)
-        config = self.layout.reader(reader)
-        ports = sorted({a.port for a in figures.antennas} | set(config.antennas if config else ()))
-        antennas = []
-        for port in ports:
-            zone = self.layout.zone_for(reader, port)
-            seen = figures.antenna(port)
-            antennas.append(AntennaStats(
-                port=port,
-                zone=zone.name if zone is not None else None,
-                tags=seen.count if seen is not None else 0,
-                reads_per_s=round(seen.reads_per_s, 2) if seen is not None else 0.0,
-                dropouts=seen.dropouts if seen is not None else 0,
-            ))
-        self._publish(
-            self.publisher.publish_reader_stats,
-            ReaderStats(
-                table=self.table_id,
-                ts=0.0,
-                reader=str(reader),
-                state=_shown_state(state, stats),
-                firmware=figures.firmware_text,
-                heartbeat_age=(round(figures.heartbeat_age, 3)
-                               if figures.heartbeat_age is not None else None),
-                frame_errors=_frame_errors(stats),
-                antennas=antennas,
-            ),
-        )
-
-
-def _shown_state(state: ConnectionState, stats: LinkStats) -> str:
-    """The state a reader's topic shows: ``offline`` for a port that cannot be
-    opened; for one still connecting or in handshake once the link knows why
-    nothing arrives, the state that reason leads to (the link names the reason a
-    moment before it changes state: shown this way, the topic changes once)."""
-    if state is ConnectionState.DISCONNECTED:
-        return "offline"
-    if state in (ConnectionState.CONNECTING, ConnectionState.HANDSHAKE) and stats.problem:
-        return _PROBLEM_STATE.get(stats.problem, "offline")
-    return str(state.value)
-
-
-_PROBLEM_STATE: Final = {
-    LinkProblem.WRONG_READER: ConnectionState.WRONG_READER.value,
-    LinkProblem.INCOMPATIBLE: ConnectionState.INCOMPATIBLE.value,
-}
-"""Problems with a state of their own (see :func:`_shown_state`)."""
-
-
-def _frame_errors(stats: LinkStats) -> dict[str, int]:
-    """The frame error counters every reader payload carries (``missed``: sequence gaps)."""
-    return {
-        "crc": stats.crc_errors,
-        "framing": stats.framing_errors,
-        "oversized": stats.oversized,
-        "truncated": stats.truncated,
-        "unknown_type": stats.unknown_type,
-        "unsupported_version": stats.unsupported_version,
-        "malformed": stats.malformed,
-        "missed": stats.frames_missed,
-    }
