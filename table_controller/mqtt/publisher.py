@@ -74,7 +74,8 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from enum import Enum
 from typing import Any, Final, Literal, Protocol, TypeVar
 
 import paho.mqtt.client as mqtt
@@ -225,6 +226,27 @@ class Publisher(Protocol):
         """Publish ``offline``, wait for acknowledgements (bounded), disconnect."""
 
 
+class PublisherState(Enum):
+    """Where the publisher's connection is (see the module docstring's lifecycle)::
+
+        NEW --start--> CONNECTING --CONNACK--> SUBSCRIBING --SUBACK--> ONLINE
+                          ^   ^______________________|                  |
+                          |____________________disconnect_______________|
+        any --stop--> STOPPING --disconnected--> STOPPED
+    """
+
+    NEW = "new"
+    CONNECTING = "connecting"
+    SUBSCRIBING = "subscribing"
+    """Connected, waiting for the SUBACK of ``cmd/#`` before going online."""
+    ONLINE = "online"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+
+
+_ENDED: Final = frozenset({PublisherState.STOPPING, PublisherState.STOPPED})
+
+
 @dataclass(frozen=True, slots=True)
 class CommandRequest:
     """A message received on ``cmd/<name>`` (other than ``rebirth``).
@@ -244,16 +266,17 @@ class CommandRequest:
         return shown_name(self.name)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PublisherCounters:
-    """Health counters (for the daemon's own status and for tests)."""
+    """Health counters (for the daemon's own status and for tests). The publisher
+    keeps one, updated under its lock; :meth:`MqttPublisher.counters` hands out a copy."""
 
-    connects: int
-    disconnects: int
-    callback_errors: int
-    events_dropped: int
-    alerts_dropped: int
-    alerts_queued: int
+    connects: int = 0
+    disconnects: int = 0
+    callback_errors: int = 0
+    events_dropped: int = 0
+    alerts_dropped: int = 0
+    alerts_queued: int = 0
     outgoing: int = 0
     """Messages handed to paho and not yet acknowledged by the broker."""
     outgoing_peak: int = 0
@@ -325,9 +348,9 @@ class MqttPublisher:
         self._on_alert = on_alert
         self.log_quota = log_quota or LogQuota()
         self._lock = threading.RLock()
-        self._online = False
-        self._started = False
-        self._stopping = False
+        self._life = PublisherState.NEW
+        self._counts = PublisherCounters()
+        """The counters (the queue figures are filled in by :meth:`counters`)."""
         self._hand: int | None = None
         self._health: str | None = None
         self._state: tuple[PublicState, SecureState] | None = None
@@ -356,30 +379,16 @@ class MqttPublisher:
         self._outgoing_peak = 0
         self._backlogged = False
         self._backlog_since = 0.0
-        self._backlog_episodes = 0
         self._rebirth_pending = False
         self._rebirth_timer: threading.Timer | None = None
         self._last_republish = -REBIRTH_MIN_INTERVAL
-        self._rebirths_requested = 0
-        self._rebirths_coalesced = 0
-        self._republishes = 0
-        self._retained_ignored = 0
-        self._busy_refused = 0
-        self._replies_refused = 0
-        self._replies_shed = 0
         self._replies_failed = 0  # under the ack lock (counted on paho's thread too)
-        self._takeovers = 0
         self._takeovers_unreported = 0
         self._disconnect_times: deque[float] = deque(maxlen=UNSTABLE_COUNT)
         self._unstable_pending: str | None = None
         self._last_unstable_alert = -UNSTABLE_WINDOW
         self._subscribe_mid: int | None = None
         self._online_event = threading.Event()
-        self._connects = 0
-        self._disconnects = 0
-        self._callback_errors = 0
-        self._events_dropped = 0
-        self._alerts_dropped = 0
 
         self._props = _json_properties()
         self._fixed_id = client_id is not None
@@ -408,9 +417,9 @@ class MqttPublisher:
     def start(self) -> None:
         """Register the will and start connecting in the background (returns at once)."""
         with self._lock:
-            if self._started:
+            if self._life is not PublisherState.NEW:
                 raise RuntimeError("publisher already started")
-            self._started = True
+            self._life = PublisherState.CONNECTING
             self._set_will()
         self._client.connect_async(
             self._broker.host,
@@ -429,7 +438,13 @@ class MqttPublisher:
     def online(self) -> bool:
         """True between going online and the next disconnect."""
         with self._lock:
-            return self._online
+            return self._life is PublisherState.ONLINE
+
+    @property
+    def lifecycle(self) -> PublisherState:
+        """Where the connection is (:class:`PublisherState`)."""
+        with self._lock:
+            return self._life
 
     def counters(self) -> PublisherCounters:
         """A snapshot of the health counters."""
@@ -437,26 +452,10 @@ class MqttPublisher:
             with self._ack_lock:
                 outgoing, peak = self._sent - self._acked, self._outgoing_peak
                 failed = self._replies_failed
-            return PublisherCounters(
-                connects=self._connects,
-                disconnects=self._disconnects,
-                callback_errors=self._callback_errors,
-                events_dropped=self._events_dropped,
-                alerts_dropped=self._alerts_dropped,
-                alerts_queued=len(self._alerts),
-                outgoing=outgoing,
-                outgoing_peak=peak,
-                backlogged=self._backlogged,
-                backlog_episodes=self._backlog_episodes,
-                rebirths_requested=self._rebirths_requested,
-                rebirths_coalesced=self._rebirths_coalesced,
-                republishes=self._republishes,
-                retained_commands_ignored=self._retained_ignored,
-                commands_refused_busy=self._busy_refused,
-                replies_refused=self._replies_refused + failed,
-                replies_shed=self._replies_shed,
-                takeovers=self._takeovers,
-            )
+            counts = self._counts
+            return replace(counts, alerts_queued=len(self._alerts), outgoing=outgoing,
+                           outgoing_peak=peak, backlogged=self._backlogged,
+                           replies_refused=counts.replies_refused + failed)
 
     @property
     def outgoing(self) -> int:
@@ -478,9 +477,9 @@ class MqttPublisher:
         daemon cannot run). Alerts still queued (broker unreachable) are logged as lost.
         """
         with self._lock:
-            if not self._started or self._stopping:
+            if self._life is PublisherState.NEW or self._life in _ENDED:
                 return
-            self._stopping = True
+            self._life = PublisherState.STOPPING
             if self._rebirth_timer is not None:
                 self._rebirth_timer.cancel()
             # Connected but not yet online (SUBACK pending) still deserves an
@@ -504,7 +503,7 @@ class MqttPublisher:
         self._client.disconnect()
         self._client.loop_stop()
         with self._lock:
-            self._online = False
+            self._life = PublisherState.STOPPED
             self._online_event.clear()
         log.info("mqtt_stopped")
 
@@ -518,7 +517,7 @@ class MqttPublisher:
             seq, ts = self._seq.next(), self._clock()
             stamped = (_stamp(public, seq, ts), _stamp(secure, seq, ts))
             self._state = stamped
-            if self._online:
+            if self._life is PublisherState.ONLINE:
                 self._send(self.topics.state, stamped[0], retain=True)
                 self._send(self.topics.secure_state, stamped[1], retain=True)
 
@@ -532,7 +531,7 @@ class MqttPublisher:
             stamped = _stamp(secure, self._seq.next(), self._clock())
             if self._state is not None:
                 self._state = (self._state[0], stamped)
-            if self._online:
+            if self._life is PublisherState.ONLINE:
                 self._send(self.topics.secure_state, stamped, retain=True)
 
     def publish_event(self, public: PublicEvent, secure: SecureEvent) -> None:
@@ -543,7 +542,7 @@ class MqttPublisher:
         """
         self._check_table(public.table, secure.table)
         with self._lock:
-            if not self._online:
+            if self._life is not PublisherState.ONLINE:
                 self._keep_offline((self.topics.events, public),
                                    (self.topics.secure_events, secure))
                 return
@@ -558,8 +557,8 @@ class MqttPublisher:
             self._offline_events.append(messages)
             return
         self._seq.next()
-        self._events_dropped += 1
-        if self._events_dropped == 1:
+        self._counts.events_dropped += 1
+        if self._counts.events_dropped == 1:
             log.warning("mqtt_offline_events_dropped", kept=OFFLINE_EVENT_LIMIT)
 
     def publish_alert(self, alert: AlertPayload) -> None:
@@ -580,7 +579,7 @@ class MqttPublisher:
         with self._lock:
             stamped = _stamp(payload, self._seq.next(), self._clock())
             self._open_alerts = stamped
-            if self._online:
+            if self._life is PublisherState.ONLINE:
                 self._send(self.topics.alerts_open, stamped, retain=True)
 
     def publish_alert_change(self, change: AlertChangePayload) -> None:
@@ -597,7 +596,7 @@ class MqttPublisher:
         with self._lock:
             stamped = _stamp(payload, self._seq.next(), self._clock())
             self._dealer = stamped
-            if self._online:
+            if self._life is PublisherState.ONLINE:
                 self._send(self.topics.dealer, stamped, retain=True)
 
     def publish_hand(self, public: PublicHandRecord, secure: SecureHandRecord) -> None:
@@ -611,13 +610,13 @@ class MqttPublisher:
 
     def _send_or_queue(self, *messages: tuple[str, BaseModel]) -> None:
         """Send now, or (offline) keep in the bounded queue as one entry (lock held)."""
-        if self._online:
+        if self._life is PublisherState.ONLINE:
             for topic, stamped in messages:
                 self._send(topic, stamped, retain=False)
             return
         if len(self._alerts) == self._alerts.maxlen:
-            self._alerts_dropped += 1  # deque drops the oldest on append
-            if self._alerts_dropped == 1:
+            self._counts.alerts_dropped += 1  # deque drops the oldest on append
+            if self._counts.alerts_dropped == 1:
                 log.warning("mqtt_alert_queue_full", size=self._alerts.maxlen)
         self._alerts.append(messages)
 
@@ -650,7 +649,7 @@ class MqttPublisher:
         """
         self._check_table(secure.table, *([public.table] if public is not None else []))
         with self._lock:
-            if not self._online:
+            if self._life is not PublisherState.ONLINE:
                 self._keep_offline(*([(self.topics.notices, public)] if public is not None
                                      else []), (self.topics.secure_notices, secure))
                 return
@@ -665,7 +664,7 @@ class MqttPublisher:
         with self._lock:
             stamped = _stamp(status, self._seq.next(), self._clock())
             self._readers[status.reader] = stamped
-            if self._online:
+            if self._life is PublisherState.ONLINE:
                 self._send(self.topics.reader(status.reader), stamped, retain=True)
 
     def publish_reader_stats(self, stats: ReaderStats) -> None:
@@ -676,7 +675,7 @@ class MqttPublisher:
         in the way of live events and alerts."""
         self._check_table(stats.table)
         with self._lock:
-            if not self._online or self._backlogged:
+            if self._life is not PublisherState.ONLINE or self._backlogged:
                 return
             stamped = stats.model_copy(update={"ts": self._clock()})
             self._send(self.topics.reader_stats(stats.reader), stamped, retain=False)
@@ -689,7 +688,7 @@ class MqttPublisher:
         request stays pending and is retried by a timer (the live stream first).
         """
         with self._lock:
-            if self._stopping:
+            if self._life in _ENDED:
                 return
             delay = self._republish_delay()
             if delay > 0:
@@ -697,9 +696,9 @@ class MqttPublisher:
                 self._schedule_rebirth(delay)
                 return
             self._rebirth_pending = False
-            if self._online:
+            if self._life is PublisherState.ONLINE:
                 self._last_republish = time.monotonic()
-                self._republishes += 1
+                self._counts.republishes += 1
                 self._republish_locked()
 
     def reply(self, request: CommandRequest, payload: bytes, *, limit: int = REPLY_LIMIT) -> bool:
@@ -717,7 +716,7 @@ class MqttPublisher:
         problem = self.topics.reply_problem(topic)
         if problem is not None:
             with self._lock:
-                self._replies_refused += 1
+                self._counts.replies_refused += 1
             log_limited(self.log_quota, log, "warning", "mqtt_reply_refused",
                         command=request.shown_name, reason=problem)
             return False
@@ -726,7 +725,7 @@ class MqttPublisher:
         if request.correlation_data is not None:
             props.CorrelationData = request.correlation_data
         with self._lock:
-            if not self._online:
+            if self._life is not PublisherState.ONLINE:
                 return False
         with self._reply_lock:
             shed = len(self._replies) >= limit
@@ -734,8 +733,8 @@ class MqttPublisher:
                 self._replies.append((topic, payload, props))
         if shed:
             with self._lock:
-                self._replies_shed += 1
-                total = self._replies_shed
+                self._counts.replies_shed += 1
+                total = self._counts.replies_shed
             log_limited(self.log_quota, log, "error", "mqtt_replies_shed", shed_total=total,
                         outgoing=self.outgoing, command=request.shown_name)
             return False
@@ -788,7 +787,7 @@ class MqttPublisher:
             if problem == self._health:
                 return
             self._health = problem
-            if self._online:
+            if self._life is PublisherState.ONLINE:
                 self._send(self.topics.status, self._live_status(), retain=True)
 
     def _live_status(self) -> StatusPayload:
@@ -833,7 +832,7 @@ class MqttPublisher:
         # get it after the backlog, as the explanation of the delay they saw.
         self._backlogged = True
         self._backlog_since = time.monotonic()
-        self._backlog_episodes += 1
+        self._counts.backlog_episodes += 1
         log.error("mqtt_outgoing_backlog", outgoing=outgoing, limit=BACKLOG_HIGH)
         alert = self._own_alert(
             BACKLOG_CODE,
@@ -866,7 +865,7 @@ class MqttPublisher:
         with self._lock:
             # This timer is done: a republish deferred again must get a new one.
             self._rebirth_timer = None
-            if self._stopping or not self._rebirth_pending:
+            if self._life in _ENDED or not self._rebirth_pending:
                 return
         self.republish_retained()
 
@@ -891,9 +890,9 @@ class MqttPublisher:
 
     def _go_online(self) -> None:
         with self._lock:
-            if self._stopping:
+            if self._life in _ENDED:
                 return
-            self._online = True
+            self._life = PublisherState.ONLINE
             self._send(self.topics.status, self._live_status(), retain=True)
             kept = len(self._offline_events)
             while self._offline_events:
@@ -912,8 +911,8 @@ class MqttPublisher:
                 seq, ts = self._seq.next(), self._clock()
                 for topic, queued_payload in self._alerts.popleft():
                     self._send(topic, _stamp(queued_payload, seq, ts), retain=False)
-            if self._alerts_dropped:
-                dropped, self._alerts_dropped = self._alerts_dropped, 0
+            if self._counts.alerts_dropped:
+                dropped, self._counts.alerts_dropped = self._counts.alerts_dropped, 0
                 overflow = self._own_alert(
                     OVERFLOW_CODE,
                     f"{dropped} alert(s) dropped while the broker was unreachable (alerts,"
@@ -924,7 +923,7 @@ class MqttPublisher:
                 log.error("mqtt_alerts_dropped", dropped=dropped)
             self._report_link_trouble()
             self._online_event.set()
-            events_dropped = self._events_dropped
+            events_dropped = self._counts.events_dropped
         # The client id only at debug: whoever reads the log must not learn how to
         # knock the daemon off the broker.
         log.info("mqtt_online", alerts_delivered=queued, events_delivered=kept,
@@ -962,7 +961,7 @@ class MqttPublisher:
             self._send(self.topics.alerts, self._own_alert(
                 UNSTABLE_CODE,
                 f"The daemon could not stay connected to the broker ({detail});"
-                f" {self._events_dropped} event(s) in total could not be delivered"
+                f" {self._counts.events_dropped} event(s) in total could not be delivered"
                 " (gaps in seq). The retained state is current again. Causes: the"
                 " network or the broker, or another client connecting with this"
                 " daemon's client id (the broker's log names it).",
@@ -976,7 +975,7 @@ class MqttPublisher:
                 handler(*args)
             except Exception:
                 with self._lock:
-                    self._callback_errors += 1
+                    self._counts.callback_errors += 1
                 log.exception("mqtt_callback_failed", callback=name)
 
         return guarded
@@ -993,7 +992,7 @@ class MqttPublisher:
             log.error("mqtt_connect_refused", reason=str(reason))
             return
         with self._lock:
-            self._connects += 1
+            self._counts.connects += 1
         sock = client.socket()
         if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):
             # Small messages must not wait for Nagle + delayed ACK (about 40 ms each).
@@ -1005,6 +1004,8 @@ class MqttPublisher:
         result, mid = client.subscribe(self.topics.cmd_filter, options=options)
         with self._lock:
             self._subscribe_mid = mid
+            if self._life not in _ENDED:
+                self._life = PublisherState.SUBSCRIBING
         if result != MQTTErrorCode.MQTT_ERR_SUCCESS:
             log.error("mqtt_subscribe_failed", rc=mqtt.error_string(result))
 
@@ -1046,17 +1047,17 @@ class MqttPublisher:
     ) -> None:
         now = time.monotonic()
         with self._lock:
-            was_online = self._online
-            self._online = False
+            was_online = self._life is PublisherState.ONLINE
             self._online_event.clear()
-            self._disconnects += 1
-            if self._stopping:
+            self._counts.disconnects += 1
+            if self._life in _ENDED:
                 return
+            self._life = PublisherState.CONNECTING  # paho reconnects by itself
             self._set_will()
             self._disconnect_times.append(now)
             taken_over = reason.value == _TAKEN_OVER
             if taken_over:
-                self._takeovers += 1
+                self._counts.takeovers += 1
                 self._takeovers_unreported += 1
             elif was_online and reason.value == _CONNECTION_CLOSED:
                 # Closed by the broker: a takeover if the broker takes us back at
@@ -1071,15 +1072,15 @@ class MqttPublisher:
             newly_unstable = unstable and self._unstable_pending is None
             if unstable:
                 self._unstable_pending = (
-                    f"{self._disconnects} disconnects since start, {recent} within"
+                    f"{self._counts.disconnects} disconnects since start, {recent} within"
                     f" {now - self._disconnect_times[0]:.0f} s, last reason: {reason}"
                 )
-            disconnects = self._disconnects
+            disconnects = self._counts.disconnects
         log.warning("mqtt_disconnected", reason=str(reason), was_online=was_online,
                     disconnects=disconnects)
         if taken_over:
             # Not a network fault: someone used our client id (docs/mqtt.md).
-            log.error("mqtt_session_taken_over", takeovers=self._takeovers)
+            log.error("mqtt_session_taken_over", takeovers=self._counts.takeovers)
         if newly_unstable:
             log.error("mqtt_link_unstable", disconnects=disconnects, window=UNSTABLE_WINDOW,
                       reason=str(reason))
@@ -1111,7 +1112,7 @@ class MqttPublisher:
                 return
             self._backlogged = False
             lasted = time.monotonic() - self._backlog_since
-            shed = self._replies_shed
+            shed = self._counts.replies_shed
         with self._ack_lock:
             peak = self._outgoing_peak
         log.warning("mqtt_outgoing_backlog_cleared", outgoing=outgoing, seconds=round(lasted, 2),
@@ -1151,7 +1152,7 @@ class MqttPublisher:
         # (re)connect of the daemon (a retained cmd/hand started a hand at each
         # restart). Ignore it and clear it (an empty retained message deletes it).
         with self._lock:
-            self._retained_ignored += 1
+            self._counts.retained_commands_ignored += 1
         log_limited(self.log_quota, log, "warning", "mqtt_retained_command_ignored",
                     command=shown_name(name), cleared=clear)
         if clear:
@@ -1161,10 +1162,10 @@ class MqttPublisher:
 
     def _rebirth_requested(self) -> None:
         with self._lock:
-            self._rebirths_requested += 1
+            self._counts.rebirths_requested += 1
             if self._rebirth_pending:
                 # One pending request serves every consumer: coalesce.
-                self._rebirths_coalesced += 1
+                self._counts.rebirths_coalesced += 1
                 return
             self._rebirth_pending = True
         log_limited(self.log_quota, log, "info", "mqtt_rebirth_requested")
@@ -1182,8 +1183,8 @@ class MqttPublisher:
         topic = request.response_topic
         unanswerable = topic is None or self.topics.reply_problem(topic) is not None
         with self._lock:
-            self._busy_refused += 1
-            total = self._busy_refused
+            self._counts.commands_refused_busy += 1
+            total = self._counts.commands_refused_busy
         log_limited(self.log_quota, log, "warning", "console_command_refused_busy",
                     command=request.shown_name, refused_total=total)
         if unanswerable:

@@ -27,6 +27,7 @@ from table_controller.mqtt.publisher import (
     TAKEOVER_CODE,
     CommandRequest,
     MqttPublisher,
+    PublisherState,
 )
 from table_controller.mqtt.sequence import SequenceCounter
 from table_controller.mqtt.topics import TableTopics, is_secure
@@ -630,3 +631,27 @@ def test_a_rebirth_deferred_twice_still_happens(
         os.kill(mosquitto.pid, signal.SIGCONT)
     sub.wait_topic(TOPICS.state, lambda p: p["seq"] > first["seq"])
     assert pub.counters().republishes == 1
+
+
+def test_the_lifecycle_is_one_state(
+    persistent_broker: MosquittoBroker, tmp_path: Path, publishers: list
+) -> None:
+    """Issue 20: five flags (started, stopping, online, subscribe pending, ...) are one
+    lifecycle state now: NEW, CONNECTING, SUBSCRIBING, ONLINE, STOPPING, STOPPED."""
+    broker = persistent_broker
+    pub = MqttPublisher(sample.TABLE, BrokerConfig(port=broker.port, reconnect_max_delay=1),
+                        SequenceCounter(tmp_path / "life.seq"))
+    publishers.append(pub)
+    assert pub.lifecycle is PublisherState.NEW
+    pub.start()
+    assert pub.wait_online(WAIT)
+    assert pub.lifecycle is PublisherState.ONLINE
+    broker.stop()
+    wait_until(lambda: pub.lifecycle is PublisherState.CONNECTING, what="the cut seen")
+    broker.start()
+    assert pub.wait_online(WAIT)
+    with pytest.raises(RuntimeError):
+        pub.start()
+    pub.stop()
+    assert pub.lifecycle is PublisherState.STOPPED
+    assert pub.counters().connects == 2
