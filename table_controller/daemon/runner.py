@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -56,7 +57,7 @@ from table_controller.records.journal import (
     read_journal,
 )
 from table_controller.records.script import event_to_op, parse_settings
-from table_controller.table.deck import load_decks
+from table_controller.table.deck import DeckRegistry, load_decks
 from table_controller.table.layout import TableLayout, load_layout
 from table_controller.table.presence import PresenceTracker
 
@@ -167,7 +168,14 @@ class Daemon:
         """Load the layout and decks (raising ``ConfigError``), lock the journal
         (raising :class:`StartRefusedError` if another daemon holds it) and prepare
         every part. A journal that cannot be opened does not stop the start: the
-        daemon runs degraded and retries it (docs/daemon.md)."""
+        daemon runs degraded and retries it (docs/daemon.md). Whatever fails on
+        the way, what was taken (the lock, the journal) is given back."""
+        with ExitStack() as stack:
+            self._prepare(config, stack)
+            stack.pop_all()  # all built: run() and its shutdown release them now
+
+    def _prepare(self, config: DaemonConfig, stack: ExitStack) -> None:
+        """The body of :meth:`__init__`; everything taken is pushed on ``stack``."""
         self.config = config
         self.layout = load_layout(config.table.layout)
         registry = load_decks(config.table.decks)
@@ -186,6 +194,7 @@ class Daemon:
             raise StartRefusedError(
                 f"{directory}: cannot use the journal directory: {exc}"
             ) from None
+        stack.callback(self.lock.release)
         self._journal_path = journal_path(config)
         try:
             self._records = read_journal(self._journal_path).records
@@ -200,6 +209,24 @@ class Daemon:
             and sequence_path(config).exists()
             and not archived_last_jseq(self._journal_path)
         )
+        self._open_counters(config)
+        self.journal: Journal | None = None
+        self._open_error: str | None = None
+        if self._unreadable is None:
+            try:
+                self.journal = self._open_journal()
+            except JournalError as exc:
+                self._open_error = str(exc)
+            else:
+                stack.callback(self.journal.close)
+        self._build_parts(config, registry)
+        self._stopping = threading.Event()
+        self._next_collect = math.inf
+        """When the engine loop runs its next full collection (settled daemons only)."""
+
+    def _open_counters(self, config: DaemonConfig) -> None:
+        """The hand floor, the sequence counter (raising :class:`StartRefusedError`)
+        and the alert ids, each persisted beside the journal."""
         try:
             self.hand_floor: SequenceCounter | None = SequenceCounter(
                 hand_floor_path(config), block=1
@@ -212,7 +239,6 @@ class Daemon:
             sequence = SequenceCounter(sequence_path(config), clock=time.time)
             self.sequence = sequence
         except SequenceFileError as exc:
-            self.lock.release()
             raise StartRefusedError(str(exc)) from None
         try:
             # Alert ids (issue 14) never repeat: a counter of their own (so they
@@ -223,19 +249,15 @@ class Daemon:
             alert_ids = sequence  # still never repeats; costs a seq gap per alert
         table_id = config.table.id
         self.new_alert_id: Callable[[], str] = lambda: f"{table_id}:{alert_ids.next()}"
-        self.journal: Journal | None = None
-        self._open_error: str | None = None
-        if self._unreadable is None:
-            try:
-                self.journal = self._open_journal()
-            except JournalError as exc:
-                self._open_error = str(exc)
+
+    def _build_parts(self, config: DaemonConfig, registry: DeckRegistry) -> None:
+        """The publisher, the links, the equity worker and the core (nothing started)."""
         # One quota for the log lines console clients can cause (publisher and core).
         self.log_quota = LogQuota()
         self.publisher = MqttPublisher(
             config.table.id,
             config.broker,
-            sequence,
+            self.sequence,
             # None: an unguessable id per start (docs/mqtt.md "Client id").
             client_id=config.broker.client_id,
             # paho's thread only enqueues; the engine thread parses and applies.
@@ -256,18 +278,7 @@ class Daemon:
             )
             for reader in self.layout.readers
         }
-        self.equity_mode = os.environ.get(EQUITY_WORKER_ENV, "process")
-        self.equity_child: ChildProcess | None = None
-        self.equity: EquityWorker | None = None
-        if self.equity_mode != "off":
-            compute: Compute = compute_live
-            if self.equity_mode != "thread":
-                self.equity_child = compute = ChildProcess(table_game(self.settings))
-            # The worker only enqueues its results; the engine thread publishes them.
-            self.equity = EquityWorker(
-                self.inbox.put, compute,
-                prepare=self.equity_child.start if self.equity_child is not None else None,
-            )
+        self._build_equity()
         self.core = TableCore(
             table_id=config.table.id,
             settings=self.settings,
@@ -283,9 +294,21 @@ class Daemon:
             alert_ids=self.new_alert_id,
             log_quota=self.log_quota,
         )
-        self._stopping = threading.Event()
-        self._next_collect = math.inf
-        """When the engine loop runs its next full collection (settled daemons only)."""
+
+    def _build_equity(self) -> None:
+        """The live-equity worker as :data:`EQUITY_WORKER_ENV` says (not started)."""
+        self.equity_mode = os.environ.get(EQUITY_WORKER_ENV, "process")
+        self.equity_child: ChildProcess | None = None
+        self.equity: EquityWorker | None = None
+        if self.equity_mode != "off":
+            compute: Compute = compute_live
+            if self.equity_mode != "thread":
+                self.equity_child = compute = ChildProcess(table_game(self.settings))
+            # The worker only enqueues its results; the engine thread publishes them.
+            self.equity = EquityWorker(
+                self.inbox.put, compute,
+                prepare=self.equity_child.start if self.equity_child is not None else None,
+            )
 
     def _open_journal(self) -> Journal:
         """Open the live journal, recovering a damaged one, headed by the ``table`` op."""
