@@ -77,6 +77,7 @@ import structlog
 
 from firmware_bridge.link import ConnectionState, LinkStats
 from firmware_bridge.messages import Inventory, ReaderFault, ReaderMessage, TagArrived, TagLeft
+from table_controller.daemon.alert_bridge import AlertBridge
 from table_controller.daemon.console_guard import (
     REJECTED_ALERT_BURST,
     REJECTED_ALERT_WINDOW,
@@ -85,8 +86,6 @@ from table_controller.daemon.console_guard import (
 )
 from table_controller.daemon.equity_feed import EquityReady
 from table_controller.daemon.floor import (
-    MAX_OPEN_ALERTS,
-    TABLE_ACTOR,
     AlertBook,
     BookAlert,
     alert_from_op,
@@ -138,9 +137,7 @@ from table_controller.mqtt.payloads import (
     AlertChangePayload,
     AlertPayload,
     ConsoleReply,
-    DealerInfo,
     DealerPayload,
-    FloorAlert,
     OpenAlertsPayload,
     PublicHandRecord,
     SecureHandRecord,
@@ -360,9 +357,8 @@ class TableCore:
         self.equity_published = 0
         self.equity_stale = 0
         """Results that reached the engine thread after a newer card: not published."""
-        self.book = AlertBook()
-        """Open alerts and the dealer on duty (issue 14), journaled and restored."""
-        self._alert_ids = alert_ids
+        self.alerts = AlertBridge(table_id, AlertBook(), alert_ids)
+        """Raised alerts to the floor's book and its payloads (daemon/alert_bridge.py)."""
         self._floor = publisher if isinstance(publisher, FloorPublisher) else None
         self._facts: dict[int, HandFacts] = {}
         """Facts of the hands not yet recorded (the current one, and one just closed)."""
@@ -370,6 +366,11 @@ class TableCore:
         """Wall time of the last journal record written."""
         self.log_quota = log_quota or LogQuota()
         """Lines per event name per window for what console clients cause."""
+
+    @property
+    def book(self) -> AlertBook:
+        """Open alerts and the dealer on duty (issue 14), journaled and restored."""
+        return self.alerts.book
 
     @property
     def console_repeats(self) -> int:
@@ -1100,56 +1101,34 @@ class TableCore:
 
     # ---------------------------------------------------------------- the floor (issue 14)
 
-    def _new_alert_id(self) -> str:
-        if self._alert_ids is not None:
-            return self._alert_ids()
-        return f"{self.table_id}:{self.book.highest_number + 1}"
-
-    def _dealer_info(self) -> DealerInfo | None:
-        dealer = self.book.dealer
-        return DealerInfo(id=dealer.id, name=dealer.name) if dealer is not None else None
-
     def _raise(self, payload: AlertPayload) -> None:
-        """Raise one alert: give it its id and the dealer on duty, journal it, add it to
-        the open set, publish it and the new ``alerts/open``. An alert that cannot be
-        journaled (the journal is what failed) is still published and kept open in
-        memory: the floor must see it; it is said in the log."""
-        alert_id = self._new_alert_id()
-        dealer = self.book.dealer
-        payload = payload.model_copy(update={"id": alert_id, "dealer": self._dealer_info()})
-        entry = BookAlert(
-            id=alert_id, code=payload.code, message=payload.message, hand=payload.hand,
-            raised_ts=self._wall(), dealer=dealer, seat=payload.seat, street=payload.street,
-            rule=payload.rule,
-        )
-        self._keep_alert(entry)
-        self._publish(self.publisher.publish_alert, payload)
+        """Raise one alert: the bridge gives it its id and the dealer on duty; journal
+        it, add it to the open set, publish it and the new ``alerts/open``. An alert
+        that cannot be journaled (the journal is what failed) is still published and
+        kept open in memory: the floor must see it; it is said in the log."""
+        raised = self.alerts.raise_alert(payload, self._wall())
+        self._keep_alert(raised.entry)
+        self._publish(self.publisher.publish_alert, raised.payload)
         self._publish_open()
 
     def _adopt_alert(self, payload: AlertPayload) -> None:
         """An alert the MQTT side raised and published: it joins the open set."""
-        if not payload.id:
+        entry = self.alerts.adopt(payload)
+        if entry is None:
             return
-        dealer = payload.dealer
-        self._keep_alert(BookAlert(
-            id=payload.id, code=payload.code, message=payload.message, hand=payload.hand,
-            raised_ts=payload.ts, seat=payload.seat, street=payload.street, rule=payload.rule,
-            dealer=None if dealer is None else self.book.dealer,
-        ))
+        self._keep_alert(entry)
         self._publish_open()
 
     def _keep_alert(self, entry: BookAlert) -> None:
         """Journal and book one raised alert (and note it in its hand's facts)."""
         self._journal_fact(entry.as_op())
-        pushed = self.book.raise_alert(entry)
+        closings = self.alerts.keep(entry)
         self._note_alert(entry.hand, entry.id, entry.code.value, entry.severity.value)
-        for old in pushed:
+        for closing in closings:
             # The open set is bounded (floor.MAX_OPEN_ALERTS): the oldest is closed
             # by the table itself, visibly: journaled, published, logged.
-            log.warning("alert_closed_open_set_full", alert=old.id, code=old.code.value)
-            self._apply_floor(AlertResolve(
-                old.id, TABLE_ACTOR, f"closed by the table: more than {MAX_OPEN_ALERTS}"
-                " alerts were open (the oldest are closed first)"))
+            log.warning("alert_closed_open_set_full", alert=closing.alert)
+            self._apply_floor(closing)
 
     def _journal_fact(self, op: Mapping[str, Any]) -> bool:
         """Journal an alert or lifecycle record; False (said in the log) if it cannot
@@ -1179,12 +1158,8 @@ class TableCore:
             self._publish_dealer()
             return
         if self._floor is not None:
-            hand = self.engine.hand
-            self._publish(self._floor.publish_alert_change, AlertChangePayload(
-                table=self.table_id, hand=hand.number if hand else None, seq=0, ts=0.0,
-                id=change.id, state=change.state, by=change.by, note=change.note,
-                at_ts=change.at_ts,
-            ))
+            self._publish(self._floor.publish_alert_change,
+                          self.alerts.change(change, self._hand_number()))
         self._publish_open()
 
     def _floor_command(self, request: CommandRequest, key: bytes | None,
@@ -1221,22 +1196,17 @@ class TableCore:
         return result
 
     def _publish_open(self) -> None:
-        if self._floor is None:
-            return
-        hand = self.engine.hand
-        self._publish(self._floor.publish_open_alerts, OpenAlertsPayload(
-            table=self.table_id, hand=hand.number if hand else None, seq=0, ts=0.0,
-            alerts=[FloorAlert.model_validate(a.as_open()) for a in self.book.open_alerts()],
-        ))
+        if self._floor is not None:
+            self._publish(self._floor.publish_open_alerts,
+                          self.alerts.open_alerts(self._hand_number()))
 
     def _publish_dealer(self) -> None:
-        if self._floor is None:
-            return
+        if self._floor is not None:
+            self._publish(self._floor.publish_dealer, self.alerts.dealer(self._hand_number()))
+
+    def _hand_number(self) -> int | None:
         hand = self.engine.hand
-        self._publish(self._floor.publish_dealer, DealerPayload(
-            table=self.table_id, hand=hand.number if hand else None, seq=0, ts=0.0,
-            dealer=self._dealer_info(), since=self.book.dealer_since,
-        ))
+        return hand.number if hand else None
 
     # ---------------------------------------------------------------- hand records
 
