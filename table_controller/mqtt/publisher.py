@@ -74,7 +74,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Final, Literal, Protocol, TypeVar
 
@@ -247,6 +247,21 @@ class PublisherState(Enum):
 _ENDED: Final = frozenset({PublisherState.STOPPING, PublisherState.STOPPED})
 
 
+@dataclass(slots=True)
+class _LinkTrouble:
+    """What the publisher knows of its link's trouble, until it is reported (lock held)."""
+
+    disconnect_times: deque[float] = field(default_factory=lambda: deque(maxlen=UNSTABLE_COUNT))
+    unstable_pending: str | None = None
+    """Why the link is unstable, to alert once back online (None: nothing to say)."""
+    last_unstable_alert: float = -UNSTABLE_WINDOW
+    takeovers_unreported: int = 0
+    """DISCONNECT 0x8E received since the last takeover alert."""
+    suspect_takeover: bool = False
+    """A socket the broker closed; a takeover if the first reconnect succeeds."""
+    last_takeover_alert: float = -UNSTABLE_WINDOW
+
+
 @dataclass(frozen=True, slots=True)
 class CommandRequest:
     """A message received on ``cmd/<name>`` (other than ``rebirth``).
@@ -383,10 +398,7 @@ class MqttPublisher:
         self._rebirth_timer: threading.Timer | None = None
         self._last_republish = -REBIRTH_MIN_INTERVAL
         self._replies_failed = 0  # under the ack lock (counted on paho's thread too)
-        self._takeovers_unreported = 0
-        self._disconnect_times: deque[float] = deque(maxlen=UNSTABLE_COUNT)
-        self._unstable_pending: str | None = None
-        self._last_unstable_alert = -UNSTABLE_WINDOW
+        self._trouble = _LinkTrouble()
         self._subscribe_mid: int | None = None
         self._online_event = threading.Event()
 
@@ -395,22 +407,25 @@ class MqttPublisher:
         self.client_id = client_id or _fresh_client_id(table)
         """The id of the current (or next) connection: a new random one at every
         reconnect unless configured (docs/mqtt.md "Client id"); never logged at info."""
-        self._suspect_takeover = False
-        self._last_takeover_alert = -UNSTABLE_WINDOW
-        self._client = mqtt.Client(
+        self._client = self._make_client(broker)
+
+    def _make_client(self, broker: BrokerConfig) -> mqtt.Client:
+        """The paho client, every callback wrapped (see the module docstring)."""
+        client = mqtt.Client(
             CallbackAPIVersion.VERSION2,
             client_id=self.client_id,
             protocol=MQTTProtocolVersion.MQTTv5,
         )
         # Second net under our own wrappers: paho logs and swallows instead of
         # letting an exception end its loop thread.
-        configure_client(self._client, broker)
-        self._client.on_connect = self._guard("on_connect", self._handle_connect)
-        self._client.on_connect_fail = self._guard("on_connect_fail", self._handle_connect_fail)
-        self._client.on_disconnect = self._guard("on_disconnect", self._handle_disconnect)
-        self._client.on_subscribe = self._guard("on_subscribe", self._handle_subscribe)
-        self._client.on_message = self._guard("on_message", self._handle_message)
-        self._client.on_publish = self._guard("on_publish", self._handle_publish)
+        configure_client(client, broker)
+        client.on_connect = self._guard("on_connect", self._handle_connect)
+        client.on_connect_fail = self._guard("on_connect_fail", self._handle_connect_fail)
+        client.on_disconnect = self._guard("on_disconnect", self._handle_disconnect)
+        client.on_subscribe = self._guard("on_subscribe", self._handle_subscribe)
+        client.on_message = self._guard("on_message", self._handle_message)
+        client.on_publish = self._guard("on_publish", self._handle_publish)
+        return client
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -934,20 +949,20 @@ class MqttPublisher:
         # Once reconnected, tell the floor what a supervisor cannot see: the
         # process lived on but the feed was cut (lock held, online).
         now = time.monotonic()
-        if self._takeovers_unreported:
-            count, self._takeovers_unreported = self._takeovers_unreported, 0
-            self._suspect_takeover = False
-            self._last_takeover_alert = now
+        if self._trouble.takeovers_unreported:
+            count, self._trouble.takeovers_unreported = self._trouble.takeovers_unreported, 0
+            self._trouble.suspect_takeover = False
+            self._trouble.last_takeover_alert = now
             self._send(self.topics.alerts, self._own_alert(
                 TAKEOVER_CODE,
                 f"Another MQTT client connected with this daemon's client id and"
                 f" knocked it off the broker {count} time(s); the feed was cut meanwhile."
                 " Find that client (broker log) and check who has broker credentials.",
             ), retain=False)
-        elif self._suspect_takeover:
-            self._suspect_takeover = False
-            if now - self._last_takeover_alert >= UNSTABLE_WINDOW:
-                self._last_takeover_alert = now
+        elif self._trouble.suspect_takeover:
+            self._trouble.suspect_takeover = False
+            if now - self._trouble.last_takeover_alert >= UNSTABLE_WINDOW:
+                self._trouble.last_takeover_alert = now
                 self._send(self.topics.alerts, self._own_alert(TAKEOVER_CODE, (
                     "The broker closed the daemon's connection and took it back at once:"
                     " most likely another MQTT client connected with the daemon's client id"
@@ -955,9 +970,10 @@ class MqttPublisher:
                     + ("" if self._fixed_id else " with a new id")
                     + "; events meanwhile were kept and delivered. Find that client"
                     " (broker log) and check who has broker credentials.")), retain=False)
-        if self._unstable_pending and now - self._last_unstable_alert >= UNSTABLE_WINDOW:
-            detail, self._unstable_pending = self._unstable_pending, None
-            self._last_unstable_alert = now
+        trouble = self._trouble
+        if trouble.unstable_pending and now - trouble.last_unstable_alert >= UNSTABLE_WINDOW:
+            detail, trouble.unstable_pending = trouble.unstable_pending, None
+            trouble.last_unstable_alert = now
             self._send(self.topics.alerts, self._own_alert(
                 UNSTABLE_CODE,
                 f"The daemon could not stay connected to the broker ({detail});"
@@ -1034,7 +1050,7 @@ class MqttPublisher:
 
     def _handle_connect_fail(self, _client: mqtt.Client, _userdata: object) -> None:
         with self._lock:
-            self._suspect_takeover = False
+            self._trouble.suspect_takeover = False
         log.warning("mqtt_connect_failed", host=self._broker.host, port=self._broker.port)
 
     def _handle_disconnect(
@@ -1054,26 +1070,26 @@ class MqttPublisher:
                 return
             self._life = PublisherState.CONNECTING  # paho reconnects by itself
             self._set_will()
-            self._disconnect_times.append(now)
+            self._trouble.disconnect_times.append(now)
             taken_over = reason.value == _TAKEN_OVER
             if taken_over:
                 self._counts.takeovers += 1
-                self._takeovers_unreported += 1
+                self._trouble.takeovers_unreported += 1
             elif was_online and reason.value == _CONNECTION_CLOSED:
                 # Closed by the broker: a takeover if the broker takes us back at
                 # once (a connect failure meanwhile clears it: the broker was away).
-                self._suspect_takeover = True
+                self._trouble.suspect_takeover = True
             if not self._fixed_id:
                 self._renew_client_id()
-            recent = len(self._disconnect_times)
-            unstable = recent == UNSTABLE_COUNT and now - self._disconnect_times[0] <= (
+            recent = len(self._trouble.disconnect_times)
+            unstable = recent == UNSTABLE_COUNT and now - self._trouble.disconnect_times[0] <= (
                 UNSTABLE_WINDOW
             )
-            newly_unstable = unstable and self._unstable_pending is None
+            newly_unstable = unstable and self._trouble.unstable_pending is None
             if unstable:
-                self._unstable_pending = (
+                self._trouble.unstable_pending = (
                     f"{self._counts.disconnects} disconnects since start, {recent} within"
-                    f" {now - self._disconnect_times[0]:.0f} s, last reason: {reason}"
+                    f" {now - self._trouble.disconnect_times[0]:.0f} s, last reason: {reason}"
                 )
             disconnects = self._counts.disconnects
         log.warning("mqtt_disconnected", reason=str(reason), was_online=was_online,
