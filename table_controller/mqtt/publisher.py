@@ -385,6 +385,7 @@ class MqttPublisher:
         # on_publish too, where paho holds its message mutex (see the ack lock).
         self._reply_lock = threading.Lock()
         self._replies: deque[tuple[str, bytes, Properties]] = deque()
+        self._pumping = False  # one thread hands replies to paho at a time (in order)
         # The ack counters have a lock of their own: paho calls on_publish holding
         # its message mutex, which the engine thread takes (in publish) while
         # holding self._lock; taking self._lock there would deadlock.
@@ -758,25 +759,44 @@ class MqttPublisher:
 
     def _pump_replies(self) -> None:
         """Hand waiting replies to paho while fewer than :data:`REPLY_WINDOW` messages
-        are unacknowledged (engine thread after a reply, paho thread after an ack)."""
-        while True:
+        are unacknowledged (engine thread after a reply, paho thread after an ack).
+
+        One thread pumps at a time, so replies leave in the order they were queued
+        (a console reads the answer to its last request as the sign that the
+        earlier ones were answered); the pumping thread checks the lane and the
+        window again under the lock before it stops, so no trigger is lost."""
+        with self._reply_lock:
+            if self._pumping:
+                return
+            self._pumping = True
+        stopped = False
+        try:
+            while True:
+                with self._reply_lock:
+                    with self._ack_lock:
+                        room = self._sent - self._acked < REPLY_WINDOW
+                    if not (room and self._replies):
+                        self._pumping = False
+                        stopped = True
+                        return
+                    topic, payload, props = self._replies.popleft()
+                self._hand_reply(topic, payload, props)
+        finally:
+            if not stopped:  # an unexpected error: the next trigger pumps again
+                with self._reply_lock:
+                    self._pumping = False
+
+    def _hand_reply(self, topic: str, payload: bytes, props: Properties) -> None:
+        try:
+            info = self._client.publish(topic, payload, qos=QOS, properties=props)
+        except ValueError as exc:  # a second net under reply_problem
             with self._ack_lock:
-                if self._sent - self._acked >= REPLY_WINDOW:
-                    return
-            with self._reply_lock:
-                if not self._replies:
-                    return
-                topic, payload, props = self._replies.popleft()
-            try:
-                info = self._client.publish(topic, payload, qos=QOS, properties=props)
-            except ValueError as exc:  # a second net under reply_problem
-                with self._ack_lock:
-                    self._replies_failed += 1
-                log.error("mqtt_reply_refused", reason=str(exc))
-                continue
-            if info.rc in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
-                with self._ack_lock:  # acknowledged like every QoS 1 message
-                    self._sent += 1
+                self._replies_failed += 1
+            log.error("mqtt_reply_refused", reason=str(exc))
+            return
+        if info.rc in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
+            with self._ack_lock:  # acknowledged like every QoS 1 message
+                self._sent += 1
 
     # ------------------------------------------------------------------ internals (lock held)
 
