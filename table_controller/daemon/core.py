@@ -67,22 +67,25 @@ the links stamp their reports with; the journal and payloads get wall time.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, runtime_checkable
 
 import structlog
 
-from firmware_bridge.figures import FigureCounter
-from firmware_bridge.link import ConnectionState, LinkProblem, LinkStats
+from firmware_bridge.link import ConnectionState, LinkStats
 from firmware_bridge.messages import Inventory, ReaderFault, ReaderMessage, TagArrived, TagLeft
+from table_controller.daemon.alert_bridge import AlertBridge
+from table_controller.daemon.console_guard import (
+    REJECTED_ALERT_BURST,
+    REJECTED_ALERT_WINDOW,
+    REQUEST_MEMORY,
+    ConsoleGuard,
+)
 from table_controller.daemon.equity_feed import EquityReady
 from table_controller.daemon.floor import (
-    MAX_OPEN_ALERTS,
-    TABLE_ACTOR,
     AlertBook,
     BookAlert,
     alert_from_op,
@@ -97,7 +100,14 @@ from table_controller.daemon.projection import (
     public_state,
     secure_state,
 )
+from table_controller.daemon.reader_board import (
+    READER_REFRESH_PERIOD,
+    BoardAlert,
+    LinkStatsSource,
+    ReaderBoard,
+)
 from table_controller.daemon.reconcile import net_difference, reconcile
+from table_controller.daemon.start_phase import StartMachine, StartMove
 from table_controller.domain.cards import Card
 from table_controller.domain.engine.alerts import Alert, AlertCode, Notice, alert_severity
 from table_controller.domain.engine.dealing import DealingEngine, HandState
@@ -122,18 +132,14 @@ from table_controller.domain.events import (
 )
 from table_controller.domain.zones import Zone
 from table_controller.mqtt.console_commands import CommandError, parse_command
+from table_controller.mqtt.log_quota import LogQuota, log_limited, write_summaries
 from table_controller.mqtt.payloads import (
     AlertChangePayload,
     AlertPayload,
-    AntennaStats,
     ConsoleReply,
-    DealerInfo,
     DealerPayload,
-    FloorAlert,
     OpenAlertsPayload,
     PublicHandRecord,
-    ReaderStats,
-    ReaderStatus,
     SecureHandRecord,
     SecureState,
     to_json,
@@ -150,40 +156,14 @@ from table_controller.table.presence import PresenceTracker
 
 log = structlog.get_logger(__name__)
 
-READER_REFRESH_PERIOD: Final = 5.0
-"""Seconds between checks of the reader statuses (heartbeat age, error counters):
-a reader's retained topic is republished only if its status changed, so an online
-reader's moves with its heartbeat and an offline reader's stays put."""
-
-_BAD_STATES: Final = frozenset(
-    {
-        ConnectionState.DISCONNECTED,
-        ConnectionState.STALE,
-        ConnectionState.WRONG_READER,
-        ConnectionState.INCOMPATIBLE,
-    }
-)
-"""Link states in which a reader's zones are not being read."""
-
-_PROBLEM_WHY: Final = {
-    LinkProblem.PORT_MISSING: "its port does not exist: unplugged, or a wrong device path",
-    LinkProblem.PERMISSION_DENIED: "the daemon may not open its port (permission denied)",
-    LinkProblem.PORT_BUSY: "another program holds its port",
-    LinkProblem.OPEN_FAILED: "its port cannot be opened",
-    LinkProblem.PORT_LOST: "it is unplugged or not answering",
-    LinkProblem.NO_HELLO: "its port opens but no reader answers on it",
-    LinkProblem.INCOMPATIBLE: "it speaks an unsupported protocol version",
-    LinkProblem.SILENT: "it stopped sending heartbeats",
-}
-"""The floor's words for why a reader is offline (the alert message)."""
-
-
-def _reader_down(state: ConnectionState, stats: LinkStats) -> bool:
-    """Whether a reader's zones are not being read: a bad state, or not online with
-    a known problem (a port that opens but never answers stays in HANDSHAKE)."""
-    return state in _BAD_STATES or (
-        state is not ConnectionState.ONLINE and stats.problem is not None
-    )
+__all__ = [
+    "READER_REFRESH_PERIOD",
+    "REJECTED_ALERT_BURST",
+    "REJECTED_ALERT_WINDOW",
+    "REQUEST_MEMORY",
+    "LinkStatsSource",
+]
+"""Re-exported: their homes are the reader board and the console guard."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,18 +224,6 @@ outside the table's ``reply/`` tree)."""
 BAD_RESPONSE_TOPIC: Final = ReplyCode.BAD_RESPONSE_TOPIC
 """Result code of a console command refused for its *Response Topic*."""
 
-REJECTED_ALERT_BURST: Final = 20
-"""``console_rejected`` alerts published per :data:`REJECTED_ALERT_WINDOW`; more
-are counted and reported in one summary alert: a client sending garbage by the
-thousand must not bury the floor's alerts (or the feed) under its own."""
-
-REJECTED_ALERT_WINDOW: Final = 10.0
-"""Seconds of the ``console_rejected`` alert window."""
-
-REQUEST_MEMORY: Final = 1000
-"""Recent console requests (by correlation data) remembered for idempotency."""
-
-
 @dataclass(frozen=True, slots=True)
 class PublishedAlert:
     """An alert the MQTT side raised and published itself (backlog, link trouble):
@@ -312,10 +280,6 @@ class NotJournaledError(Exception):
     """An input could not be journaled (the core has already reported why)."""
 
 
-LinkStatsSource = Callable[[int], LinkStats | None]
-"""Latest counters of reader ``id``'s link (read from the link, thread-safe)."""
-
-
 DaemonInput = (
     ReaderReport | ReaderStateChange | RebirthRequest | ConsoleCommand | EquityReady
     | PublishedAlert | StopRequest
@@ -343,13 +307,16 @@ class TableCore:
         hand_floor: SequenceCounter | None = None,
         equity: EquitySink | None = None,
         alert_ids: Callable[[], str] | None = None,
+        log_quota: LogQuota | None = None,
     ) -> None:
         """Wire the parts. ``journal`` may be None when it could not be opened at
         start; ``open_journal`` then opens it when retried. ``hand_floor`` keeps
         the next hand number on disk beside the journal. ``equity`` computes the
         live equity (None: the secure state has neither equity nor readings).
         ``alert_ids`` hands out alert ids that are never reused (the daemon's
-        persistent counter; without it ids count on from the highest the book saw)."""
+        persistent counter; without it ids count on from the highest the book saw).
+        ``log_quota`` limits the log lines other clients can cause (shared with the
+        publisher; the core writes its summaries)."""
         self.table_id = table_id
         self.layout = layout
         self.engine = DealingEngine(settings)
@@ -365,38 +332,22 @@ class TableCore:
         self._journal_note: str | None = None  # damage found at start, until the next hand
         self._next_journal_retry = 0.0
         self.backlog_refused = 0
-        self._reconciling = False
+        self.start = StartMachine()
+        """The start-up's phase (daemon/start_phase.py)."""
         self._reconcile_deadline = 0.0
         self._inventoried: set[tuple[int, int]] = set()
         self._start_positions: dict[Card, list[tuple[Zone, str | None]]] = {}
         self._buffer: list[ZoneEvent] = []
-        self._quiet = False
         self._seq_failed = False
-        self._settling = False
 
-        self._link_stats = link_stats
         self.registry = registry
         self._wall = wall_clock
         self._mono = mono_clock
-        self._reader_state: dict[int, ConnectionState] = {}
-        self._reader_stats: dict[int, LinkStats] = {}
-        self._offline_alerted: set[int] = set()
-        self._reader_published: dict[int, tuple[object, ...]] = {}
-        self._figures: dict[int, FigureCounter] = {
-            reader.id: FigureCounter() for reader in layout.readers
-        }
-        """Per reader: tags per antenna, reads/s, dropouts (``readers/<id>/stats``)."""
-        """What each reader's retained topic last said (see :meth:`_publish_reader`)."""
-        self._next_reader_refresh = 0.0
+        self.readers = ReaderBoard(table_id, layout, link_stats)
+        """Link states, figures and what to publish of them (daemon/reader_board.py)."""
         self.events_applied = 0
-        self._topics = TableTopics(table_id)
-        self._answered: OrderedDict[bytes, tuple[ConsoleResult, bytes]] = OrderedDict()
-        self._rejected_window_end: float | None = None
-        self._rejected_in_window = 0
-        self._rejected_suppressed = 0
-        self._rejected_last = ""
-        self.console_repeats = 0
-        """Console requests answered from memory instead of applied again."""
+        self.console = ConsoleGuard(TableTopics(table_id))
+        """Response topics, idempotency, rejected-alert windows (daemon/console_guard.py)."""
         self.game = table_game(settings)
         self._equity_sink = equity
         self._spot: EquitySpot | None = None
@@ -406,14 +357,25 @@ class TableCore:
         self.equity_published = 0
         self.equity_stale = 0
         """Results that reached the engine thread after a newer card: not published."""
-        self.book = AlertBook()
-        """Open alerts and the dealer on duty (issue 14), journaled and restored."""
-        self._alert_ids = alert_ids
+        self.alerts = AlertBridge(table_id, AlertBook(), alert_ids)
+        """Raised alerts to the floor's book and its payloads (daemon/alert_bridge.py)."""
         self._floor = publisher if isinstance(publisher, FloorPublisher) else None
         self._facts: dict[int, HandFacts] = {}
         """Facts of the hands not yet recorded (the current one, and one just closed)."""
         self._last_at = 0.0
         """Wall time of the last journal record written."""
+        self.log_quota = log_quota or LogQuota()
+        """Lines per event name per window for what console clients cause."""
+
+    @property
+    def book(self) -> AlertBook:
+        """Open alerts and the dealer on duty (issue 14), journaled and restored."""
+        return self.alerts.book
+
+    @property
+    def console_repeats(self) -> int:
+        """Console requests answered from memory instead of applied again."""
+        return self.console.repeats
 
     # --------------------------------------------------------------- start-up
 
@@ -543,12 +505,13 @@ class TableCore:
 
     def next_deadline(self) -> float:
         """Monotonic time by which :meth:`tick` must run next."""
-        deadline = self._next_reader_refresh
-        if self._rejected_window_end is not None:
-            deadline = min(deadline, self._rejected_window_end)
+        deadline = self.readers.next_refresh
+        window_end = self.console.next_deadline()
+        if window_end is not None:
+            deadline = min(deadline, window_end)
         if self._backlog or self._journal_problem is not None:
             deadline = min(deadline, self._next_journal_retry)
-        if self._reconciling:
+        if self.start.collecting:
             deadline = min(deadline, self._reconcile_deadline)
         hold = self.presence.next_deadline()
         return min(deadline, hold) if hold is not None else deadline
@@ -557,22 +520,22 @@ class TableCore:
         """Expire presence holds, retry the journal, settle the start and refresh
         reader statuses, each when due."""
         now = self._mono()
-        if self._rejected_window_end is not None and now >= self._rejected_window_end:
-            self._close_rejected_window()
+        self._close_rejected_window(now)
+        write_summaries(self.log_quota, log, now)
         events = self.presence.tick(now)
         if events:
             self.feed(events)
-        if self._reconciling:
+        if self.start.collecting:
             self._maybe_settle()
         if (self._backlog or self._journal_problem is not None) and (
             now >= self._next_journal_retry
         ):
             self._retry_journal()
-        if now >= self._next_reader_refresh:
-            self._next_reader_refresh = now + READER_REFRESH_PERIOD
+        if self.readers.refresh_due(now):
             for reader in self.layout.readers:
                 self._publish_reader(reader.id)
-                self._publish_reader_stats(reader.id, now)
+                self._publish(self.publisher.publish_reader_stats,
+                              self.readers.stats(reader.id, now))
 
     # ------------------------------------------------------------ zone events
 
@@ -582,7 +545,7 @@ class TableCore:
         During the start-up reconciliation they are collected instead; while the
         journal cannot be written they wait in the backlog (module docstring).
         """
-        if self._reconciling:
+        if self.start.collecting:
             self._buffer.extend(events)
             self._maybe_settle()
             return
@@ -673,7 +636,7 @@ class TableCore:
             except (OSError, SequenceFileError) as exc:
                 # The journal holds the number too; the floor only guards a lost journal.
                 log.warning("hand_floor_not_saved", error=str(exc))
-        if self._journal_note is not None and not self._settling:
+        if self._journal_note is not None and not self.start.settling:
             # The damaged hand is behind us (a hand opened while the start-up is
             # reconciled is the one whose records were lost: not yet).
             self._journal_note = None
@@ -809,7 +772,7 @@ class TableCore:
     def begin_reconcile(self) -> None:
         """Collect the readers' first reports, then reconcile them with the restored
         hand (see :mod:`table_controller.daemon.reconcile`)."""
-        self._reconciling = True
+        self.start.move(StartMove.BEGIN)
         self._reconcile_deadline = self._mono() + RECONCILE_TIMEOUT
         self._inventoried.clear()
         self._buffer = []
@@ -817,7 +780,7 @@ class TableCore:
     @property
     def reconciling(self) -> bool:
         """True until the start-up reconciliation has been fed."""
-        return self._reconciling
+        return self.start.collecting
 
     def _maybe_settle(self) -> None:
         everyone = set(self.layout.antenna_map)
@@ -826,12 +789,11 @@ class TableCore:
             self._settle(timed_out=not settled)
 
     def _settle(self, timed_out: bool) -> None:
-        self._reconciling = False
-        self._settling = True
+        self.start.move(StartMove.SETTLE)
         try:
             self._settle_now(timed_out)
         finally:
-            self._settling = False
+            self.start.move(StartMove.DONE)
 
     def _settle_now(self, timed_out: bool) -> None:
         buffered, self._buffer = self._buffer, []
@@ -853,7 +815,8 @@ class TableCore:
         # An interrupted hand's last moves are guessed (their order, and what
         # the downtime hid): what the engine makes of them is not the dealer's
         # error, so it is not published; the one alert below says what is known.
-        self._quiet = plan.interrupted
+        if plan.interrupted:
+            self.start.move(StartMove.QUIET)
         if plan.interrupted and hand is not None and hand.number in self._facts:
             self._facts[hand.number].interrupted = True  # its record says so
         try:
@@ -864,7 +827,8 @@ class TableCore:
                 # too): later removals of its cards must not judge it again.
                 self._feed_one(HandEnded(at=self._mono()))
         finally:
-            self._quiet = False
+            if plan.interrupted:
+                self.start.move(StartMove.LOUD)
         if plan.interrupted and hand is not None:
             del hand.alerts[kept:]
         if plan.interrupted:
@@ -907,28 +871,25 @@ class TableCore:
         request with a bad response topic is refused without an answer).
         """
         name = request.shown_name
-        if request.response_topic is not None:
-            problem = self._topics.reply_problem(request.response_topic)
-            if problem is not None:
-                # Refused, not carried out: its requester could never learn the
-                # outcome, and a reply there could forge table data or get the
-                # daemon disconnected (docs/console.md "Replies").
-                self._console_rejected(
-                    name, BAD_RESPONSE_TOPIC, problem,
-                    f"Console command {name!r} refused ({BAD_RESPONSE_TOPIC}): {problem}",
-                    seat=None,
-                )
-                return ConsoleResult(False, BAD_RESPONSE_TOPIC, problem)
-        key = self._request_key(request)
-        if key is not None and key in self._answered:
+        problem = self.console.reply_problem(request)
+        if problem is not None:
+            # Refused, not carried out: its requester could never learn the
+            # outcome, and a reply there could forge table data or get the
+            # daemon disconnected (docs/console.md "Replies").
+            self._console_rejected(
+                name, BAD_RESPONSE_TOPIC, problem,
+                f"Console command {name!r} refused ({BAD_RESPONSE_TOPIC}): {problem}",
+                seat=None,
+            )
+            return ConsoleResult(False, BAD_RESPONSE_TOPIC, problem)
+        key = self.console.key(request)
+        recalled = self.console.recall(key)
+        if recalled is not None:
             # The same request again (a QoS 1 redelivery or a console's retry):
             # answer as the first time, apply nothing twice.
-            result, payload = self._answered[key]
-            self._answered.move_to_end(key)
-            self.console_repeats += 1
-            log.info("console_command_repeated", command=name)
-            self._send_reply(request, payload)
-            return result
+            self._log("info", "console_command_repeated", command=name)
+            self._send_reply(request, recalled.payload)
+            return recalled.result
         try:
             event = parse_command(request.name, request.payload, self.layout.seats,
                                   at=self._mono())
@@ -955,11 +916,11 @@ class TableCore:
             # Not journaled: a journal's current hand starts at its last "hand"
             # record, so a refused one there would restart the wrong hand.
             # The refusal changes nothing; the requester is told why.
-            log.warning("console_command_rejected", command=request.name, code=refusal.code,
-                        reason=refusal.message)
+            self._log("warning", "console_command_rejected", command=name,
+                      code=refusal.code, reason=refusal.message)
             self._reply(request, refusal)
             return refusal
-        if self._reconciling:
+        if self.start.collecting:
             # The dealer acts on the table as it is now: settle the start-up with
             # what the readers reported so far, then apply the command after it.
             self._settle(timed_out=True)
@@ -993,8 +954,8 @@ class TableCore:
         result = results[0] if results else ConsoleResult(
             False, ReplyCode.INTERNAL_ERROR, "the engine gave no answer to this command"
         )
-        log.info("console_command", command=name, accepted=result.accepted,
-                 code=result.code)
+        self._log("info", "console_command", command=name, accepted=result.accepted,
+                  code=result.code)
         self._publish_state()  # before the reply: a requester reading state sees the change
         self._remember(key, result, self._reply(request, result))
         return result
@@ -1020,60 +981,34 @@ class TableCore:
                 f"that card is on the table already, at {hand.where[event.card][0].name}")
         return None
 
-    @staticmethod
-    def _request_key(request: CommandRequest) -> bytes | None:
-        """The request id of ``request``: its correlation data, with the command and
-        payload (so a console that reuses correlation data for different commands
-        is not answered from memory); ``None`` without correlation data."""
-        if request.correlation_data is None:
-            return None
-        digest = hashlib.sha256()
-        for part in (request.name.encode("utf-8", "surrogatepass"), request.payload,
-                     request.correlation_data):
-            digest.update(len(part).to_bytes(4, "big"))
-            digest.update(part)
-        return digest.digest()
-
     def _remember(self, key: bytes | None, result: ConsoleResult, payload: bytes) -> None:
-        if key is None:
-            return
-        self._answered[key] = (result, payload)
-        while len(self._answered) > REQUEST_MEMORY:
-            self._answered.popitem(last=False)
+        self.console.remember(key, result, payload)
 
     def _console_rejected(
         self, name: str, code: str, reason: str, message: str, seat: int | None
     ) -> None:
-        """Log and alert a refused console command: a warning and a ``console_rejected``
-        alert each for the first :data:`REJECTED_ALERT_BURST` of a window, then
-        only counted (and logged at debug) until the window's summary."""
-        now = self._mono()
-        if self._rejected_window_end is None:
-            self._rejected_window_end = now + REJECTED_ALERT_WINDOW
-            self._rejected_in_window = 0
-        if self._rejected_in_window < REJECTED_ALERT_BURST:
-            self._rejected_in_window += 1
+        """Log and alert a refused console command within the guard's window (then
+        only counted, and logged at debug, until the window's summary)."""
+        if self.console.rejected(message, self._mono()):
             log.warning("console_command_rejected", command=name, code=code, reason=reason)
             self._daemon_alert(CONSOLE_REJECTED, message, seat=seat)
             return
         # A flood: one line per command would fill the disk (and journald
-        # would drop them anyway); the summary below counts them.
+        # would drop them anyway); the summary counts them.
         log.debug("console_command_rejected", command=name, code=code, reason=reason)
-        self._rejected_suppressed += 1
-        self._rejected_last = message
 
-    def _close_rejected_window(self) -> None:
-        suppressed, self._rejected_suppressed = self._rejected_suppressed, 0
-        self._rejected_window_end = None
-        if suppressed:
-            log.warning("console_rejected_summarised", count=suppressed,
-                        window=REJECTED_ALERT_WINDOW, last=self._rejected_last)
-            self._daemon_alert(
-                CONSOLE_REJECTED,
-                f"{suppressed} more console command(s) were rejected in the last"
-                f" {REJECTED_ALERT_WINDOW:g} s (a flood from a client?). The last:"
-                f" {self._rejected_last}",
-            )
+    def _close_rejected_window(self, now: float) -> None:
+        summary = self.console.close_window(now)
+        if summary is None:
+            return
+        window = self.console.window
+        log.warning("console_rejected_summarised", count=summary.count, window=window,
+                    last=summary.last)
+        self._daemon_alert(
+            CONSOLE_REJECTED,
+            f"{summary.count} more console command(s) were rejected in the last"
+            f" {window:g} s (a flood from a client?). The last: {summary.last}",
+        )
 
     def _reply(self, request: CommandRequest, result: ConsoleResult) -> bytes:
         """Answer ``request`` with ``result``; return the reply's bytes."""
@@ -1095,10 +1030,15 @@ class TableCore:
 
     def _send_reply(self, request: CommandRequest, payload: bytes) -> None:
         if request.response_topic is None:
-            log.warning("console_command_without_response_topic", command=request.shown_name)
+            self._log("warning", "console_command_without_response_topic",
+                      command=request.shown_name)
             return
         if not self.publisher.reply(request, payload):
-            log.warning("console_reply_not_sent", command=request.shown_name)
+            self._log("warning", "console_reply_not_sent", command=request.shown_name)
+
+    def _log(self, level: str, event: str, **fields: Any) -> None:
+        """A log line a console client causes: within :attr:`log_quota` (then summed up)."""
+        log_limited(self.log_quota, log, level, event, now=self._mono(), **fields)
 
     def _publish_outputs(
         self, outputs: Sequence[EngineOutput], before: HandState | None = None
@@ -1113,14 +1053,14 @@ class TableCore:
         for output in outputs:
             if isinstance(output, GameEvent) and output.kind is GameEventKind.HAND_STARTED:
                 hand = self.engine.hand
-            if isinstance(output, Alert) and self._quiet:
+            if isinstance(output, Alert) and self.start.quiet:
                 log.info("alert_withheld_interrupted_hand", code=output.code.value)
             elif isinstance(output, Alert):
                 self._raise(alert_payload(self.table_id, hand, output))
                 log.warning("dealing_alert", code=output.code.value, seat=output.seat,
                             street=output.street, rule=output.rule,
                             severity=output.severity.value)
-            elif isinstance(output, Notice) and self._quiet:
+            elif isinstance(output, Notice) and self.start.quiet:
                 log.debug("notice_withheld_interrupted_hand")
             elif isinstance(output, Notice):
                 self._publish(self.publisher.publish_notice,
@@ -1181,74 +1121,47 @@ class TableCore:
 
     def _reader_report(self, item: ReaderReport) -> None:
         message, reader, at = item.message, item.reader_id, item.at
-        figures = self._figures.get(reader)
-        if figures is not None:  # figures only: the table's state comes from presence
-            figures.feed(message, at)
+        self.readers.feed(reader, message, at)
         if isinstance(message, TagArrived):
             events = self.presence.tag_arrived(reader, message.antenna, message.uid, at)
         elif isinstance(message, TagLeft):
             events = self.presence.tag_left(reader, message.antenna, message.uid, at)
         elif isinstance(message, Inventory):
             events = self.presence.inventory(reader, message.antenna, message.uids, at)
-            if self._reconciling:
+            if self.start.collecting:
                 self._inventoried.add((reader, message.antenna))
         elif isinstance(message, ReaderFault):
-            self._reader_fault(reader, message)
+            self._board_alert(self.readers.fault_alert(reader, message))
             return
         else:
             return  # hello and heartbeat are the link's business
         self.feed(events)  # (also when empty: during start-up it may settle the table)
 
-    def _reader_fault(self, reader: int, fault: ReaderFault) -> None:
-        zone = self.layout.zone_for(reader, fault.antenna) if fault.antenna is not None else None
-        where = f"antenna {fault.antenna} ({zone.name})" if zone else "the reader itself"
-        self._daemon_alert(
-            AlertCode.READER_FAULT,
-            f"Reader {reader} reports a fault on {where}: {fault.text or 'no details'}."
-            " Cards there may not be seen until it is fixed.",
-            seat=zone.seat if zone else None,
-        )
-
     def _reader_state_change(self, item: ReaderStateChange) -> None:
         """A link changed state or problem: presence, one alert per outage, and the
-        retained topic if what it shows changed."""
-        reader, state, stats = item.reader_id, item.state, item.stats
-        was_down = reader in self._offline_alerted
-        self._reader_state[reader] = state
-        self._reader_stats[reader] = stats
+        retained topic if what it shows changed (the board decides)."""
+        reader = item.reader_id
+        verdict = self.readers.state_change(reader, item.state, item.stats)
         now = self._mono()
-        if state is ConnectionState.ONLINE:
-            if was_down:
-                self._offline_alerted.discard(reader)
+        if verdict.online:
+            if verdict.back:
                 log.info("reader_back", reader=reader)
             self.feed(self.presence.reader_restored(reader, now))
-        elif _reader_down(state, stats) and not was_down:
-            # Once per outage, whatever the retries and the link's steps in between.
-            self._offline_alerted.add(reader)
+        elif verdict.lost is not None:
             self.presence.reader_lost(reader, now)
-            self._reader_offline_alert(reader, state, stats)
+            self._board_alert(verdict.lost)
         self._publish_reader(reader)
 
-    def _reader_offline_alert(self, reader: int, state: ConnectionState, stats: LinkStats) -> None:
-        zones = ", ".join(zone.name for zone in self.layout.zones_of_reader(reader))
-        problem = stats.problem
-        if state is ConnectionState.WRONG_READER or problem is LinkProblem.WRONG_READER:
-            code = AlertCode.WRONG_READER
-            why = (
-                "another reader answered on its port (a reader plugged into the wrong"
-                " USB port); its tags are ignored so no card lands on the wrong seat"
-            )
-        else:
-            code = AlertCode.READER_OFFLINE
-            known = _PROBLEM_WHY.get(problem) if problem is not None else None
-            why = known or {
-                ConnectionState.DISCONNECTED: "it is unplugged or not answering",
-                ConnectionState.STALE: "it stopped sending heartbeats",
-                ConnectionState.INCOMPATIBLE: "it speaks an unsupported protocol version",
-            }.get(state, state.value)
-        self._daemon_alert(
-            code, f"Reader {reader} is offline ({why}): {zones} are not being read."
-        )
+    def _board_alert(self, alert: BoardAlert) -> None:
+        self._daemon_alert(alert.code, alert.message, seat=alert.seat)
+
+    def _publish_reader(self, reader: int, *, force: bool = False) -> None:
+        """Publish reader ``reader``'s retained status if the board says it changed."""
+        hand = self.engine.hand
+        status = self.readers.status(reader, hand=hand.number if hand else None,
+                                     wall=self._wall(), mono=self._mono(), force=force)
+        if status is not None:
+            self._publish(self.publisher.publish_reader, status)
 
     def _daemon_alert(self, code: AlertCode, message: str, seat: int | None = None) -> None:
         hand = self.engine.hand
@@ -1263,56 +1176,34 @@ class TableCore:
 
     # ---------------------------------------------------------------- the floor (issue 14)
 
-    def _new_alert_id(self) -> str:
-        if self._alert_ids is not None:
-            return self._alert_ids()
-        return f"{self.table_id}:{self.book.highest_number + 1}"
-
-    def _dealer_info(self) -> DealerInfo | None:
-        dealer = self.book.dealer
-        return DealerInfo(id=dealer.id, name=dealer.name) if dealer is not None else None
-
     def _raise(self, payload: AlertPayload) -> None:
-        """Raise one alert: give it its id and the dealer on duty, journal it, add it to
-        the open set, publish it and the new ``alerts/open``. An alert that cannot be
-        journaled (the journal is what failed) is still published and kept open in
-        memory: the floor must see it; it is said in the log."""
-        alert_id = self._new_alert_id()
-        dealer = self.book.dealer
-        payload = payload.model_copy(update={"id": alert_id, "dealer": self._dealer_info()})
-        entry = BookAlert(
-            id=alert_id, code=payload.code, message=payload.message, hand=payload.hand,
-            raised_ts=self._wall(), dealer=dealer, seat=payload.seat, street=payload.street,
-            rule=payload.rule,
-        )
-        self._keep_alert(entry)
-        self._publish(self.publisher.publish_alert, payload)
+        """Raise one alert: the bridge gives it its id and the dealer on duty; journal
+        it, add it to the open set, publish it and the new ``alerts/open``. An alert
+        that cannot be journaled (the journal is what failed) is still published and
+        kept open in memory: the floor must see it; it is said in the log."""
+        raised = self.alerts.raise_alert(payload, self._wall())
+        self._keep_alert(raised.entry)
+        self._publish(self.publisher.publish_alert, raised.payload)
         self._publish_open()
 
     def _adopt_alert(self, payload: AlertPayload) -> None:
         """An alert the MQTT side raised and published: it joins the open set."""
-        if not payload.id:
+        entry = self.alerts.adopt(payload)
+        if entry is None:
             return
-        dealer = payload.dealer
-        self._keep_alert(BookAlert(
-            id=payload.id, code=payload.code, message=payload.message, hand=payload.hand,
-            raised_ts=payload.ts, seat=payload.seat, street=payload.street, rule=payload.rule,
-            dealer=None if dealer is None else self.book.dealer,
-        ))
+        self._keep_alert(entry)
         self._publish_open()
 
     def _keep_alert(self, entry: BookAlert) -> None:
         """Journal and book one raised alert (and note it in its hand's facts)."""
         self._journal_fact(entry.as_op())
-        pushed = self.book.raise_alert(entry)
+        closings = self.alerts.keep(entry)
         self._note_alert(entry.hand, entry.id, entry.code.value, entry.severity.value)
-        for old in pushed:
+        for closing in closings:
             # The open set is bounded (floor.MAX_OPEN_ALERTS): the oldest is closed
             # by the table itself, visibly: journaled, published, logged.
-            log.warning("alert_closed_open_set_full", alert=old.id, code=old.code.value)
-            self._apply_floor(AlertResolve(
-                old.id, TABLE_ACTOR, f"closed by the table: more than {MAX_OPEN_ALERTS}"
-                " alerts were open (the oldest are closed first)"))
+            log.warning("alert_closed_open_set_full", alert=closing.alert)
+            self._apply_floor(closing)
 
     def _journal_fact(self, op: Mapping[str, Any]) -> bool:
         """Journal an alert or lifecycle record; False (said in the log) if it cannot
@@ -1342,12 +1233,8 @@ class TableCore:
             self._publish_dealer()
             return
         if self._floor is not None:
-            hand = self.engine.hand
-            self._publish(self._floor.publish_alert_change, AlertChangePayload(
-                table=self.table_id, hand=hand.number if hand else None, seq=0, ts=0.0,
-                id=change.id, state=change.state, by=change.by, note=change.note,
-                at_ts=change.at_ts,
-            ))
+            self._publish(self._floor.publish_alert_change,
+                          self.alerts.change(change, self._hand_number()))
         self._publish_open()
 
     def _floor_command(self, request: CommandRequest, key: bytes | None,
@@ -1358,7 +1245,8 @@ class TableCore:
         refusal = self.book.refusal(command)
         if refusal is not None:
             code, reason = refusal
-            log.warning("console_command_rejected", command=name, code=code, reason=reason)
+            self._log("warning", "console_command_rejected", command=name, code=code,
+                      reason=reason)
             result = ConsoleResult(False, code, reason)
             self._remember(key, result, self._reply(request, result))
             return result
@@ -1377,28 +1265,23 @@ class TableCore:
             message = f"alert {command.alert} " + (
                 "acknowledged" if isinstance(command, AlertAck) else "resolved")
         # Dealer and supervisor names are public (they are on the public topics).
-        log.info("floor_command", command=name, message=message)
+        self._log("info", "floor_command", command=name, message=message)
         result = ConsoleResult(True, message=message)
         self._remember(key, result, self._reply(request, result))
         return result
 
     def _publish_open(self) -> None:
-        if self._floor is None:
-            return
-        hand = self.engine.hand
-        self._publish(self._floor.publish_open_alerts, OpenAlertsPayload(
-            table=self.table_id, hand=hand.number if hand else None, seq=0, ts=0.0,
-            alerts=[FloorAlert.model_validate(a.as_open()) for a in self.book.open_alerts()],
-        ))
+        if self._floor is not None:
+            self._publish(self._floor.publish_open_alerts,
+                          self.alerts.open_alerts(self._hand_number()))
 
     def _publish_dealer(self) -> None:
-        if self._floor is None:
-            return
+        if self._floor is not None:
+            self._publish(self._floor.publish_dealer, self.alerts.dealer(self._hand_number()))
+
+    def _hand_number(self) -> int | None:
         hand = self.engine.hand
-        self._publish(self._floor.publish_dealer, DealerPayload(
-            table=self.table_id, hand=hand.number if hand else None, seq=0, ts=0.0,
-            dealer=self._dealer_info(), since=self.book.dealer_since,
-        ))
+        return hand.number if hand else None
 
     # ---------------------------------------------------------------- hand records
 
@@ -1453,117 +1336,3 @@ class TableCore:
         for number in [n for n in self._facts if n != current]:
             if before is None or number != before.number:
                 del self._facts[number]
-
-    def _publish_reader(self, reader: int, *, force: bool = False) -> None:
-        """Publish reader ``reader``'s retained status if it changed since it was last
-        published (or ``force``): its shown state, last heartbeat or error counters.
-        Consumers get a message when there is something new to show, not one per
-        link retry or per refresh of a reader that stays offline."""
-        state, stats = self._reader_link(reader)
-        last_hb = stats.last_heartbeat
-        shown = _shown_state(state, stats)
-        reason = stats.problem.value if stats.problem is not None else None
-        detail = stats.problem_detail if reason is not None else ""
-        firmware = (".".join(map(str, stats.hello.firmware_version))
-                    if stats.hello is not None else None)
-        frame_errors = _frame_errors(stats)
-        # The heartbeat's monotonic stamp, not its wall-clock rendering: the latter
-        # drifts by float noise between two refreshes of an unchanged reader. The
-        # reason and its detail are part of what it shows: a change of cause is news,
-        # the link's retries with the same cause are not (issue 13).
-        key = (shown, reason, detail, firmware, last_hb, tuple(frame_errors.values()))
-        if not force and self._reader_published.get(reader) == key:
-            return
-        self._reader_published[reader] = key
-        hand = self.engine.hand
-        self._publish(
-            self.publisher.publish_reader,
-            ReaderStatus(
-                table=self.table_id,
-                hand=hand.number if hand else None,
-                seq=0,
-                ts=0.0,
-                reader=str(reader),
-                state=shown,
-                reason=reason,  # type: ignore[arg-type]  # LinkProblem values == ReaderProblem
-                detail=detail,
-                firmware=firmware,
-                last_heartbeat=(
-                    self._wall() - (self._mono() - last_hb) if last_hb is not None else None
-                ),
-                frame_errors=frame_errors,
-                zones=[zone.name for zone in self.layout.zones_of_reader(reader)],
-            )
-        )
-
-    def _reader_link(self, reader: int) -> tuple[ConnectionState, LinkStats]:
-        """Reader ``reader``'s link state and freshest counters."""
-        state = self._reader_state.get(reader, ConnectionState.CONNECTING)
-        fresh = self._link_stats(reader) if self._link_stats else None
-        return state, fresh or self._reader_stats.get(reader, LinkStats())
-
-    def _publish_reader_stats(self, reader: int, now: float) -> None:
-        """Publish reader ``reader``'s periodic figures: counts per antenna, never
-        a UID (``readers/<id>/stats``, issue 13)."""
-        state, stats = self._reader_link(reader)
-        figures = self._figures[reader].snapshot(now)
-        config = self.layout.reader(reader)
-        ports = sorted({a.port for a in figures.antennas} | set(config.antennas if config else ()))
-        antennas = []
-        for port in ports:
-            zone = self.layout.zone_for(reader, port)
-            seen = figures.antenna(port)
-            antennas.append(AntennaStats(
-                port=port,
-                zone=zone.name if zone is not None else None,
-                tags=seen.count if seen is not None else 0,
-                reads_per_s=round(seen.reads_per_s, 2) if seen is not None else 0.0,
-                dropouts=seen.dropouts if seen is not None else 0,
-            ))
-        self._publish(
-            self.publisher.publish_reader_stats,
-            ReaderStats(
-                table=self.table_id,
-                ts=0.0,
-                reader=str(reader),
-                state=_shown_state(state, stats),
-                firmware=figures.firmware_text,
-                heartbeat_age=(round(figures.heartbeat_age, 3)
-                               if figures.heartbeat_age is not None else None),
-                frame_errors=_frame_errors(stats),
-                antennas=antennas,
-            ),
-        )
-
-
-def _shown_state(state: ConnectionState, stats: LinkStats) -> str:
-    """The state a reader's topic shows: ``offline`` for a port that cannot be
-    opened; for one still connecting or in handshake once the link knows why
-    nothing arrives, the state that reason leads to (the link names the reason a
-    moment before it changes state: shown this way, the topic changes once)."""
-    if state is ConnectionState.DISCONNECTED:
-        return "offline"
-    if state in (ConnectionState.CONNECTING, ConnectionState.HANDSHAKE) and stats.problem:
-        return _PROBLEM_STATE.get(stats.problem, "offline")
-    return str(state.value)
-
-
-_PROBLEM_STATE: Final = {
-    LinkProblem.WRONG_READER: ConnectionState.WRONG_READER.value,
-    LinkProblem.INCOMPATIBLE: ConnectionState.INCOMPATIBLE.value,
-}
-"""Problems with a state of their own (see :func:`_shown_state`)."""
-
-
-def _frame_errors(stats: LinkStats) -> dict[str, int]:
-    """The frame error counters every reader payload carries (``missed``: sequence gaps)."""
-    return {
-        "crc": stats.crc_errors,
-        "framing": stats.framing_errors,
-        "oversized": stats.oversized,
-        "truncated": stats.truncated,
-        "unknown_type": stats.unknown_type,
-        "unsupported_version": stats.unsupported_version,
-        "malformed": stats.malformed,
-        "missed": stats.frames_missed,
-    }

@@ -10,12 +10,12 @@ from __future__ import annotations
 import gc
 import math
 import os
-import queue
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -37,6 +37,7 @@ from table_controller.daemon.core import (
     TableCore,
 )
 from table_controller.daemon.equity_feed import ChildProcess, Compute, EquityWorker
+from table_controller.daemon.inbox import ANONYMOUS, Inbox
 from table_controller.daemon.journal_gate import StartEvidence, start_finding
 from table_controller.daemon.reconcile import leftover_piles
 from table_controller.domain.engine.alerts import AlertCode
@@ -45,6 +46,7 @@ from table_controller.domain.engine.variants import warm_up
 from table_controller.domain.equity.live import compute_live, table_game
 from table_controller.domain.equity.live import warm_up as warm_up_equity
 from table_controller.domain.events import SeatName
+from table_controller.mqtt.log_quota import LogQuota
 from table_controller.mqtt.publisher import CommandRequest, MqttPublisher
 from table_controller.mqtt.sequence import SequenceCounter, SequenceFileError
 from table_controller.records.journal import (
@@ -58,7 +60,7 @@ from table_controller.records.journal import (
     read_journal,
 )
 from table_controller.records.script import event_to_op, parse_settings
-from table_controller.table.deck import load_decks
+from table_controller.table.deck import DeckRegistry, load_decks
 from table_controller.table.layout import TableLayout, load_layout
 from table_controller.table.presence import PresenceTracker
 
@@ -75,9 +77,9 @@ EQUITY_WORKER_ENV = "STUD_TABLE_EQUITY_WORKER"
 priority), ``thread`` (a thread of the daemon) or ``off`` (readings, no equity).
 For benchmarks and diagnosis (bench/bench_daemon_equity.py compares them)."""
 
-MAX_WAITING_COMMANDS = 64
-"""Console commands that may wait in the inbox; more are refused ``busy``. A
-dealer's console sends one at a time; 64 leave room for several consoles."""
+TICK_OVERDUE = 0.5
+"""Seconds a due timer may wait for the table lane to empty (a reader pouring
+frames without pause must not stop the timers altogether)."""
 
 
 FILE_CHECK_PERIOD = 1.0
@@ -174,14 +176,20 @@ class Daemon:
         """Load the layout and decks (raising ``ConfigError``), lock the journal
         (raising :class:`StartRefusedError` if another daemon holds it) and prepare
         every part. A journal that cannot be opened does not stop the start: the
-        daemon runs degraded and retries it (docs/daemon.md)."""
+        daemon runs degraded and retries it (docs/daemon.md). Whatever fails on
+        the way, what was taken (the lock, the journal) is given back."""
+        with ExitStack() as stack:
+            self._prepare(config, stack)
+            stack.pop_all()  # all built: run() and its shutdown release them now
+
+    def _prepare(self, config: DaemonConfig, stack: ExitStack) -> None:
+        """The body of :meth:`__init__`; everything taken is pushed on ``stack``."""
         self.config = config
         self.layout = load_layout(config.table.layout)
         registry = load_decks(config.table.decks)
         self.settings = table_settings(config, self.layout)
-        self.inbox: queue.SimpleQueue[DaemonInput] = queue.SimpleQueue()
-        self._commands_lock = threading.Lock()
-        self._commands_waiting = 0
+        # Reader frames and timers before console work (daemon/inbox.py).
+        self.inbox: Inbox[DaemonInput] = Inbox()
         directory = config.journal.directory
         try:
             directory.mkdir(parents=True, exist_ok=True)
@@ -194,6 +202,7 @@ class Daemon:
             raise StartRefusedError(
                 f"{directory}: cannot use the journal directory: {exc}"
             ) from None
+        stack.callback(self.lock.release)
         self._journal_path = journal_path(config)
         live_exists = self._journal_path.exists()
         damaged = False
@@ -208,6 +217,29 @@ class Daemon:
             self._records = []
             self._unreadable = f"{self._journal_path}: cannot read the journal: {exc}"
         had_floor = hand_floor_path(config).exists()
+        had_floor = self._open_counters(config, had_floor)
+        self._evidence = self._start_evidence(live_exists, damaged, had_floor)
+        self.journal: Journal | None = None
+        self._open_error: str | None = None
+        if self._unreadable is None:
+            try:
+                self.journal = self._open_journal()
+            except JournalLockedError as exc:
+                # Issue 21 item 5: the lock file was deleted, the journal's own is held.
+                raise StartRefusedError(str(exc)) from None  # the stack releases the lock
+            except JournalError as exc:
+                self._open_error = str(exc)
+            else:
+                stack.callback(self.journal.close)
+        self._build_parts(config, registry)
+        self._stopping = threading.Event()
+        self._next_collect = math.inf
+        """When the engine loop runs its next full collection (settled daemons only)."""
+
+    def _open_counters(self, config: DaemonConfig, had_floor: bool) -> bool:
+        """The hand floor, the sequence counter (raising :class:`StartRefusedError`)
+        and the alert ids, each persisted beside the journal. Returns whether the
+        hand floor counts as evidence the table ran (``had_floor``, or unreadable)."""
         try:
             self.hand_floor: SequenceCounter | None = SequenceCounter(
                 hand_floor_path(config), block=1
@@ -217,12 +249,10 @@ class Daemon:
             log.error("hand_floor_unreadable", error=str(exc))
             self.hand_floor = None
             had_floor = True  # it exists, unreadable: not evidence of a lost journal
-        self._evidence = self._start_evidence(live_exists, damaged, had_floor)
         try:
             sequence = SequenceCounter(sequence_path(config), clock=time.time)
             self.sequence = sequence
         except SequenceFileError as exc:
-            self.lock.release()
             raise StartRefusedError(str(exc)) from None
         try:
             # Alert ids (issue 14) never repeat: a counter of their own (so they
@@ -233,29 +263,25 @@ class Daemon:
             alert_ids = sequence  # still never repeats; costs a seq gap per alert
         table_id = config.table.id
         self.new_alert_id: Callable[[], str] = lambda: f"{table_id}:{alert_ids.next()}"
-        self.journal: Journal | None = None
-        self._open_error: str | None = None
-        if self._unreadable is None:
-            try:
-                self.journal = self._open_journal()
-            except JournalLockedError as exc:
-                # Issue 21 item 5: the lock file was deleted, the journal's own is held.
-                self.lock.release()
-                raise StartRefusedError(str(exc)) from None
-            except JournalError as exc:
-                self._open_error = str(exc)
+        return had_floor
+
+    def _build_parts(self, config: DaemonConfig, registry: DeckRegistry) -> None:
+        """The publisher, the links, the equity worker and the core (nothing started)."""
+        # One quota for the log lines console clients can cause (publisher and core).
+        self.log_quota = LogQuota()
         self.publisher = MqttPublisher(
             config.table.id,
             config.broker,
-            sequence,
+            self.sequence,
             # None: an unguessable id per start (docs/mqtt.md "Client id").
             client_id=config.broker.client_id,
             # paho's thread only enqueues; the engine thread parses and applies.
             # The publisher coalesces rebirths (one pending at most).
-            on_rebirth=lambda: self.inbox.put(RebirthRequest()),
+            on_rebirth=self._on_rebirth,
             on_command=self._on_command,
             alert_ids=self.new_alert_id,
             on_alert=lambda alert: self.inbox.put(PublishedAlert(alert)),
+            log_quota=self.log_quota,
         )
         # Our boards or a commercial reader (the layout's `kind`): the same messages.
         self.links: dict[int, AnyReaderLink] = {
@@ -270,18 +296,7 @@ class Daemon:
             )
             for reader in self.layout.readers
         }
-        self.equity_mode = os.environ.get(EQUITY_WORKER_ENV, "process")
-        self.equity_child: ChildProcess | None = None
-        self.equity: EquityWorker | None = None
-        if self.equity_mode != "off":
-            compute: Compute = compute_live
-            if self.equity_mode != "thread":
-                self.equity_child = compute = ChildProcess(table_game(self.settings))
-            # The worker only enqueues its results; the engine thread publishes them.
-            self.equity = EquityWorker(
-                self.inbox.put, compute,
-                prepare=self.equity_child.start if self.equity_child is not None else None,
-            )
+        self._build_equity()
         self.core = TableCore(
             table_id=config.table.id,
             settings=self.settings,
@@ -295,10 +310,23 @@ class Daemon:
             hand_floor=self.hand_floor,
             equity=self.equity,
             alert_ids=self.new_alert_id,
+            log_quota=self.log_quota,
         )
-        self._stopping = threading.Event()
-        self._next_collect = math.inf
-        """When the engine loop runs its next full collection (settled daemons only)."""
+
+    def _build_equity(self) -> None:
+        """The live-equity worker as :data:`EQUITY_WORKER_ENV` says (not started)."""
+        self.equity_mode = os.environ.get(EQUITY_WORKER_ENV, "process")
+        self.equity_child: ChildProcess | None = None
+        self.equity: EquityWorker | None = None
+        if self.equity_mode != "off":
+            compute: Compute = compute_live
+            if self.equity_mode != "thread":
+                self.equity_child = compute = ChildProcess(table_game(self.settings))
+            # The worker only enqueues its results; the engine thread publishes them.
+            self.equity = EquityWorker(
+                self.inbox.put, compute,
+                prepare=self.equity_child.start if self.equity_child is not None else None,
+            )
 
     def _start_evidence(self, live_exists: bool, damaged: bool, had_floor: bool
                         ) -> StartEvidence:
@@ -369,18 +397,15 @@ class Daemon:
     def _on_state(self, reader_id: int, state: ConnectionState, stats: LinkStats) -> None:
         self.inbox.put(ReaderStateChange(reader_id, state, stats))
 
-    def _on_command(self, request: CommandRequest) -> bool:
-        """Enqueue a console command unless :data:`MAX_WAITING_COMMANDS` already wait.
+    def _on_rebirth(self) -> None:
+        # Console work, but never shed: the publisher keeps one pending at most.
+        self.inbox.offer(ANONYMOUS, RebirthRequest(), bounded=False)
 
-        Bounds the inbox against a flood (each command is journaled with an
-        fsync): a refused command is answered ``busy`` by the publisher.
-        """
-        with self._commands_lock:
-            if self._commands_waiting >= MAX_WAITING_COMMANDS:
-                return False
-            self._commands_waiting += 1
-        self.inbox.put(ConsoleCommand(request))
-        return True
+    def _on_command(self, request: CommandRequest) -> bool:
+        """Queue a console command on its client's console queue; False (the
+        publisher answers ``busy``) when it is shed (daemon/inbox.py, shed policy)."""
+        client = self.publisher.topics.reply_client(request.response_topic)
+        return self.inbox.offer(client or ANONYMOUS, ConsoleCommand(request))
 
     def _link_stats(self, reader_id: int) -> LinkStats | None:
         link = self.links.get(reader_id)
@@ -498,7 +523,9 @@ class Daemon:
         self.request_stop()
 
     def _loop(self) -> None:
-        core = self.core
+        """Serve the inbox: the table lane first; the core's timers when due and the
+        table lane is empty (or overdue by :data:`TICK_OVERDUE`); then console work."""
+        core, inbox = self.core, self.inbox
         next_check = time.monotonic() + FILE_CHECK_PERIOD
         while True:
             now = time.monotonic()
@@ -508,19 +535,21 @@ class Daemon:
             if now >= next_check:
                 self._check_files()
                 next_check = now + FILE_CHECK_PERIOD
-            timeout = max(0.0, min(core.next_deadline(), self._next_collect, next_check) - now)
-            try:
-                item = self.inbox.get(timeout=timeout)
-            except queue.Empty:
+            deadline = core.next_deadline()
+            due = now >= deadline
+            if due and (inbox.table_waiting() == 0 or now >= deadline + TICK_OVERDUE):
                 core.tick()
+                if core.next_deadline() > time.monotonic():
+                    continue
+                due = False  # a timer that stays due must not stop console work
+            # While a timer is due only the table lane is served (it empties first).
+            timeout = 0.0 if due else max(
+                0.0, min(deadline, self._next_collect, next_check) - now)
+            item = inbox.get(timeout, console=not due)
+            if item is None:
                 continue
-            if isinstance(item, ConsoleCommand):
-                with self._commands_lock:
-                    self._commands_waiting -= 1
             if not core.handle(item):
                 return
-            if time.monotonic() >= core.next_deadline():
-                core.tick()
 
     def _shutdown(self, clean: bool = True) -> None:
         if not clean:

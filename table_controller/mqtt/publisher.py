@@ -21,10 +21,13 @@ orders our republish after paho's own resend of messages that were in flight
 when the link dropped, so a stale retained copy can never land last.
 
 While offline: state and reader updates are kept (the latest per topic) for
-the republish; events are dropped and counted (their ``seq`` is still used,
-so consumers see the gap and resynchronise from the retained state); alerts go
-into a bounded queue, oldest dropped first, and the number dropped is itself
-published as an ``alert_queue_overflow`` alert once back online.
+the republish; events and notices are kept in order (up to
+:data:`OFFLINE_EVENT_LIMIT`, then dropped and counted: their ``seq`` is still
+used, so consumers see the gap and resynchronise from the retained state) and
+sent *before* the republished state once back, so a short cut loses none;
+alerts go into a bounded queue, oldest dropped first, sent after the
+republish, and the number dropped is itself published as an
+``alert_queue_overflow`` alert once back online.
 
 Every paho callback is wrapped: an exception is logged and counted and the
 loop keeps running (``suppress_exceptions`` is also set as a second net), so
@@ -51,9 +54,15 @@ publisher is *backlogged*: it logs ``mqtt_outgoing_backlog``, raises an
 ``mqtt_backlog`` alert (it arrives behind the backlog) and defers republishing;
 live messages are still queued, never dropped; console replies past
 :data:`REPLY_LIMIT` are shed (counted, logged). Below :data:`BACKLOG_LOW` it
-logs ``mqtt_outgoing_backlog_cleared``. The client id is unguessable by default
-(``stud-table-<table>-<random>``), and a disconnect because another client took
-the id over, or repeated disconnects (:data:`UNSTABLE_COUNT` within
+logs ``mqtt_outgoing_backlog_cleared``.
+
+Console replies wait in a lane of their own (:data:`REPLY_WINDOW`,
+:data:`REPLY_LIMIT`): a card event or an alert never waits behind more than a
+few of them. The client id is unguessable by default
+(``stud-table-<table>-<random>``), drawn afresh at every reconnect and logged
+at debug only; a disconnect because another client took the id over (MQTT 5
+reason 0x8E, or a socket the broker closed and reopened to us at once: what
+Mosquitto 2.0 does), or repeated disconnects (:data:`UNSTABLE_COUNT` within
 :data:`UNSTABLE_WINDOW`), are logged at once and alerted once reconnected.
 """
 
@@ -65,7 +74,8 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Any, Final, Literal, Protocol, TypeVar
 
 import paho.mqtt.client as mqtt
@@ -80,6 +90,7 @@ from pydantic import BaseModel
 from table_controller.domain.engine.alerts import AlertCode, alert_severity
 from table_controller.domain.engine.outputs import ReplyCode
 from table_controller.mqtt.broker_config import BrokerConfig, configure_client
+from table_controller.mqtt.log_quota import LogQuota, log_limited
 from table_controller.mqtt.payloads import (
     AlertChangePayload,
     AlertPayload,
@@ -133,11 +144,17 @@ BULK_LIMIT: Final = 100
 ``busy`` refusal goes unanswered: live events and alerts go first."""
 
 REPLY_LIMIT: Final = 250
-"""Outgoing messages above which a console reply is not sent (counted and
-logged as shed): replies are the one output a client can make the daemon
-produce at will, so under a flood they give way to the live stream and
+"""Console replies that may wait in the reply lane; past it a reply is not sent
+(counted and logged as shed): replies are the one output a client can make the
+daemon produce at will, so under a flood they give way to the live stream and
 memory. A console that gets no answer may retry with the same correlation
 data; the daemon then answers from memory without applying it twice."""
+
+REPLY_WINDOW: Final = 10
+"""Unacknowledged outgoing messages at or above which a console reply waits in
+the reply lane instead of going to paho: a card event or an alert never waits
+behind more than this many replies (paho sends its messages in order). The
+lane is emptied as the broker acknowledges (``on_publish``)."""
 
 BACKLOG_HIGH: Final = 2000
 """Unacknowledged outgoing messages at which the publisher reports a backlog."""
@@ -161,6 +178,16 @@ _TAKEN_OVER: Final = 0x8E
 _NOT_AUTHORISED: Final = frozenset({0x86, 0x87})
 """MQTT 5 CONNACK *Bad user name or password* and *Not authorized* (paho maps the
 MQTT 3.1.1 return codes 4 and 5 onto these)."""
+
+_CONNECTION_CLOSED: Final = 0x80
+"""The reason paho gives when the broker closed the socket without a DISCONNECT:
+what Mosquitto 2.0 does to a client whose id another client took."""
+
+OFFLINE_EVENT_LIMIT: Final = 1000
+"""Events (and notices) kept while the broker is unreachable, sent in order before
+the republished state once back: a short cut (a client-id takeover, a broker
+restart) loses none. Past it they are dropped and counted; their ``seq`` gap
+tells consumers to resynchronise from the retained state."""
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -203,6 +230,42 @@ class Publisher(Protocol):
         """Publish ``offline``, wait for acknowledgements (bounded), disconnect."""
 
 
+class PublisherState(Enum):
+    """Where the publisher's connection is (see the module docstring's lifecycle)::
+
+        NEW --start--> CONNECTING --CONNACK--> SUBSCRIBING --SUBACK--> ONLINE
+                          ^   ^______________________|                  |
+                          |____________________disconnect_______________|
+        any --stop--> STOPPING --disconnected--> STOPPED
+    """
+
+    NEW = "new"
+    CONNECTING = "connecting"
+    SUBSCRIBING = "subscribing"
+    """Connected, waiting for the SUBACK of ``cmd/#`` before going online."""
+    ONLINE = "online"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+
+
+_ENDED: Final = frozenset({PublisherState.STOPPING, PublisherState.STOPPED})
+
+
+@dataclass(slots=True)
+class _LinkTrouble:
+    """What the publisher knows of its link's trouble, until it is reported (lock held)."""
+
+    disconnect_times: deque[float] = field(default_factory=lambda: deque(maxlen=UNSTABLE_COUNT))
+    unstable_pending: str | None = None
+    """Why the link is unstable, to alert once back online (None: nothing to say)."""
+    last_unstable_alert: float = -UNSTABLE_WINDOW
+    takeovers_unreported: int = 0
+    """DISCONNECT 0x8E received since the last takeover alert."""
+    suspect_takeover: bool = False
+    """A socket the broker closed; a takeover if the first reconnect succeeds."""
+    last_takeover_alert: float = -UNSTABLE_WINDOW
+
+
 @dataclass(frozen=True, slots=True)
 class CommandRequest:
     """A message received on ``cmd/<name>`` (other than ``rebirth``).
@@ -222,16 +285,17 @@ class CommandRequest:
         return shown_name(self.name)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PublisherCounters:
-    """Health counters (for the daemon's own status and for tests)."""
+    """Health counters (for the daemon's own status and for tests). The publisher
+    keeps one, updated under its lock; :meth:`MqttPublisher.counters` hands out a copy."""
 
-    connects: int
-    disconnects: int
-    callback_errors: int
-    events_dropped: int
-    alerts_dropped: int
-    alerts_queued: int
+    connects: int = 0
+    disconnects: int = 0
+    callback_errors: int = 0
+    events_dropped: int = 0
+    alerts_dropped: int = 0
+    alerts_queued: int = 0
     outgoing: int = 0
     """Messages handed to paho and not yet acknowledged by the broker."""
     outgoing_peak: int = 0
@@ -274,6 +338,7 @@ class MqttPublisher:
         clock: Callable[[], float] = time.time,
         alert_ids: Callable[[], str] | None = None,
         on_alert: Callable[[AlertPayload], None] | None = None,
+        log_quota: LogQuota | None = None,
     ) -> None:
         """Prepare the client; nothing touches the network before :meth:`start`.
 
@@ -287,7 +352,9 @@ class MqttPublisher:
         daemon's core so that the ids of the alerts raised here cannot collide);
         without it an alert raised here is ``<table>:<its seq>``. ``on_alert`` is
         told of every alert raised here (backlog, overflow, link trouble), so the
-        daemon adds it to the open set.
+        daemon adds it to the open set. ``log_quota`` limits the log lines other
+        clients can cause (retained commands, refused replies, ``busy``, shed replies):
+        shared with the daemon's core, which writes the summaries.
         """
         self.topics = TableTopics(table)
         self._table = table
@@ -298,10 +365,11 @@ class MqttPublisher:
         self._on_command = on_command
         self._alert_ids = alert_ids
         self._on_alert = on_alert
+        self.log_quota = log_quota or LogQuota()
         self._lock = threading.RLock()
-        self._online = False
-        self._started = False
-        self._stopping = False
+        self._life = PublisherState.NEW
+        self._counts = PublisherCounters()
+        """The counters (the queue figures are filled in by :meth:`counters`)."""
         self._hand: int | None = None
         self._health: str | None = None
         self._state: tuple[PublicState, SecureState] | None = None
@@ -314,6 +382,14 @@ class MqttPublisher:
         self._alerts: deque[tuple[tuple[str, BaseModel], ...]] = deque(
             maxlen=broker.alert_queue)
         self._pending: deque[mqtt.MQTTMessageInfo] = deque()
+        # Events and notices published while offline, unstamped (OFFLINE_EVENT_LIMIT).
+        self._offline_events: deque[tuple[tuple[str, BaseModel], ...]] = deque()
+        # Console replies waiting for room in the outgoing window (REPLY_WINDOW).
+        # A lock of its own, never held while publishing: the lane is emptied from
+        # on_publish too, where paho holds its message mutex (see the ack lock).
+        self._reply_lock = threading.Lock()
+        self._replies: deque[tuple[str, bytes, Properties]] = deque()
+        self._pumping = False  # one thread hands replies to paho at a time (in order)
         # The ack counters have a lock of their own: paho calls on_publish holding
         # its message mutex, which the engine thread takes (in publish) while
         # holding self._lock; taking self._lock there would deadlock.
@@ -323,55 +399,47 @@ class MqttPublisher:
         self._outgoing_peak = 0
         self._backlogged = False
         self._backlog_since = 0.0
-        self._backlog_episodes = 0
         self._rebirth_pending = False
         self._rebirth_timer: threading.Timer | None = None
         self._last_republish = -REBIRTH_MIN_INTERVAL
-        self._rebirths_requested = 0
-        self._rebirths_coalesced = 0
-        self._republishes = 0
-        self._retained_ignored = 0
-        self._busy_refused = 0
-        self._replies_refused = 0
-        self._replies_shed = 0
-        self._takeovers = 0
-        self._takeovers_unreported = 0
-        self._disconnect_times: deque[float] = deque(maxlen=UNSTABLE_COUNT)
-        self._unstable_pending: str | None = None
-        self._last_unstable_alert = -UNSTABLE_WINDOW
+        self._replies_failed = 0  # under the ack lock (counted on paho's thread too)
+        self._trouble = _LinkTrouble()
         self._subscribe_mid: int | None = None
         self._online_event = threading.Event()
-        self._connects = 0
-        self._disconnects = 0
-        self._callback_errors = 0
-        self._events_dropped = 0
-        self._alerts_dropped = 0
 
         self._props = _json_properties()
-        self.client_id = client_id or f"stud-table-{table}-{secrets.token_hex(16)}"
-        self._client = mqtt.Client(
+        self._fixed_id = client_id is not None
+        self.client_id = client_id or _fresh_client_id(table)
+        """The id of the current (or next) connection: a new random one at every
+        reconnect unless configured (docs/mqtt.md "Client id"); never logged at info."""
+        self._client = self._make_client(broker)
+
+    def _make_client(self, broker: BrokerConfig) -> mqtt.Client:
+        """The paho client, every callback wrapped (see the module docstring)."""
+        client = mqtt.Client(
             CallbackAPIVersion.VERSION2,
             client_id=self.client_id,
             protocol=MQTTProtocolVersion.MQTTv5,
         )
         # Second net under our own wrappers: paho logs and swallows instead of
         # letting an exception end its loop thread.
-        configure_client(self._client, broker)
-        self._client.on_connect = self._guard("on_connect", self._handle_connect)
-        self._client.on_connect_fail = self._guard("on_connect_fail", self._handle_connect_fail)
-        self._client.on_disconnect = self._guard("on_disconnect", self._handle_disconnect)
-        self._client.on_subscribe = self._guard("on_subscribe", self._handle_subscribe)
-        self._client.on_message = self._guard("on_message", self._handle_message)
-        self._client.on_publish = self._guard("on_publish", self._handle_publish)
+        configure_client(client, broker)
+        client.on_connect = self._guard("on_connect", self._handle_connect)
+        client.on_connect_fail = self._guard("on_connect_fail", self._handle_connect_fail)
+        client.on_disconnect = self._guard("on_disconnect", self._handle_disconnect)
+        client.on_subscribe = self._guard("on_subscribe", self._handle_subscribe)
+        client.on_message = self._guard("on_message", self._handle_message)
+        client.on_publish = self._guard("on_publish", self._handle_publish)
+        return client
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
         """Register the will and start connecting in the background (returns at once)."""
         with self._lock:
-            if self._started:
+            if self._life is not PublisherState.NEW:
                 raise RuntimeError("publisher already started")
-            self._started = True
+            self._life = PublisherState.CONNECTING
             self._set_will()
         self._client.connect_async(
             self._broker.host,
@@ -390,33 +458,24 @@ class MqttPublisher:
     def online(self) -> bool:
         """True between going online and the next disconnect."""
         with self._lock:
-            return self._online
+            return self._life is PublisherState.ONLINE
+
+    @property
+    def lifecycle(self) -> PublisherState:
+        """Where the connection is (:class:`PublisherState`)."""
+        with self._lock:
+            return self._life
 
     def counters(self) -> PublisherCounters:
         """A snapshot of the health counters."""
         with self._lock:
             with self._ack_lock:
                 outgoing, peak = self._sent - self._acked, self._outgoing_peak
-            return PublisherCounters(
-                connects=self._connects,
-                disconnects=self._disconnects,
-                callback_errors=self._callback_errors,
-                events_dropped=self._events_dropped,
-                alerts_dropped=self._alerts_dropped,
-                alerts_queued=len(self._alerts),
-                outgoing=outgoing,
-                outgoing_peak=peak,
-                backlogged=self._backlogged,
-                backlog_episodes=self._backlog_episodes,
-                rebirths_requested=self._rebirths_requested,
-                rebirths_coalesced=self._rebirths_coalesced,
-                republishes=self._republishes,
-                retained_commands_ignored=self._retained_ignored,
-                commands_refused_busy=self._busy_refused,
-                replies_refused=self._replies_refused,
-                replies_shed=self._replies_shed,
-                takeovers=self._takeovers,
-            )
+                failed = self._replies_failed
+            counts = self._counts
+            return replace(counts, alerts_queued=len(self._alerts), outgoing=outgoing,
+                           outgoing_peak=peak, backlogged=self._backlogged,
+                           replies_refused=counts.replies_refused + failed)
 
     @property
     def outgoing(self) -> int:
@@ -438,9 +497,9 @@ class MqttPublisher:
         daemon cannot run). Alerts still queued (broker unreachable) are logged as lost.
         """
         with self._lock:
-            if not self._started or self._stopping:
+            if self._life is PublisherState.NEW or self._life in _ENDED:
                 return
-            self._stopping = True
+            self._life = PublisherState.STOPPING
             if self._rebirth_timer is not None:
                 self._rebirth_timer.cancel()
             # Connected but not yet online (SUBACK pending) still deserves an
@@ -464,7 +523,7 @@ class MqttPublisher:
         self._client.disconnect()
         self._client.loop_stop()
         with self._lock:
-            self._online = False
+            self._life = PublisherState.STOPPED
             self._online_event.clear()
         log.info("mqtt_stopped")
 
@@ -478,7 +537,7 @@ class MqttPublisher:
             seq, ts = self._seq.next(), self._clock()
             stamped = (_stamp(public, seq, ts), _stamp(secure, seq, ts))
             self._state = stamped
-            if self._online:
+            if self._life is PublisherState.ONLINE:
                 self._send(self.topics.state, stamped[0], retain=True)
                 self._send(self.topics.secure_state, stamped[1], retain=True)
 
@@ -492,7 +551,7 @@ class MqttPublisher:
             stamped = _stamp(secure, self._seq.next(), self._clock())
             if self._state is not None:
                 self._state = (self._state[0], stamped)
-            if self._online:
+            if self._life is PublisherState.ONLINE:
                 self._send(self.topics.secure_state, stamped, retain=True)
 
     def publish_event(self, public: PublicEvent, secure: SecureEvent) -> None:
@@ -503,12 +562,24 @@ class MqttPublisher:
         """
         self._check_table(public.table, secure.table)
         with self._lock:
-            seq, ts = self._seq.next(), self._clock()
-            if not self._online:
-                self._events_dropped += 1
+            if self._life is not PublisherState.ONLINE:
+                self._keep_offline((self.topics.events, public),
+                                   (self.topics.secure_events, secure))
                 return
+            seq, ts = self._seq.next(), self._clock()
             self._send(self.topics.events, _stamp(public, seq, ts), retain=False)
             self._send(self.topics.secure_events, _stamp(secure, seq, ts), retain=False)
+
+    def _keep_offline(self, *messages: tuple[str, BaseModel]) -> None:
+        """Keep an event's (or notice's) messages until back online, or drop and count
+        it past :data:`OFFLINE_EVENT_LIMIT` (it takes a ``seq``: the gap shows). Lock held."""
+        if len(self._offline_events) < OFFLINE_EVENT_LIMIT:
+            self._offline_events.append(messages)
+            return
+        self._seq.next()
+        self._counts.events_dropped += 1
+        if self._counts.events_dropped == 1:
+            log.warning("mqtt_offline_events_dropped", kept=OFFLINE_EVENT_LIMIT)
 
     def publish_alert(self, alert: AlertPayload) -> None:
         """Publish one alert; offline it waits in the bounded queue (stamped again when
@@ -528,7 +599,7 @@ class MqttPublisher:
         with self._lock:
             stamped = _stamp(payload, self._seq.next(), self._clock())
             self._open_alerts = stamped
-            if self._online:
+            if self._life is PublisherState.ONLINE:
                 self._send(self.topics.alerts_open, stamped, retain=True)
 
     def publish_alert_change(self, change: AlertChangePayload) -> None:
@@ -545,7 +616,7 @@ class MqttPublisher:
         with self._lock:
             stamped = _stamp(payload, self._seq.next(), self._clock())
             self._dealer = stamped
-            if self._online:
+            if self._life is PublisherState.ONLINE:
                 self._send(self.topics.dealer, stamped, retain=True)
 
     def publish_hand(self, public: PublicHandRecord, secure: SecureHandRecord) -> None:
@@ -559,13 +630,13 @@ class MqttPublisher:
 
     def _send_or_queue(self, *messages: tuple[str, BaseModel]) -> None:
         """Send now, or (offline) keep in the bounded queue as one entry (lock held)."""
-        if self._online:
+        if self._life is PublisherState.ONLINE:
             for topic, stamped in messages:
                 self._send(topic, stamped, retain=False)
             return
         if len(self._alerts) == self._alerts.maxlen:
-            self._alerts_dropped += 1  # deque drops the oldest on append
-            if self._alerts_dropped == 1:
+            self._counts.alerts_dropped += 1  # deque drops the oldest on append
+            if self._counts.alerts_dropped == 1:
                 log.warning("mqtt_alert_queue_full", size=self._alerts.maxlen)
         self._alerts.append(messages)
 
@@ -598,10 +669,11 @@ class MqttPublisher:
         """
         self._check_table(secure.table, *([public.table] if public is not None else []))
         with self._lock:
-            seq, ts = self._seq.next(), self._clock()
-            if not self._online:
-                self._events_dropped += 1
+            if self._life is not PublisherState.ONLINE:
+                self._keep_offline(*([(self.topics.notices, public)] if public is not None
+                                     else []), (self.topics.secure_notices, secure))
                 return
+            seq, ts = self._seq.next(), self._clock()
             if public is not None:
                 self._send(self.topics.notices, _stamp(public, seq, ts), retain=False)
             self._send(self.topics.secure_notices, _stamp(secure, seq, ts), retain=False)
@@ -612,7 +684,7 @@ class MqttPublisher:
         with self._lock:
             stamped = _stamp(status, self._seq.next(), self._clock())
             self._readers[status.reader] = stamped
-            if self._online:
+            if self._life is PublisherState.ONLINE:
                 self._send(self.topics.reader(status.reader), stamped, retain=True)
 
     def publish_reader_stats(self, stats: ReaderStats) -> None:
@@ -623,7 +695,7 @@ class MqttPublisher:
         in the way of live events and alerts."""
         self._check_table(stats.table)
         with self._lock:
-            if not self._online or self._backlogged:
+            if self._life is not PublisherState.ONLINE or self._backlogged:
                 return
             stamped = stats.model_copy(update={"ts": self._clock()})
             self._send(self.topics.reader_stats(stats.reader), stamped, retain=False)
@@ -636,7 +708,7 @@ class MqttPublisher:
         request stays pending and is retried by a timer (the live stream first).
         """
         with self._lock:
-            if self._stopping:
+            if self._life in _ENDED:
                 return
             delay = self._republish_delay()
             if delay > 0:
@@ -644,9 +716,9 @@ class MqttPublisher:
                 self._schedule_rebirth(delay)
                 return
             self._rebirth_pending = False
-            if self._online:
+            if self._life is PublisherState.ONLINE:
                 self._last_republish = time.monotonic()
-                self._republishes += 1
+                self._counts.republishes += 1
                 self._republish_locked()
 
     def reply(self, request: CommandRequest, payload: bytes, *, limit: int = REPLY_LIMIT) -> bool:
@@ -664,31 +736,71 @@ class MqttPublisher:
         problem = self.topics.reply_problem(topic)
         if problem is not None:
             with self._lock:
-                self._replies_refused += 1
-            log.warning("mqtt_reply_refused", command=request.shown_name, reason=problem)
+                self._counts.replies_refused += 1
+            log_limited(self.log_quota, log, "warning", "mqtt_reply_refused",
+                        command=request.shown_name, reason=problem)
             return False
         props = _publish_properties()
         props.ContentType = "application/json"
         if request.correlation_data is not None:
             props.CorrelationData = request.correlation_data
         with self._lock:
-            if not self._online:
+            if self._life is not PublisherState.ONLINE:
                 return False
-            if self.outgoing >= limit:
-                self._replies_shed += 1
-                shed = self._replies_shed
-                if shed == 1 or shed % 1000 == 0:
-                    log.error("mqtt_replies_shed", shed_total=shed, outgoing=self.outgoing,
-                              command=request.shown_name)
-                return False
-            try:
-                info = self._client.publish(topic, payload, qos=QOS, properties=props)
-            except ValueError as exc:  # a second net under reply_problem
-                self._replies_refused += 1
-                log.error("mqtt_reply_refused", command=request.shown_name, reason=str(exc))
-                return False
-            self._track(info)
-            return info.rc == MQTTErrorCode.MQTT_ERR_SUCCESS
+        with self._reply_lock:
+            shed = len(self._replies) >= limit
+            if not shed:
+                self._replies.append((topic, payload, props))
+        if shed:
+            with self._lock:
+                self._counts.replies_shed += 1
+                total = self._counts.replies_shed
+            log_limited(self.log_quota, log, "error", "mqtt_replies_shed", shed_total=total,
+                        outgoing=self.outgoing, command=request.shown_name)
+            return False
+        self._pump_replies()
+        return True
+
+    def _pump_replies(self) -> None:
+        """Hand waiting replies to paho while fewer than :data:`REPLY_WINDOW` messages
+        are unacknowledged (engine thread after a reply, paho thread after an ack).
+
+        One thread pumps at a time, so replies leave in the order they were queued
+        (a console reads the answer to its last request as the sign that the
+        earlier ones were answered); the pumping thread checks the lane and the
+        window again under the lock before it stops, so no trigger is lost."""
+        with self._reply_lock:
+            if self._pumping:
+                return
+            self._pumping = True
+        stopped = False
+        try:
+            while True:
+                with self._reply_lock:
+                    with self._ack_lock:
+                        room = self._sent - self._acked < REPLY_WINDOW
+                    if not (room and self._replies):
+                        self._pumping = False
+                        stopped = True
+                        return
+                    topic, payload, props = self._replies.popleft()
+                self._hand_reply(topic, payload, props)
+        finally:
+            if not stopped:  # an unexpected error: the next trigger pumps again
+                with self._reply_lock:
+                    self._pumping = False
+
+    def _hand_reply(self, topic: str, payload: bytes, props: Properties) -> None:
+        try:
+            info = self._client.publish(topic, payload, qos=QOS, properties=props)
+        except ValueError as exc:  # a second net under reply_problem
+            with self._ack_lock:
+                self._replies_failed += 1
+            log.error("mqtt_reply_refused", reason=str(exc))
+            return
+        if info.rc in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
+            with self._ack_lock:  # acknowledged like every QoS 1 message
+                self._sent += 1
 
     # ------------------------------------------------------------------ internals (lock held)
 
@@ -714,7 +826,7 @@ class MqttPublisher:
             if problem == self._health:
                 return
             self._health = problem
-            if self._online:
+            if self._life is PublisherState.ONLINE:
                 self._send(self.topics.status, self._live_status(), retain=True)
 
     def _live_status(self) -> StatusPayload:
@@ -759,7 +871,7 @@ class MqttPublisher:
         # get it after the backlog, as the explanation of the delay they saw.
         self._backlogged = True
         self._backlog_since = time.monotonic()
-        self._backlog_episodes += 1
+        self._counts.backlog_episodes += 1
         log.error("mqtt_outgoing_backlog", outgoing=outgoing, limit=BACKLOG_HIGH)
         alert = self._own_alert(
             BACKLOG_CODE,
@@ -792,7 +904,7 @@ class MqttPublisher:
         with self._lock:
             # This timer is done: a republish deferred again must get a new one.
             self._rebirth_timer = None
-            if self._stopping or not self._rebirth_pending:
+            if self._life in _ENDED or not self._rebirth_pending:
                 return
         self.republish_retained()
 
@@ -817,10 +929,16 @@ class MqttPublisher:
 
     def _go_online(self) -> None:
         with self._lock:
-            if self._stopping:
+            if self._life in _ENDED:
                 return
-            self._online = True
+            self._life = PublisherState.ONLINE
             self._send(self.topics.status, self._live_status(), retain=True)
+            kept = len(self._offline_events)
+            while self._offline_events:
+                # Before the republished state: they happened before it.
+                seq, ts = self._seq.next(), self._clock()
+                for topic, kept_payload in self._offline_events.popleft():
+                    self._send(topic, _stamp(kept_payload, seq, ts), retain=False)
             self._last_republish = time.monotonic()
             self._republish_locked()
             queued = len(self._alerts)
@@ -832,8 +950,8 @@ class MqttPublisher:
                 seq, ts = self._seq.next(), self._clock()
                 for topic, queued_payload in self._alerts.popleft():
                     self._send(topic, _stamp(queued_payload, seq, ts), retain=False)
-            if self._alerts_dropped:
-                dropped, self._alerts_dropped = self._alerts_dropped, 0
+            if self._counts.alerts_dropped:
+                dropped, self._counts.alerts_dropped = self._counts.alerts_dropped, 0
                 overflow = self._own_alert(
                     OVERFLOW_CODE,
                     f"{dropped} alert(s) dropped while the broker was unreachable (alerts,"
@@ -844,29 +962,46 @@ class MqttPublisher:
                 log.error("mqtt_alerts_dropped", dropped=dropped)
             self._report_link_trouble()
             self._online_event.set()
-            events_dropped = self._events_dropped
-        log.info("mqtt_online", alerts_delivered=queued, events_dropped_total=events_dropped,
-                 client_id=self.client_id)
+            events_dropped = self._counts.events_dropped
+        # The client id only at debug: whoever reads the log must not learn how to
+        # knock the daemon off the broker.
+        log.info("mqtt_online", alerts_delivered=queued, events_delivered=kept,
+                 events_dropped_total=events_dropped)
+        log.debug("mqtt_client_id", client_id=self.client_id)
 
     def _report_link_trouble(self) -> None:
         # Once reconnected, tell the floor what a supervisor cannot see: the
         # process lived on but the feed was cut (lock held, online).
-        if self._takeovers_unreported:
-            count, self._takeovers_unreported = self._takeovers_unreported, 0
+        now = time.monotonic()
+        if self._trouble.takeovers_unreported:
+            count, self._trouble.takeovers_unreported = self._trouble.takeovers_unreported, 0
+            self._trouble.suspect_takeover = False
+            self._trouble.last_takeover_alert = now
             self._send(self.topics.alerts, self._own_alert(
                 TAKEOVER_CODE,
                 f"Another MQTT client connected with this daemon's client id and"
                 f" knocked it off the broker {count} time(s); the feed was cut meanwhile."
                 " Find that client (broker log) and check who has broker credentials.",
             ), retain=False)
-        now = time.monotonic()
-        if self._unstable_pending and now - self._last_unstable_alert >= UNSTABLE_WINDOW:
-            detail, self._unstable_pending = self._unstable_pending, None
-            self._last_unstable_alert = now
+        elif self._trouble.suspect_takeover:
+            self._trouble.suspect_takeover = False
+            if now - self._trouble.last_takeover_alert >= UNSTABLE_WINDOW:
+                self._trouble.last_takeover_alert = now
+                self._send(self.topics.alerts, self._own_alert(TAKEOVER_CODE, (
+                    "The broker closed the daemon's connection and took it back at once:"
+                    " most likely another MQTT client connected with the daemon's client id"
+                    " (or the broker was restarted just then). The daemon reconnected"
+                    + ("" if self._fixed_id else " with a new id")
+                    + "; events meanwhile were kept and delivered. Find that client"
+                    " (broker log) and check who has broker credentials.")), retain=False)
+        trouble = self._trouble
+        if trouble.unstable_pending and now - trouble.last_unstable_alert >= UNSTABLE_WINDOW:
+            detail, trouble.unstable_pending = trouble.unstable_pending, None
+            trouble.last_unstable_alert = now
             self._send(self.topics.alerts, self._own_alert(
                 UNSTABLE_CODE,
                 f"The daemon could not stay connected to the broker ({detail});"
-                f" {self._events_dropped} event(s) in total could not be delivered"
+                f" {self._counts.events_dropped} event(s) in total could not be delivered"
                 " (gaps in seq). The retained state is current again. Causes: the"
                 " network or the broker, or another client connecting with this"
                 " daemon's client id (the broker's log names it).",
@@ -880,7 +1015,7 @@ class MqttPublisher:
                 handler(*args)
             except Exception:
                 with self._lock:
-                    self._callback_errors += 1
+                    self._counts.callback_errors += 1
                 log.exception("mqtt_callback_failed", callback=name)
 
         return guarded
@@ -906,7 +1041,7 @@ class MqttPublisher:
                 log.error("mqtt_connect_refused", reason=str(reason))
             return
         with self._lock:
-            self._connects += 1
+            self._counts.connects += 1
         sock = client.socket()
         if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):
             # Small messages must not wait for Nagle + delayed ACK (about 40 ms each).
@@ -918,6 +1053,8 @@ class MqttPublisher:
         result, mid = client.subscribe(self.topics.cmd_filter, options=options)
         with self._lock:
             self._subscribe_mid = mid
+            if self._life not in _ENDED:
+                self._life = PublisherState.SUBSCRIBING
         if result != MQTTErrorCode.MQTT_ERR_SUCCESS:
             log.error("mqtt_subscribe_failed", rc=mqtt.error_string(result))
 
@@ -937,7 +1074,16 @@ class MqttPublisher:
             log.error("mqtt_command_subscribe_refused", reasons=[str(r) for r in reasons])
         self._go_online()
 
+    def _renew_client_id(self) -> None:
+        """A new random id for the next connection (lock held, paho's thread, before
+        paho reconnects): whoever took the old one cannot knock the daemon off
+        again with it. paho has no setter; its connect packet reads ``_client_id``."""
+        self.client_id = _fresh_client_id(self._table)
+        self._client._client_id = self.client_id.encode()
+
     def _handle_connect_fail(self, _client: mqtt.Client, _userdata: object) -> None:
+        with self._lock:
+            self._trouble.suspect_takeover = False
         log.warning("mqtt_connect_failed", host=self._broker.host, port=self._broker.port)
 
     def _handle_disconnect(
@@ -950,34 +1096,40 @@ class MqttPublisher:
     ) -> None:
         now = time.monotonic()
         with self._lock:
-            was_online = self._online
-            self._online = False
+            was_online = self._life is PublisherState.ONLINE
             self._online_event.clear()
-            self._disconnects += 1
-            if self._stopping:
+            self._counts.disconnects += 1
+            if self._life in _ENDED:
                 return
+            self._life = PublisherState.CONNECTING  # paho reconnects by itself
             self._set_will()
-            self._disconnect_times.append(now)
+            self._trouble.disconnect_times.append(now)
             taken_over = reason.value == _TAKEN_OVER
             if taken_over:
-                self._takeovers += 1
-                self._takeovers_unreported += 1
-            recent = len(self._disconnect_times)
-            unstable = recent == UNSTABLE_COUNT and now - self._disconnect_times[0] <= (
+                self._counts.takeovers += 1
+                self._trouble.takeovers_unreported += 1
+            elif was_online and reason.value == _CONNECTION_CLOSED:
+                # Closed by the broker: a takeover if the broker takes us back at
+                # once (a connect failure meanwhile clears it: the broker was away).
+                self._trouble.suspect_takeover = True
+            if not self._fixed_id:
+                self._renew_client_id()
+            recent = len(self._trouble.disconnect_times)
+            unstable = recent == UNSTABLE_COUNT and now - self._trouble.disconnect_times[0] <= (
                 UNSTABLE_WINDOW
             )
-            newly_unstable = unstable and self._unstable_pending is None
+            newly_unstable = unstable and self._trouble.unstable_pending is None
             if unstable:
-                self._unstable_pending = (
-                    f"{self._disconnects} disconnects since start, {recent} within"
-                    f" {now - self._disconnect_times[0]:.0f} s, last reason: {reason}"
+                self._trouble.unstable_pending = (
+                    f"{self._counts.disconnects} disconnects since start, {recent} within"
+                    f" {now - self._trouble.disconnect_times[0]:.0f} s, last reason: {reason}"
                 )
-            disconnects = self._disconnects
+            disconnects = self._counts.disconnects
         log.warning("mqtt_disconnected", reason=str(reason), was_online=was_online,
                     disconnects=disconnects)
         if taken_over:
             # Not a network fault: someone used our client id (docs/mqtt.md).
-            log.error("mqtt_session_taken_over", client_id=self.client_id)
+            log.error("mqtt_session_taken_over", takeovers=self._counts.takeovers)
         if newly_unstable:
             log.error("mqtt_link_unstable", disconnects=disconnects, window=UNSTABLE_WINDOW,
                       reason=str(reason))
@@ -998,6 +1150,8 @@ class MqttPublisher:
             log.error("mqtt_publish_refused", reason=str(reason))
         if outgoing <= BACKLOG_LOW and self._backlogged:
             self._leave_backlog(outgoing)
+        if outgoing < REPLY_WINDOW:
+            self._pump_replies()
 
     def _leave_backlog(self, outgoing: int) -> None:
         # On the paho thread; _backlogged is only a hint read without the
@@ -1007,7 +1161,7 @@ class MqttPublisher:
                 return
             self._backlogged = False
             lasted = time.monotonic() - self._backlog_since
-            shed = self._replies_shed
+            shed = self._counts.replies_shed
         with self._ack_lock:
             peak = self._outgoing_peak
         log.warning("mqtt_outgoing_backlog_cleared", outgoing=outgoing, seconds=round(lasted, 2),
@@ -1047,8 +1201,9 @@ class MqttPublisher:
         # (re)connect of the daemon (a retained cmd/hand started a hand at each
         # restart). Ignore it and clear it (an empty retained message deletes it).
         with self._lock:
-            self._retained_ignored += 1
-        log.warning("mqtt_retained_command_ignored", command=shown_name(name), cleared=clear)
+            self._counts.retained_commands_ignored += 1
+        log_limited(self.log_quota, log, "warning", "mqtt_retained_command_ignored",
+                    command=shown_name(name), cleared=clear)
         if clear:
             with self._lock:
                 # Tracked like every QoS 1 message: its ack is counted too.
@@ -1056,13 +1211,13 @@ class MqttPublisher:
 
     def _rebirth_requested(self) -> None:
         with self._lock:
-            self._rebirths_requested += 1
+            self._counts.rebirths_requested += 1
             if self._rebirth_pending:
                 # One pending request serves every consumer: coalesce.
-                self._rebirths_coalesced += 1
+                self._counts.rebirths_coalesced += 1
                 return
             self._rebirth_pending = True
-        log.info("mqtt_rebirth_requested")
+        log_limited(self.log_quota, log, "info", "mqtt_rebirth_requested")
         try:
             if self._on_rebirth is not None:
                 self._on_rebirth()
@@ -1077,11 +1232,10 @@ class MqttPublisher:
         topic = request.response_topic
         unanswerable = topic is None or self.topics.reply_problem(topic) is not None
         with self._lock:
-            self._busy_refused += 1
-            first = self._busy_refused == 1 or self._busy_refused % 1000 == 0
-        if first:
-            log.warning("console_command_refused_busy", command=request.shown_name,
-                        refused_total=self._busy_refused)
+            self._counts.commands_refused_busy += 1
+            total = self._counts.commands_refused_busy
+        log_limited(self.log_quota, log, "warning", "console_command_refused_busy",
+                    command=request.shown_name, refused_total=total)
         if unanswerable:
             return  # counted; no reply could go there (and no log line per request)
         reply = ConsoleReply(
@@ -1090,6 +1244,11 @@ class MqttPublisher:
             " send it again", hand=self._hand, to_act=None, pot=None,
         )
         self.reply(request, to_json(reply), limit=BULK_LIMIT)
+
+
+def _fresh_client_id(table: str) -> str:
+    """``stud-table-<table>-<128 random bits>``: unguessable (docs/mqtt.md "Client id")."""
+    return f"stud-table-{table}-{secrets.token_hex(16)}"
 
 
 def _publish_properties() -> Properties:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import Enum
 from typing import Final
 
 ROOT: Final = "stud/v1"
@@ -66,6 +67,47 @@ def check_level(value: str, what: str) -> str:
             " (no '/', '+', '#' or spaces)"
         )
     return value
+
+
+class TopicKind(Enum):
+    """What a table's topic carries (:meth:`TableTopics.parse`)."""
+
+    STATUS = "status"
+    STATE = "state"
+    EVENTS = "events"
+    ALERTS = "alerts"
+    ALERTS_OPEN = "alerts/open"
+    ALERTS_CHANGES = "alerts/changes"
+    DEALER = "dealer"
+    HANDS = "hands"
+    NOTICES = "notices"
+    SECURE_STATE = f"{SECURE_LEVEL}/state"
+    SECURE_EVENTS = f"{SECURE_LEVEL}/events"
+    SECURE_HANDS = f"{SECURE_LEVEL}/hands"
+    SECURE_NOTICES = f"{SECURE_LEVEL}/notices"
+    READER = "readers/<id>"
+    READER_STATS = "readers/<id>/stats"
+    REPLY = "reply/<client>"
+    COMMAND = "cmd/<name>"
+
+    @property
+    def secure(self) -> bool:
+        """True for a kind that may carry down-card identities (``secure/...``)."""
+        return self.value.startswith(f"{SECURE_LEVEL}/")
+
+
+_FIXED_KINDS: Final = {kind.value: kind for kind in TopicKind if "<" not in kind.value}
+"""The kinds whose topic is one fixed suffix after the table."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedTopic:
+    """A topic of some table: its table, kind and (reader, client, command) name."""
+
+    table: str
+    kind: TopicKind
+    name: str | None = None
+    """The reader id, the reply's client or the command name; None for the others."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +225,37 @@ class TableTopics:
         """Subscription filter matching every command topic of this table."""
         return f"{self.base}/cmd/#"
 
+    @staticmethod
+    def parse(topic: str) -> ParsedTopic | None:
+        """What the topic name ``topic`` is, for any table; ``None`` if it is no
+        topic of ours. The one parser of topic names: every router (the daemon's
+        commands, the services' followers) derives from it, as every name is built
+        by the properties above.
+
+        ``cmd/`` takes whatever follows as the command's name (see
+        :meth:`command_name`); a reader id or reply client must be one safe level.
+        """
+        root = f"{ROOT}/"
+        if not topic.startswith(root):
+            return None
+        table, _, rest = topic[len(root):].partition("/")
+        if not _LEVEL_RE.fullmatch(table) or not rest:
+            return None
+        kind = _FIXED_KINDS.get(rest)
+        if kind is not None:
+            return ParsedTopic(table, kind)
+        if rest.startswith("cmd/"):
+            return ParsedTopic(table, TopicKind.COMMAND, rest[len("cmd/"):])
+        levels = rest.split("/")
+        if len(levels) == 2 and levels[0] == "reply" and _LEVEL_RE.fullmatch(levels[1]):
+            return ParsedTopic(table, TopicKind.REPLY, levels[1])
+        if levels[0] == "readers" and len(levels) in (2, 3) and _LEVEL_RE.fullmatch(levels[1]):
+            if len(levels) == 2:
+                return ParsedTopic(table, TopicKind.READER, levels[1])
+            if levels[2] == "stats":
+                return ParsedTopic(table, TopicKind.READER_STATS, levels[1])
+        return None
+
     def command_name(self, topic: str) -> str | None:
         """What follows ``cmd/`` in a topic of this table, else ``None`` (not a command).
 
@@ -191,10 +264,10 @@ class TableTopics:
         daemon answers it ``unknown_command`` (docs/console.md) instead of
         ignoring it. Use :func:`shown_name` before quoting it.
         """
-        prefix = f"{self.base}/cmd/"
-        if not topic.startswith(prefix):
+        parsed = self.parse(topic)
+        if parsed is None or parsed.kind is not TopicKind.COMMAND or parsed.table != self.table:
             return None
-        return topic[len(prefix) :]
+        return parsed.name
 
     @property
     def reply_prefix(self) -> str:
@@ -222,6 +295,13 @@ class TableTopics:
                 " <client> 1-64 characters from A-Z a-z 0-9 _ . - (one level, no wildcard)"
             )
         return None
+
+    def reply_client(self, topic: str | None) -> str | None:
+        """The ``<client>`` of a usable response topic ``reply/<client>`` (see
+        :meth:`reply_problem`), else ``None``: whose console queue a request joins."""
+        if topic is None or self.reply_problem(topic) is not None:
+            return None
+        return topic[len(self.reply_prefix):]
 
     @property
     def all_filter(self) -> str:

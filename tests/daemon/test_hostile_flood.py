@@ -13,6 +13,7 @@ retained set was republished.
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
@@ -22,7 +23,7 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 import pytest
-from hostile import BROKER_LIMITS, REPLY, request_props, rss_kb, seq_gaps
+from hostile import BROKER_LIMITS, REPLY, request_props, rss_kb, send, seq_gaps
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from structlog.testing import capture_logs
 
@@ -263,3 +264,107 @@ def test_console_flood_is_answered_and_loses_nothing(
 @pytest.mark.soak
 def test_console_flood_soak(tmp_path: Path, broker: MosquittoBroker) -> None:
     console_flood(tmp_path, broker, 30_000, thread=False)
+
+
+CONSOLE_CAUSED = ("console_command_rejected", "console_reply_not_sent",
+                  "console_command_refused_busy", "mqtt_replies_shed", "console_command",
+                  "console_command_repeated", "mqtt_reply_refused")
+"""Log events a console client can cause at will: each within the log quota."""
+
+
+def test_an_answerable_console_flood_starves_no_reader_and_fills_no_log(
+    tmp_path: Path, broker: MosquittoBroker
+) -> None:
+    """Issue 20: 50,000 answerable ``cmd/ack`` (an alert that does not exist: each one
+    goes through the engine thread and is answered) while the table dealt gave 18
+    false ``reader_offline`` alerts, false ``out_of_order``, card events never
+    published and 9.8 MB of log (a line per request). Now reader frames and timers
+    come before console work, the flooding client is held to its own share (the
+    rest answered ``busy``, counted), a dealer on another console still gets
+    through, and every line a client can cause stays within the log quota."""
+    ack = json.dumps({"alert": "t1:999999", "by": "flooder"}).encode()
+    count = 5000
+    with capture_logs() as logs:
+        table = Table(tmp_path, broker, thread=True)
+        dealer = RecordingSubscriber(broker.port, [f"{ROOT}/reply/dealer-console"])
+        try:
+            dealer.wait_subscribed()
+            table.deal(8)
+            table.wait_cards()
+            took: list[float] = []
+            flooder = threading.Thread(target=lambda: took.append(flood(
+                broker.port, f"{ROOT}/cmd/ack", count, payload=ack,
+                props_of=lambda n: request_props(REPLY, f"ack-{n}".encode()),
+            )))
+            flooder.start()
+            table.deal(2, pace=0.1)
+            # Meanwhile the dealer signs in from a console of its own.
+            send(dealer, "dealer", b'{"action": "in", "id": "d7", "name": "Ann"}',
+                 response_topic=f"{ROOT}/reply/dealer-console", correlation=b"sign-in")
+            table.deal(2, pace=0.1)
+            flooder.join(WAIT * 12)
+            assert took, "the flood did not finish"
+            table.deal(1, pace=0.0)
+            table.wait_cards()
+            table.observer.wait_topic(f"{ROOT}/dealer", lambda d: (d.get("dealer") or {})
+                                      .get("id") == "d7", timeout=WAIT * 3)
+            table.check_nothing_lost()
+            # No alert at all: nothing was unplugged, every card was dealt right.
+            alerts = [m.json()["code"] for m in table.observer.on_topic(f"{ROOT}/alerts")]
+            assert alerts == []
+            assert table.daemon is not None
+            shed = table.daemon.inbox.counters
+            print(f"answerable console flood: {count} in {took[0]:.1f} s; shed per client"
+                  f" {shed.commands_shed_client}, in all {shed.commands_shed_total};"
+                  f" console peak {shed.console_peak}, table peak {shed.table_peak};"
+                  f" log lines suppressed {table.daemon.log_quota.suppressed_total}")
+            assert shed.commands_shed_total == 0  # one client never fills the others' room
+            flood_seconds = took[0]
+        finally:
+            dealer.close()
+            table.close()
+    windows = 1 + int(flood_seconds // 10) + 3
+    for event in CONSOLE_CAUSED:
+        lines = sum(1 for e in logs if e["event"] == event)
+        assert lines <= 20 * windows, (event, lines)
+    assert sum(1 for e in logs if e["event"] == "reader_unavailable") == 0
+
+
+def test_a_client_id_takeover_while_dealing_loses_no_card_and_is_alerted_once(
+    tmp_path: Path, broker: MosquittoBroker
+) -> None:
+    """Issue 20: a client reusing the daemon's client id (printed in the broker's log)
+    knocked it off 10 times in 15 s and 32 of 67 card events were lost, with one
+    ``mqtt_link_unstable`` alert. Now the daemon comes back at once with a new id
+    (the thief, still connected, cannot knock it off again), keeps the events of
+    the cut and sends them, and alerts ``mqtt_session_taken_over`` the first time."""
+    table = Table(tmp_path, broker, thread=True)
+    thief = None
+    try:
+        assert table.daemon is not None
+        publisher = table.daemon.publisher
+        table.deal(8)
+        table.wait_cards()
+        stolen = publisher.client_id
+        dealing = threading.Thread(target=table.deal, args=(6,), kwargs={"pace": 0.05})
+        dealing.start()
+        thief = RecordingSubscriber(broker.port, [f"{ROOT}/status"], client_id=stolen)
+        thief.wait_subscribed()
+        dealing.join(WAIT * 3)
+        table.wait_cards()
+        table.observer.wait_topic(f"{ROOT}/alerts",
+                                  lambda a: a["code"] == "mqtt_session_taken_over")
+        assert publisher.wait_online(WAIT)
+        table.deal(1, pace=0.0)
+        table.wait_cards()
+        counters = publisher.counters()
+        assert counters.disconnects == 1
+        assert counters.events_dropped == 0
+        assert publisher.client_id != stolen
+        alerts = [m.json()["code"] for m in table.observer.on_topic(f"{ROOT}/alerts")]
+        assert alerts == ["mqtt_session_taken_over"]
+        assert table.alive()
+    finally:
+        if thief is not None:
+            thief.close()
+        table.close()

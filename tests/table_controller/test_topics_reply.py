@@ -7,7 +7,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from table_controller.mqtt.topics import TableTopics, TopicError, is_secure, shown_name
+from table_controller.mqtt.topics import (
+    ParsedTopic,
+    TableTopics,
+    TopicError,
+    TopicKind,
+    is_secure,
+    shown_name,
+)
 
 
 def test_reply_topic_is_under_the_table_and_public() -> None:
@@ -95,3 +102,36 @@ def test_issue21_item11_a_trailing_newline_is_not_a_topic_level(tail: str) -> No
         TableTopics("t1" + tail)
     with pytest.raises(TopicError):
         TOPICS.reply("abc" + tail)
+
+
+def test_parse_reads_back_every_topic_the_builder_makes() -> None:
+    """Issue 20: one parser of topic names (TableTopics.parse) for every router."""
+    topics = TableTopics("t-1")
+    built = {
+        topics.status: TopicKind.STATUS, topics.state: TopicKind.STATE,
+        topics.events: TopicKind.EVENTS, topics.alerts: TopicKind.ALERTS,
+        topics.alerts_open: TopicKind.ALERTS_OPEN,
+        topics.alerts_changes: TopicKind.ALERTS_CHANGES, topics.dealer: TopicKind.DEALER,
+        topics.hands: TopicKind.HANDS, topics.notices: TopicKind.NOTICES,
+        topics.secure_state: TopicKind.SECURE_STATE,
+        topics.secure_events: TopicKind.SECURE_EVENTS,
+        topics.secure_hands: TopicKind.SECURE_HANDS,
+        topics.secure_notices: TopicKind.SECURE_NOTICES,
+    }
+    for topic, kind in built.items():
+        assert TableTopics.parse(topic) == ParsedTopic("t-1", kind), topic
+        assert kind.secure == is_secure(topic)
+    assert TableTopics.parse(topics.reader("3")) == ParsedTopic("t-1", TopicKind.READER, "3")
+    assert TableTopics.parse(topics.reader_stats("3")) == ParsedTopic(
+        "t-1", TopicKind.READER_STATS, "3")
+    assert TableTopics.parse(topics.reply("pc-7")) == ParsedTopic("t-1", TopicKind.REPLY, "pc-7")
+    assert TableTopics.parse(topics.cmd("ack")) == ParsedTopic("t-1", TopicKind.COMMAND, "ack")
+    # Whatever follows cmd/ is a command's name (answered unknown_command if need be).
+    assert TableTopics.parse("stud/v1/t-1/cmd/a/b") == ParsedTopic(
+        "t-1", TopicKind.COMMAND, "a/b")
+    assert topics.command_name("stud/v1/t-1/cmd/") == ""
+    assert topics.command_name(TableTopics("t2").cmd("ack")) is None
+    for other in ("stud/v2/t-1/state", "stud/v1/t-1", "stud/v1/t-1/", "stud/v1/t-1/nothing",
+                  "stud/v1/t+1/state", "stud/v1/t-1/readers/3/other", "stud/v1/t-1/reply/a/b",
+                  "stud/v1/t-1/readers/#", "$SYS/broker/uptime"):
+        assert TableTopics.parse(other) is None, other
