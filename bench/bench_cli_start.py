@@ -28,7 +28,14 @@ written by one warm-up start of each command before the timed runs. The load ave
 before and after is printed beside the figures, and each door's CPU time (user + system
 of the child, median): the machine is shared, and CPU time waits less on the others.
 
-    .venv/bin/python bench/bench_cli_start.py [--runs 10]
+``--baseline DIR`` also times the same doors run from another checkout of the project
+(e.g. ``git archive <commit> | tar -x -C DIR``) and from this one, both started the same
+way, interleaved with the others: ``python -S -m table_controller`` with ``PYTHONPATH``
+= the checkout and the venv's site-packages (``-S``: no ``.pth`` files, so the editable
+install's finder cannot point the import back at this worktree), to show before and
+after in one run.
+
+    .venv/bin/python bench/bench_cli_start.py [--runs 10] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -57,10 +65,12 @@ def stud_table() -> str:
 
 
 def _time(command: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall and CPU (user + system) seconds of one start of ``command``."""
+    """Wall and CPU (user + system) seconds of one start of ``command``, run in the
+    environment's ``BENCH_CWD`` (not this checkout: ``-m`` would import from there)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, check=False)
+    done = subprocess.run(command, env=env, capture_output=True, check=False,
+                          cwd=env["BENCH_CWD"])
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -83,13 +93,15 @@ def main() -> None:
     """Time every door and print the table, then the JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10, help="starts per command")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="also time the doors from this checkout (before/after)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
         spec_stud = Path(work, "stud.json")
         spec_stud.write_text(json.dumps({"game": "stud", **SPOT}))
         spec_stud8 = Path(work, "stud8.json")
         spec_stud8.write_text(json.dumps({"game": "stud8", **SPOT}))
-        env = {**os.environ, "STUD_TABLE_CACHE": str(Path(work, "cache")),
+        env = {**os.environ, "STUD_TABLE_CACHE": str(Path(work, "cache")), "BENCH_CWD": work,
                "PYTHONPYCACHEPREFIX": str(Path(work, "pycache"))}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         shim = shutil.which("python3") or "python3"
@@ -104,6 +116,15 @@ def main() -> None:
             "stud-table equity SPEC --json (stud8, heads-up 5th)": [
                 stud_table(), "equity", str(spec_stud8), "--json"],
         }
+        base: dict[str, tuple[list[str], dict[str, str]]] = {}
+        if args.baseline is not None:
+            module = [sys.executable, "-S", "-m", "table_controller"]
+            packages = sysconfig.get_paths()["purelib"]
+            for label, checkout in (("before", args.baseline.resolve()), ("after", ROOT)):
+                side_env = {**env, "PYTHONPATH": f"{checkout}{os.pathsep}{packages}"}
+                for name, command in list(doors.items())[2:]:
+                    base[f"{label} (-S) {name.removeprefix('stud-table ')}"] = (
+                        [*module, *command[1:]], side_env)
         load_before = os.getloadavg()
         first = {
             "replay, first start (builds and keeps the hand tables)":
@@ -111,12 +132,13 @@ def main() -> None:
             "equity, first start (builds and keeps the equity tables)":
                 _time(doors["stud-table equity SPEC --json (stud, heads-up 5th)"], env),
         }
-        for command in doors.values():  # the warm-up start: writes the .pyc files
-            _time(command, env)
-        times: dict[str, list[tuple[float, float]]] = {name: [] for name in doors}
+        every = {name: (command, env) for name, command in doors.items()} | base
+        for command, environment in every.values():  # warm-up: writes the .pyc files
+            _time(command, environment)
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in every}
         for _ in range(args.runs):
-            for name, command in doors.items():
-                times[name].append(_time(command, env))
+            for name, (command, environment) in every.items():
+                times[name].append(_time(command, environment))
         load_after = os.getloadavg()
     rows = [_row(name, values) for name, values in times.items()]
     print(f"{args.runs} starts per command; load average (1/5/15 min) before"
