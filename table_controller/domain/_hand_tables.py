@@ -235,6 +235,9 @@ def load_tables(data: bytes) -> Tables:
                   flush.tolist())
 
 
+_obtained: Tables | None = None  # set by tables(): then rank_value and flush reads it
+
+
 @cache
 def tables() -> Tables:
     """Return the evaluation tables: built once per process (about 0.3-0.7 s), or
@@ -243,8 +246,40 @@ def tables() -> Tables:
     Obtained lazily rather than at import so that importing the package, e.g. for the
     CLI's ``--help``, stays instant.
     """
-    return table_store.obtain("hand-tables", (__name__,), build_tables, dump_tables,
-                              load_tables)
+    global _obtained  # noqa: PLW0603 - the one cache of this module
+    _obtained = table_store.obtain("hand-tables", (__name__,), build_tables, dump_tables,
+                                   load_tables)
+    return _obtained
+
+
+_one_by_one: dict[int, int] = {}
+"""Values computed one hand at a time before :func:`tables` was asked for (at most the
+73,775 keys of the table: bounded)."""
+
+
+def rank_value(key: int) -> int:
+    """:attr:`Tables.rank_multiset_values` of one base-5 rank key.
+
+    From the tables once a caller has obtained them (the daemon and every batch do);
+    until then the value is computed for this key alone, so a command that values a
+    handful of hands (``stud-table replay``, the equity door's readings) pays
+    microseconds, not the 73,775-entry table (issue 25).
+    """
+    if _obtained is not None:
+        return _obtained.rank_multiset_values[key]
+    value = _one_by_one.get(key)
+    if value is None:
+        ranks = tuple(rank for rank in range(2, ACE + 1)
+                      for _ in range(key // _POW5[rank] % 5))
+        value = _one_by_one[key] = value_from_ranks(ranks)
+    return value
+
+
+def flush_rank_value(rank_mask: int) -> int:
+    """:attr:`Tables.flush_values` of one suit's rank mask, as :func:`rank_value` does."""
+    if _obtained is not None:
+        return _obtained.flush_values[rank_mask]
+    return flush_value(rank_mask)
 
 
 CARD_CODES: Final[tuple[int, ...]] = tuple(

@@ -69,7 +69,8 @@ def test_replay_json_imports_neither_numpy_nor_mqtt(tmp_path: Path) -> None:
     modules, out = _modules_after(["replay", str(SCRIPT), "--json"], tmp_path)
     unwanted = ("numpy", "paho", "sqlalchemy", "table_controller.domain.equity")
     assert [name for name in unwanted if _loaded(modules, name)] == []
-    assert json.loads(out)["hands"]
+    assert json.loads(out)["hands"][0]["winners"]  # a showdown was valued
+    assert list(tmp_path.iterdir()) == []  # one hand by one: no table loaded or built
 
 
 def test_equity_json_imports_no_engine_or_mqtt(tmp_path: Path) -> None:
@@ -215,6 +216,24 @@ def test_hand_tables_round_trip() -> None:
     assert loaded == built
     with pytest.raises(ValueError, match="hand tables"):
         _hand_tables.load_tables(_hand_tables.dump_tables(built)[:-8])
+
+
+def test_values_one_by_one_are_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before the tables are obtained every key and flush mask is valued alone, and
+    exactly as the table says; afterwards the table answers."""
+    built = _hand_tables.build_tables()
+    monkeypatch.setattr(_hand_tables, "_obtained", None)
+    monkeypatch.setattr(_hand_tables, "_one_by_one", {})
+    wrong = [key for key, value in built.rank_multiset_values.items()
+             if _hand_tables.rank_value(key) != value]
+    assert wrong == []
+    masks = [mask for mask in range(1 << 13) if 5 <= mask.bit_count() <= 7]
+    assert [m for m in masks if _hand_tables.flush_rank_value(m) != built.flush_values[m]] == []
+    monkeypatch.setattr(_hand_tables, "_obtained", built)
+    monkeypatch.setattr(_hand_tables, "_one_by_one", {})
+    key = next(iter(built.rank_multiset_values))
+    assert _hand_tables.rank_value(key) == built.rank_multiset_values[key]
+    assert _hand_tables._one_by_one == {}
 
 
 def test_straight_tops_are_the_rules() -> None:
