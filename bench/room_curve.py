@@ -28,6 +28,10 @@ def _series(runs: list[dict[str, Any]], key: str) -> dict[str, list[tuple[int, f
         if value is None:
             continue
         name = f"{run['database']}, {run['pages']} page{'s' if run['pages'] > 1 else ''}"
+        if run.get("floors", 1) > 1:
+            name += f", {run['floors']} floors"
+        if run.get("writers", 1) > 1:
+            name += f", {run['writers']} writers"
         if run.get("mode") == "bridge":
             name += ", bridged"
         lines.setdefault(name, []).append((run["tables"], float(value)))
@@ -105,7 +109,8 @@ def _panel(x0: int, title: str, lines: dict[str, list[tuple[int, float]]], *,
 
 def _cpu_lines(runs: list[dict[str, Any]]) -> dict[str, list[tuple[int, float]]]:
     chosen = [r for r in runs if r["pages"] == 1 and r["database"] == "sqlite"
-              and r.get("mode") != "bridge"]
+              and r.get("mode") != "bridge" and r.get("floors", 1) == 1
+              and r.get("writers", 1) == 1]
     lines: dict[str, list[tuple[int, float]]] = {}
     for run in chosen:
         for name, process in run["processes"].items():
