@@ -18,14 +18,16 @@ import pytest
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "bench_room.py"
 
 
-@pytest.mark.parametrize(("database", "writers", "pages"),
-                         [("sqlite", 1, 2), ("postgres", 2, 1)])
-def test_tiny_room_runs_and_loses_nothing(database: str, writers: int, pages: int) -> None:
-    """Two tables for three seconds, every figure present, nothing lost."""
+@pytest.mark.parametrize(("database", "writers", "floors", "pages"),
+                         [("sqlite", 1, 2, 2), ("postgres", 2, 1, 1)])
+def test_tiny_room_runs_and_loses_nothing(database: str, writers: int, floors: int,
+                                          pages: int) -> None:
+    """Two tables for three seconds, every figure present, nothing lost: SQLite with
+    two floor instances, PostgreSQL with two archive writers in one share group."""
     done = subprocess.run(
         [sys.executable, str(BENCH), "--tables", "2", "--seconds", "3", "--hand-every", "10",
          "--alert-every", "1", "--database", database, "--writers", str(writers),
-         "--pages", str(pages)],
+         "--floors", str(floors), "--pages", str(pages)],
         capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     figures = json.loads(done.stdout.strip().splitlines()[-1])
@@ -37,8 +39,10 @@ def test_tiny_room_runs_and_loses_nothing(database: str, writers: int, pages: in
     assert figures["hands_delivered"] > 0
     assert figures["hands_archived"] == figures["hands_delivered"]
     assert figures["archive_drained"]
-    expected = {"mosquitto", "floor", "generators"} | (
-        {"archive"} if writers == 1 else {f"archive{i + 1}" for i in range(writers)})
+    def named(kind: str, count: int) -> set[str]:
+        return {kind} if count == 1 else {f"{kind}{i + 1}" for i in range(count)}
+
+    expected = {"mosquitto", "generators"} | named("archive", writers) | named("floor", floors)
     if database == "postgres":
         expected.add("postgres")
     assert set(figures["processes"]) == expected
