@@ -22,23 +22,28 @@ TINY: dict[str, tuple[str, ...] | None] = {
     "bench_archive.py": ("write", "--records", "40", "--batch", "10"),
     "bench_bridge.py": ("--messages", "20", "--gap", "1"),
     "bench_broadcast.py": ("latency", "--cards", "6"),
+    "bench_cli_start.py": ("--runs", "1"),
     "bench_console.py": ("--rounds", "5", "--fsync", "never"),
     "bench_daemon_equity.py": ("--hands", "1", "--speed", "50", "--modes", "off"),
+    "bench_daemon_flood.py": ("--hands", "1", "--speed", "50", "--messages", "200"),
     "bench_daemon_latency.py": ("--hands", "1", "--speed", "50", "--fsync", "never",
                                 "--breakdown"),
+    "bench_daemon_skeleton.py": ("--cards", "20", "--pace", "0.01"),
     "bench_decoder.py": ("--frames", "200", "--repeats", "2"),
     "bench_engine.py": ("--hands", "20", "--game", "all"),
-    "bench_equity.py": ("--spots", "1", "--repeat", "1"),
+    "bench_equity.py": ("--spots", "1"),
     "bench_evaluator.py": ("--batches", "2", "--batch-size", "50"),
     "bench_floor.py": ("--tables", "2", "--seconds", "2", "--pages", "1"),
     "bench_link_recovery.py": ("--repeats", "1"),
     "bench_phh.py": ("--rounds", "1", "--hands", "20"),
+    "bench_pn5180.py": ("--scans", "5"),
     "bench_presence_latency.py": ("--placements", "50", "--reports", "500", "--repeats",
                                   "1"),
     "bench_room.py": ("--tables", "2", "--seconds", "2", "--pages", "1"),
     "bench_simulate.py": ("--batches", "2", "--batch", "5", "--daemon-hands", "1",
                           "--speed", "50"),
     "daemon_breakdown.py": None,  # not a bench: bench_daemon_latency --breakdown runs it
+    "room_curve.py": None,  # draws bench_room's JSON lines: tests/floor/test_bench_room.py
 }
 """Arguments of a tiny run of each file of bench/ (None: run by another bench)."""
 

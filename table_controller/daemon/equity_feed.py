@@ -19,7 +19,7 @@ timing.
 Where it computes (``compute``): in this worker thread
 (:func:`~table_controller.domain.equity.live.compute_live`; numpy releases the GIL in
 its sorts and array loops, the rest holds it) or, with :class:`ChildProcess`,
-in a child process at a lower CPU priority (:mod:`.equity_child`, nice +5) that the
+in a child process at a lower CPU priority (:mod:`.equity_child`, nice 19) that the
 thread waits on without holding the GIL, so the engine thread and paho's never
 wait for it. The daemon uses the child process (bench/bench_daemon_equity.py
 compares both).

@@ -161,7 +161,7 @@ def _flush_strength(hand: Sequence[int], total: int) -> int:
     suit = (lanes.bit_length() >> 2) - 1
     bits = _t.SUIT_RANK_BITS
     suit_ranks = sum([bits[i] for i in hand]) >> (16 * suit) & 0x1FFF
-    return _t.tables().flush_values[suit_ranks]
+    return _t.flush_rank_value(suit_ranks)
 
 
 def _strength(indices: Sequence[int]) -> int:
@@ -174,7 +174,7 @@ def _strength(indices: Sequence[int]) -> int:
         total = sum([codes[i] for i in indices])
     if ((total >> _SUIT_SHIFT) + _FLUSH_PROBE) & _FLUSH_LANES:
         return _flush_strength(indices, total)
-    return _t.tables().rank_multiset_values[total & _RANK_KEY_MASK]
+    return _t.rank_value(total & _RANK_KEY_MASK)
 
 
 def _code_sums(hands: Sequence[Sequence[int]]) -> list[int]:

@@ -7,16 +7,14 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
-
-from table_controller.records.replay import replay_path
-from table_controller.records.script import ScriptError
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -29,36 +27,83 @@ EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 """Our stdout was closed by its reader: the status a shell shows for `cat` there."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser of ``stud-table`` with all subcommands."""
-    from table_controller.archive.command import add_archive_parser
-    from table_controller.broadcast.command import add_broadcast_parser
-    from table_controller.floor.command import add_floor_parser
-    from table_controller.handhistory.commands import add_phh_parser
-    from table_controller.simulation.kinds import CONSOLE_KINDS, KINDS
-    from table_controller.tools.console_client import add_console_parser
-    from table_controller.tools.deck_command import add_deck_parser
-    from table_controller.tools.emulate import add_emulate_parser
-    from table_controller.tools.equity_command import add_equity_parser
-    from table_controller.tools.readers_view import add_readers_parser
-    from table_controller.tools.republish import add_mqtt_arguments
+_COMMAND_HELP: dict[str, str] = {
+    "replay": "replay a table script or journal through the rules engine",
+    "run": "run the table controller daemon",
+    "demo": "a simulated 8-seat table dealt live through the daemon and a local broker",
+    "simulate": "deal simulated hands with injected dealing errors and report what was caught",
+    "phh": "import PHH hand histories as table scripts, export recorded hands to PHH",
+    "console": "send a dealer-console command to a running daemon over MQTT",
+    "equity": "pot equity, outs and hand readings of one moment of a hand",
+    "broadcast": "serve delayed overlay, venue and producer pages from tables' feeds",
+    "deck": "register a new deck of RFID cards, or check a deck",
+    "emulate": "run a layout's readers emulated on ptys, driven by hand or a script",
+    "floor": "serve the floor dashboard: every table, open alerts, search, shift report",
+    "archive": "store every finished hand and alert of many tables (SQLite or PostgreSQL)",
+    "readers": "see live what every reader and antenna of a layout reads; walk the layout",
+}
+"""Each subcommand's line in ``stud-table --help``, in order: the same words its own
+parser gives (a test compares them), so that --help lists every command without
+importing any of them (issue 25)."""
 
+_ADDERS: dict[str, tuple[str, str]] = {
+    "phh": ("table_controller.handhistory.commands", "add_phh_parser"),
+    "console": ("table_controller.tools.console_client", "add_console_parser"),
+    "equity": ("table_controller.tools.equity_command", "add_equity_parser"),
+    "broadcast": ("table_controller.broadcast.command", "add_broadcast_parser"),
+    "deck": ("table_controller.tools.deck_command", "add_deck_parser"),
+    "emulate": ("table_controller.tools.emulate", "add_emulate_parser"),
+    "floor": ("table_controller.floor.command", "add_floor_parser"),
+    "archive": ("table_controller.archive.command", "add_archive_parser"),
+    "readers": ("table_controller.tools.readers_view", "add_readers_parser"),
+}
+"""The subcommands whose parser lives in their own module: (module, function)."""
+
+
+def build_parser(only: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """Return the argument parser of ``stud-table`` with all subcommands.
+
+    ``only``: build just these subcommands' arguments (importing their modules) and
+    list the others by name and help line, which is all ``stud-table --help`` shows
+    and all an invalid command's message needs; ``None`` builds every one.
+    """
     parser = argparse.ArgumentParser(
         prog="stud-table", description="RFID Seven Card Stud table controller"
     )
     parser.add_argument("--version", action="version", version=f"stud-table {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
-    replay = _add_replay_parser(commands)
-    add_mqtt_arguments(replay)
+    local = {"replay": _add_replay_command, "run": _add_run_parser,
+             "demo": _add_demo_parser, "simulate": _add_simulate_parser}
+    for name, help_line in _COMMAND_HELP.items():
+        if only is not None and name not in only:
+            commands.add_parser(name, help=help_line)
+        elif name in local:
+            local[name](commands)
+        else:
+            module, function = _ADDERS[name]
+            getattr(importlib.import_module(module), function)(commands)
+    return parser
+
+
+def _add_replay_command(commands: Any) -> None:
+    from table_controller.tools.republish import add_mqtt_arguments
+
+    add_mqtt_arguments(_add_replay_parser(commands))
+
+
+def _add_run_parser(commands: Any) -> None:
     run = commands.add_parser(
         "run",
-        help="run the table controller daemon",
+        help=_COMMAND_HELP["run"],
         description="Read the table's RFID readers, track the hand and publish it over MQTT.",
     )
     run.add_argument("--config", type=Path, required=True, help="table.toml (see README)")
+
+
+def _add_demo_parser(commands: Any) -> None:
     demo = commands.add_parser(
         "demo",
-        help="a simulated 8-seat table dealt live through the daemon and a local broker",
+        help=_COMMAND_HELP["demo"],
         description="Start a private Mosquitto, emulated readers and the daemon, and deal"
         " random hands; show the table live. Ctrl-C stops.",
     )
@@ -74,9 +119,14 @@ def build_parser() -> argparse.ArgumentParser:
                       " producer URLs with a one-time producer password (docs/broadcast.md)")
     demo.add_argument("--delay", type=_non_negative_float, default=None,
                       help="seconds the --broadcast overlay runs behind the table (default 10)")
+
+
+def _add_simulate_parser(commands: Any) -> None:
+    from table_controller.simulation.kinds import CONSOLE_KINDS, KINDS
+
     simulate = commands.add_parser(
         "simulate",
-        help="deal simulated hands with injected dealing errors and report what was caught",
+        help=_COMMAND_HELP["simulate"],
         description="A virtual dealer deals random hands, injecting at most one error per"
         " hand at the given rates, and prints the detection report (recall, false alerts)."
         " Kinds: " + ", ".join(KINDS) + ".",
@@ -105,16 +155,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write every hand with each street's equities and hand readings to FILE"
         " (it shows every hole card: production room only)",
     )
-    add_phh_parser(commands)
-    add_console_parser(commands)
-    add_equity_parser(commands)
-    add_broadcast_parser(commands)
-    add_deck_parser(commands)
-    add_emulate_parser(commands)
-    add_floor_parser(commands)
-    add_archive_parser(commands)
-    add_readers_parser(commands)
-    return parser
 
 
 def _version() -> str:
@@ -131,7 +171,7 @@ def _version() -> str:
 def _add_replay_parser(commands: Any) -> argparse.ArgumentParser:
     replay: argparse.ArgumentParser = commands.add_parser(
         "replay",
-        help="replay a table script or journal through the rules engine",
+        help=_COMMAND_HELP["replay"],
         description="Replay a table script (CONFORMANCE.md) or a journal and report the hands.",
     )
     replay.add_argument("script", type=Path,
@@ -186,6 +226,9 @@ def _non_negative_float(text: str) -> float:
 
 
 def _replay(args: argparse.Namespace) -> int:
+    from table_controller.records.replay import replay_path
+    from table_controller.records.script import ScriptError
+
     if args.mqtt is not None:
         from table_controller.tools.republish import run_republish
 
@@ -382,8 +425,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     fast = arguments[:1] == ["replay"] and not any(
         arg.split("=")[0] in _FULL_PARSER_OPTIONS for arg in arguments)
-    parser = _replay_only_parser() if fast else build_parser()
+    named = next((arg for arg in arguments if not arg.startswith("-")), None)
+    parser = _replay_only_parser() if fast else build_parser(
+        {named} if named in _COMMAND_HELP else ())
     args = parser.parse_args(arguments)
+    if args.command != "run":
+        # The evaluators' tables from a file rather than built at every start (issue
+        # 25). The daemon builds its own, as before: a service may not write a home.
+        from table_controller.records import table_cache
+
+        table_cache.install()
     try:
         return _command(args)
     except BrokenPipeError:
