@@ -75,7 +75,7 @@
     if (won) markers.push('<span class="marker act">WINNER</span>');
     const reading = row.reading || row.showing || "";
     const equity = typeof row.equity === "number"
-      ? `<span class="equity" data-equity="${row.equity}"><span class="bar"><i style="width:${(row.equity * 100).toFixed(1)}%"></i></span>${(row.equity * 100).toFixed(1)}%</span>` : "";
+      ? `<span class="equity" data-equity="${row.equity}"><span class="bar"><i data-w="${(row.equity * 100).toFixed(1)}"></i></span>${(row.equity * 100).toFixed(1)}%</span>` : "";
     const stack = row.stack != null ? `${row.stack.toLocaleString("en-US")}` : "";
     const bet = row.bet ? `<span class="bet">bet ${row.bet}</span>` : "";
     const name = row.name || `Seat ${row.seat}`;
@@ -106,6 +106,8 @@
     if (!state) { seats.innerHTML = ""; return; }
     body.dataset.hand = state.hand == null ? "" : String(state.hand);
     seats.innerHTML = state.seats.filter((s) => s.status !== "empty" || s.name).map(renderSeat).join("");
+    // No style attribute in markup (the pages' CSP): bar widths are set from script.
+    seats.querySelectorAll("[data-w]").forEach((i) => { i.style.width = `${i.dataset.w}%`; });
     document.getElementById("title").textContent =
       `Table ${TABLE}${state.hand != null ? " · hand " + state.hand : ""}` +
       (PAGE !== "venue" && info && info.delayed ? ` · delay ${fmtDelay(info.delay_s)}` : "");
@@ -134,6 +136,15 @@
     }).join("") || "<li>no report yet</li>";
   }
 
+  // A number typed in a delay box: digits (and one decimal point) only. Number("")
+  // is 0, and an empty box once made an output live (issue 22): refused here, and
+  // the service refuses a body without a number too.
+  function typed(text, whole) {
+    const t = String(text).trim();
+    if (!(whole ? /^[0-9]+$/ : /^[0-9]+(\.[0-9]+)?$/).test(t)) return null;
+    return Number(t);
+  }
+
   async function loadOutputs() {
     const box = document.getElementById("outputs");
     const res = await fetch("/api/outputs", { credentials: "same-origin" });
@@ -142,24 +153,46 @@
     const errors = all.length ? all[0].store_errors : 0;
     const outs = all.filter((o) => o.delayed);
     box.innerHTML = outs.map((o) =>
-      `<div class="out" data-out="${esc(o.output)}"><b>${esc(o.output)}</b> · reveal ${esc(o.reveal)} · now <span class="now">${fmtDelay(o.delay_s)}</span>` +
-      ` + ${o.offset_ms} ms · backlog ${o.backlog}<br>` +
-      `<input type="number" min="${o.min_delay_s}" step="1" value="${o.delay_s}" aria-label="delay in seconds"> s ` +
-      `<input type="number" min="0" step="10" value="${o.offset_ms}" aria-label="board-sync offset in ms"> ms ` +
-      `<button>Set</button> <span class="err"></span></div>`).join("") + (errors
+      `<div class="out" data-out="${esc(o.output)}" data-delay="${o.delay_s}" data-min="${o.min_delay_s}"><b>${esc(o.output)}</b> · reveal ${esc(o.reveal)} · now <span class="now">${fmtDelay(o.delay_s)}</span>` +
+      ` + ${o.offset_ms} ms · backlog ${o.backlog}<div class="why" data-source="${esc(o.delay_source)}">${esc(o.delay_why)}</div>` +
+      `<input type="text" inputmode="decimal" value="${o.delay_s}" aria-label="delay in seconds"> s ` +
+      `<input type="text" inputmode="numeric" value="${o.offset_ms}" aria-label="board-sync offset in ms"> ms ` +
+      `<button class="set">Set</button> <span class="err"></span>` +
+      `<div class="confirm" hidden><span class="ask"></span> <button class="yes">Confirm</button> <button class="no">Cancel</button></div></div>`).join("") + (errors
         ? `<div class="out err">${errors} message(s) could not be stored: check the service's disk and log</div>` : "")
       || "no delayed output";
-    box.querySelectorAll(".out").forEach((div) => {
-      div.querySelector("button").addEventListener("click", async () => {
-        const [d, o] = div.querySelectorAll("input");
+    box.querySelectorAll(".out[data-out]").forEach((div) => {
+      const err = div.querySelector(".err"), ask = div.querySelector(".confirm");
+      const send = async (delay, offset, confirm) => {
         const r = await fetch(`/api/delay/${encodeURIComponent(div.dataset.out)}`, {
           method: "POST", credentials: "same-origin",
           headers: { "Content-Type": "application/json", "X-Stud-Table": "1" },
-          body: JSON.stringify({ delay_s: Number(d.value), offset_ms: Math.round(Number(o.value)) }),
+          body: JSON.stringify({ delay_s: delay, offset_ms: offset, confirm }),
         });
-        div.querySelector(".err").textContent = r.ok ? "" : await r.text();
+        if (r.status === 409) { // the service wants a confirmation too (a large cut)
+          ask.querySelector(".ask").textContent = await r.text();
+          ask.hidden = false;
+          ask.querySelector(".yes").onclick = () => { ask.hidden = true; send(delay, offset, true); };
+          return;
+        }
+        err.textContent = r.ok ? "" : await r.text();
         if (r.ok) loadOutputs();
+      };
+      div.querySelector("button.set").addEventListener("click", () => {
+        const [d, o] = div.querySelectorAll("input");
+        const delay = typed(d.value, false), offset = typed(o.value, true);
+        ask.hidden = true;
+        if (delay === null) { err.textContent = "type the delay in seconds (a number, e.g. 30)"; return; }
+        if (offset === null) { err.textContent = "type the offset in whole milliseconds (e.g. 0)"; return; }
+        const min = Number(div.dataset.min);
+        if (delay < min) {
+          err.textContent = `${delay} s is below this output's minimum of ${min} s (min_public_delay_s)`;
+          return;
+        }
+        err.textContent = "";
+        send(delay, offset, false);
       });
+      ask.querySelector(".no").addEventListener("click", () => { ask.hidden = true; });
     });
   }
 
