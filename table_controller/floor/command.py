@@ -58,12 +58,17 @@ def run_floor(args: argparse.Namespace) -> int:
 
     configure_logging("console" if sys.stderr.isatty() else "json")
     service = Floor(cfg)
+    try:
+        sock = service.bind()  # before the broker: a port in use stops here, in one line
+    except OSError as exc:
+        print(f"{args.config}: http: {exc}", file=sys.stderr)
+        return EXIT_BAD_CONFIG
 
     def ready(port: int) -> None:
         print(f"stud-table floor: serving on http://{cfg.http.host}:{port}/", flush=True)
 
     try:
-        asyncio.run(service.serve(ready))
+        asyncio.run(service.serve(ready, sock))
     except KeyboardInterrupt:
         return 0
     except OSError as exc:
