@@ -45,6 +45,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
+from firmware_bridge.rf_channel import RFParams
 from table_controller.domain.events import (
     CardPlaced,
     CardRemoved,
@@ -110,14 +111,16 @@ class SimulatedTable(DemoTable):
     """The demo's table session as table ``sim`` with both decks, quiet and without
     fsync, plus what the simulator needs: reader disturbances and unknown tags."""
 
-    def __init__(self, workdir: Path, *, speed: float = 1.0) -> None:
-        """Prepare everything in ``workdir``; nothing runs before :meth:`start`."""
+    def __init__(self, workdir: Path, *, speed: float = 1.0, rf: RFParams | None = None
+                 ) -> None:
+        """Prepare everything in ``workdir``; nothing runs before :meth:`start`.
+        ``rf``: the emulated readers read through this RF channel."""
         try:
             # fsync "never": a simulation has nothing to lose in a power cut, and
             # the journal is still written line by line before the engine runs.
             super().__init__(workdir, table_id=TABLE_ID, decks=DECK_FILES,
                              scan_period=scan_period_for(speed), presence_hold=PRESENCE_HOLD,
-                             fsync="never", log_level="warning")
+                             fsync="never", log_level="warning", rf=rf)
         except DemoError as exc:
             raise LiveError(str(exc)) from exc
 
@@ -133,6 +136,9 @@ class SimulatedTable(DemoTable):
         """Turn a reader disturbance on (or every disturbance off, with None)."""
         assert self.table is not None
         wanted = settings or ReaderSettings()
+        if self.table.channel is not None:
+            # The channel decides what is read: a flicker hand flickers there.
+            self.table.set_flicker(wanted.dropout_probability or None)
         for reader in self.table.readers.values():
             reader.model.dropout_probability = wanted.dropout_probability
             reader.noise.frame_drop_probability = wanted.frame_drop_probability
@@ -142,8 +148,7 @@ class SimulatedTable(DemoTable):
         """Make the emulated table show ``event`` (unknown tags taken off too)."""
         assert self.table is not None
         if isinstance(event, UnknownTagRemoved):
-            reader_id, port = self.layout.antennas_of(event.zone)[0]
-            self.table.readers[reader_id].remove(port, event.uid)
+            self.table.remove_tag(event.zone, event.uid)
         else:
             self.table.apply(event)
 
@@ -407,9 +412,10 @@ def _stopped_by_sigterm() -> Iterator[None]:
 
 
 @contextmanager
-def _running(speed: float) -> Iterator[tuple[SimulatedTable, AlertWatch]]:
+def _running(speed: float, rf: RFParams | None = None
+             ) -> Iterator[tuple[SimulatedTable, AlertWatch]]:
     workdir = Path(tempfile.mkdtemp(prefix="stud-simulate-"))
-    table = SimulatedTable(workdir, speed=speed)
+    table = SimulatedTable(workdir, speed=speed, rf=rf)
     watch: AlertWatch | None = None
     with _stopped_by_sigterm():
         try:
@@ -432,10 +438,13 @@ def run_daemon(
     *,
     speed: float = 1.0,
     progress: Callable[[int], None] | None = None,
+    rf: RFParams | None = None,
 ) -> tuple[list[SimHand], list[ObservedAlert], dict[str, int]]:
     """Deal the planned hands through the real table (module docstring); return the
-    hands, the alerts read from MQTT, and the wire figures. Raises :class:`LiveError`."""
-    return deal_through_daemon(plan_hands(hands, seed, rates), speed=speed, progress=progress)
+    hands, the alerts read from MQTT, and the wire figures. ``rf``: the emulated
+    readers read through this RF channel. Raises :class:`LiveError`."""
+    return deal_through_daemon(plan_hands(hands, seed, rates), speed=speed, progress=progress,
+                               rf=rf)
 
 
 def deal_through_daemon(
@@ -443,12 +452,13 @@ def deal_through_daemon(
     *,
     speed: float = 1.0,
     progress: Callable[[int], None] | None = None,
+    rf: RFParams | None = None,
 ) -> tuple[list[SimHand], list[ObservedAlert], dict[str, int]]:
     """Deal ``hands`` through a fresh table, in order; see :func:`run_daemon`. Hands
     must be numbered 1, 2, ... (the daemon numbers its hands from 1)."""
     if speed <= 0:
         raise ValueError("speed must be positive")
-    with _running(speed) as (table, watch):
+    with _running(speed, rf) as (table, watch):
         readers = len(table.layout.readers)
         if not _wait(lambda: watch.ready(readers), READY_TIMEOUT, table.daemon_alive):
             raise LiveError("the daemon did not publish its table with every reader online"
