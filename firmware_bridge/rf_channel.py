@@ -208,13 +208,13 @@ def parse_override(item: str) -> tuple[str, object]:
 # * "no-muck": the DIY table without a muck antenna (the issue-19 target conditions).
 PROFILES: Final[dict[str, RFParams]] = {
     "good": RFParams(stack_loss=0.0, max_stack=None, muck_depth=10, burn_depth=None,
-                     flicker=0.005, cross_read=0.01, dead_tag=0.0, peek_rate=0.10,
+                     flicker=0.002, cross_read=0.01, dead_tag=0.0, peek_rate=0.10,
                      peek_max=5.0, hand_pass=0.05, scan_period=0.15),
     "diy": RFParams(stack_loss=0.05, stack_growth=3.0, max_stack=4, muck_depth=2,
-                    burn_depth=None, flicker=0.02, cross_read=0.02, dead_tag=0.005,
+                    burn_depth=None, flicker=0.01, cross_read=0.02, dead_tag=0.005,
                     peek_rate=0.10, peek_max=5.0, hand_pass=0.10, scan_period=0.15),
     "no-muck": RFParams(stack_loss=0.05, stack_growth=3.0, max_stack=4, muck_depth=0,
-                        burn_depth=None, flicker=0.02, cross_read=0.02, dead_tag=0.005,
+                        burn_depth=None, flicker=0.01, cross_read=0.02, dead_tag=0.005,
                         peek_rate=0.10, peek_max=5.0, hand_pass=0.10, scan_period=0.15),
 }
 """The named profiles of ``--rf PROFILE``."""
@@ -389,17 +389,18 @@ class RFChannel:
         """The tags physically on ``antenna``, in the order they were put there."""
         return tuple(self._stacks[antenna])
 
-    def hand_pass(self, antenna: AntennaKey, now: float, rng: random.Random) -> list[
-            tuple[AntennaKey, float, float]]:
+    def hand_pass(self, antenna: AntennaKey, now: float, rng: random.Random,
+                  over: Sequence[AntennaKey] = ()) -> list[tuple[AntennaKey, float, float]]:
         """The dealer puts a card on ``antenna`` at ``now``; with ``hand_pass`` his hand
-        shadows that antenna and its neighbours for ``hand_pass_seconds`` just before.
-        Returns the shadows cast (antenna, start, end), already recorded."""
+        shadows that antenna (and the antennas ``over``, e.g. the same seat's other
+        zone) for ``hand_pass_seconds`` just before. Returns the shadows cast
+        (antenna, start, end), already recorded."""
         params = self.params
         if params.hand_pass <= 0.0 or rng.random() >= params.hand_pass:
             return []
         start, end = now - params.hand_pass_seconds, now
         cast = []
-        for key in (antenna, *self._neighbours.get(antenna, ())):
+        for key in (antenna, *over):
             self.shadow(key, start, end)
             cast.append((key, start, end))
         return cast
@@ -452,11 +453,13 @@ class RFChannel:
         first = self.next_scan(antenna, start)
         period = self.params.scan_period
         out: list[float] = []
-        log_keep = math.log(1.0 - flicker) if flicker < 1.0 else -math.inf
+        log_keep = math.log1p(-flicker) if flicker < 1.0 else -math.inf
         index = 0
         while True:
-            skip = 0 if flicker >= 1.0 else int(math.log(1.0 - rng.random()) / log_keep)
-            index += skip
+            gap = 0.0 if flicker >= 1.0 else math.log(1.0 - rng.random()) / log_keep
+            if gap >= (end - first) / period - index:
+                return out  # the next miss is past the interval
+            index += int(gap)
             at = first + index * period
             if at >= end:
                 return out

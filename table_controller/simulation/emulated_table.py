@@ -27,7 +27,7 @@ from firmware_bridge.emulator import ReaderEmulator
 from firmware_bridge.rf_channel import RFChannel, RFParams
 from table_controller.domain.events import CardPlaced, CardRemoved, TableEvent, UnknownTag
 from table_controller.domain.zones import Zone
-from table_controller.simulation.rf import channel_map
+from table_controller.simulation.rf import channel_map, same_seat_antennas
 from table_controller.table.deck import DeckRegistry
 from table_controller.table.layout import TableLayout
 
@@ -69,6 +69,7 @@ class EmulatedTable:
         self._lock = threading.Lock()
         self._rng = random.Random(f"{seed}:hands")
         self._base_params = rf
+        self._same_seat = same_seat_antennas(layout)
         if rf is not None:
             kinds, neighbours = channel_map(layout)
             self.channel = RFChannel(rf, kinds, neighbours, seed=seed)
@@ -165,7 +166,8 @@ class EmulatedTable:
         with self._lock:
             # The dealer's hand passed over the antennas just before the card landed.
             self.channel.forget_shadows(now - 10.0)
-            self.channel.hand_pass((reader_id, port), now, self._rng)
+            self.channel.hand_pass((reader_id, port), now, self._rng,
+                                   self._same_seat.get((reader_id, port), ()))
             self.channel.place(uid, (reader_id, port), now)
 
     def _channel_remove(self, uid: str) -> None:

@@ -238,6 +238,19 @@ def channel_map(
     return kinds, neighbours
 
 
+def same_seat_antennas(layout: TableLayout) -> dict[Antenna, tuple[Antenna, ...]]:
+    """For each seat antenna, the seat's other zone's antenna: the dealer's hand passes
+    over a seat's cards as he puts one down there (not over other seats': he pitches)."""
+    out: dict[Antenna, tuple[Antenna, ...]] = {}
+    for zone in layout.zones:
+        if zone.seat is None:
+            continue
+        other = Zone.up(zone.seat) if zone.kind is TableZoneKind.DOWN else Zone.down(zone.seat)
+        if layout.antennas_of(other):
+            out[layout.antennas_of(zone)[0]] = (layout.antennas_of(other)[0],)
+    return out
+
+
 class RFTable:
     """Hands dealt on the layout's antennas through the RF channel (module docstring)."""
 
@@ -252,6 +265,7 @@ class RFTable:
         self._kinds, self._neighbours = channel_map(layout)
         self._home: dict[Zone, Antenna] = {zone: layout.antennas_of(zone)[0]
                                            for zone in layout.zones}
+        self._same_seat = same_seat_antennas(layout)
         self._clock = 0.0
         # The daemon's tracker takes no strength yet; pass it once it does.
         self._rssi = "rssi" in inspect.signature(PresenceTracker.tag_arrived).parameters
@@ -312,7 +326,8 @@ class RFTable:
             antenna = self._home[action.zone]
             if action.place:
                 if action.dealt:
-                    facts.shadows += len(channel.hand_pass(antenna, action.at, rng))
+                    over = self._same_seat.get(antenna, ())
+                    facts.shadows += len(channel.hand_pass(antenna, action.at, rng, over))
                 placement = channel.place(action.uid, antenna, action.at)
                 if placement.why_unread == "dead":
                     dead.add(action.uid)
