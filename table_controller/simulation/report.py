@@ -71,8 +71,8 @@ class HandRF:
     """Why the injected error's evidence was never read (None: it was read)."""
     peeks: int = 0
     cross_reads: int = 0
-    unread: int = 0
-    """Placements never read (any reason)."""
+    unread: tuple[tuple[str, int], ...] = ()
+    """Placements never read, per reason (``dead``, ``stack``, ``pile``)."""
 
 
 @dataclass(slots=True)
@@ -142,7 +142,7 @@ class DetectionReport:
         self.undetectable = undetectable_kinds(params)
         self.rf = {"profile": name, "params": params.describe(),
                    "undetectable": dict(self.undetectable), "dead_tag_hands": 0,
-                   "peeks": 0, "cross_reads": 0, "unread_placements": 0, "masked": 0}
+                   "peeks": 0, "cross_reads": 0, "unread_placements": Counter(), "masked": 0}
 
     def tally(self, kind: str) -> KindTally:
         """The tally of ``kind`` (created on first use)."""
@@ -163,7 +163,7 @@ class DetectionReport:
                 self.rf["dead_tag_hands"] += facts.dead > 0
                 self.rf["peeks"] += facts.peeks
                 self.rf["cross_reads"] += facts.cross_reads
-                self.rf["unread_placements"] += facts.unread
+                self.rf["unread_placements"].update(dict(facts.unread))
             self._judge_hand(hand, by_hand.get(hand.number, []), facts)
         for number, stray in by_hand.items():
             if number is None or number not in seen:
@@ -317,6 +317,7 @@ class DetectionReport:
             "false_alert_list": list(self.false_listed),
             "wire": dict(self.wire) if self.wire is not None else None,
             **({"rf": {**self.rf, "dead_tag_alerts": dict(sorted(self.dead_tag_alerts.items())),
+                       "unread_placements": dict(sorted(self.rf["unread_placements"].items())),
                        "detectable": self.detectable}}
                if self.rf is not None else {}),
         }
@@ -368,7 +369,8 @@ def render(report: DetectionReport) -> str:
         rf = data["rf"]
         params = ", ".join(f"{k}={v}" for k, v in rf["params"].items())
         lines.append(f"RF channel {rf['profile']}: {params}")
-        lines.append(f"  {rf['unread_placements']} placements never read, {rf['cross_reads']}"
+        unread = _counts(rf["unread_placements"]) or "none"
+        lines.append(f"  placements never read: {unread}; {rf['cross_reads']}"
                      f" cross-reads, {rf['peeks']} peeks, {rf['dead_tag_hands']} hands with a"
                      f" dead tag (their alerts: {_counts(rf['dead_tag_alerts']) or 'none'}),"
                      f" {rf['masked']} injections hidden by the channel")

@@ -16,6 +16,7 @@ the card events, on a console table (:data:`~.plan.BETTING_SETTINGS`).
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Final, Literal
@@ -104,7 +105,7 @@ def simulate(
                                    rf=rf, facts=facts)
     else:
         planned, alerts, wire = run_daemon(hands, seed, rates, speed=speed, progress=progress,
-                                           rf=rf)
+                                           rf=rf, facts=facts)
         report.wire = wire
     report.seconds = time.perf_counter() - started
     report.judge(planned, alerts, facts)
@@ -143,8 +144,9 @@ def run_fast(
             if facts is not None:
                 masked = (found.unread_at(hand.evidence)
                           if hand.evidence is not None else None)
+                why = Counter(reason for _i, _z, reason in found.unread)
                 facts[hand.number] = HandRF(found.dead, masked, found.peeks,
-                                            found.cross_reads, len(found.unread))
+                                            found.cross_reads, tuple(sorted(why.items())))
         for event in inputs:
             before = engine.hand
             _observe(before, engine, engine.apply(event), alerts)

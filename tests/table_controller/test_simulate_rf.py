@@ -44,7 +44,7 @@ def test_flicker_and_the_dealers_hand_raise_nothing_and_hide_no_error() -> None:
     assert data["totals"]["recall"] == 1.0, data["missed"]
     assert data["totals"]["injected"] > 200
     assert data["rf"]["profile"] == "good"
-    assert data["rf"]["unread_placements"] == 0
+    assert data["rf"]["unread_placements"] == {}
     assert data["rf"]["masked"] == 0
 
 
