@@ -33,7 +33,7 @@ lifted for ``peek_min``-``peek_max`` seconds in ``peek_rate`` of hands) are a
 player's physical action: the simulator's dealer plans them with
 :func:`plan_peek`; to the channel they are a removal and a placement again.
 
-Randomness: each placement draws from its own :class:`random.Random` seeded from
+Randomness: each placement draws from its own small stream (splitmix64) seeded from
 (channel seed, tag, placement number), and each (placement, antenna) has its own
 stream for the per-scan draws, so the same calls give the same reads whatever the
 order in which independent readers scan. :meth:`RFChannel.reads` serves one scan;
@@ -281,7 +281,7 @@ class Placement:
     strength: float
     cross: tuple[AntennaKey, float] | None = None
     """The neighbouring antenna that reads it too, and at what strength."""
-    _streams: dict[AntennaKey, random.Random] = field(default_factory=dict, repr=False)
+    _streams: dict[AntennaKey, _Stream] = field(default_factory=dict, repr=False)
 
     def reading(self) -> list[tuple[AntennaKey, float]]:
         """The antennas that read this placement, strongest first, with strengths."""
@@ -297,6 +297,57 @@ def _seed_of(*parts: object) -> int:
     """A stable integer seed from ``parts`` (crc32 of their text: no hash randomisation)."""
     text = ":".join(str(p) for p in parts).encode()
     return zlib.crc32(text) | (zlib.crc32(text[::-1]) << 32)
+
+
+_MASK: Final = (1 << 64) - 1
+
+
+def _mix(*parts: int) -> int:
+    """A stable 64-bit seed from integers (splitmix64 steps): cheap enough per scan."""
+    z = 0
+    for part in parts:
+        z = ((z ^ (part & _MASK)) + 0x9E3779B97F4A7C15) & _MASK
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+        z ^= z >> 31
+    return z
+
+
+def _uid_number(uid: str) -> int:
+    """A UID as a number (canonical UIDs are hex; anything else is hashed stably)."""
+    try:
+        return int(uid, 16)
+    except ValueError:
+        return _seed_of(uid)
+
+
+_PLACE, _DEAD, _SCAN, _PHASE = 1, 2, 3, 4
+
+
+class _Stream:
+    """A small seeded stream of uniform floats (splitmix64): one per placement and per
+    (placement, antenna), cheap to create where :class:`random.Random` is not."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self, seed: int) -> None:
+        self._state = seed & _MASK
+
+    def random(self) -> float:
+        """The next float in [0, 1)."""
+        self._state = (self._state + 0x9E3779B97F4A7C15) & _MASK
+        z = self._state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+        return ((z ^ (z >> 31)) >> 11) / 9007199254740992.0
+
+    def uniform(self, low: float, high: float) -> float:
+        """A float between ``low`` and ``high``."""
+        return low + (high - low) * self.random()
+
+    def randrange(self, stop: int) -> int:
+        """An integer in ``range(stop)``."""
+        return min(stop - 1, int(self.random() * stop))
 
 
 class RFChannel:
@@ -319,13 +370,14 @@ class RFChannel:
         self._neighbours = {a: tuple(n for n in (neighbours or {}).get(a, ()) if n in antennas)
                             for a in antennas}
         self._seed = seed
+        self._base = _seed_of(seed)
         self._stacks: dict[AntennaKey, list[str]] = {a: [] for a in antennas}
         self._placements: dict[str, Placement] = {}
         self._counts: dict[str, int] = {}
         self._dead: dict[str, bool] = {}
         self._shadows: dict[AntennaKey, list[tuple[float, float]]] = {}
-        self._phase = {a: (_seed_of(seed, "phase", a) % 10_000) / 10_000 * params.scan_period
-                       for a in antennas}
+        self._phase = {a: _Stream(_mix(self._base, _PHASE, a[0], a[1])).random()
+                       * params.scan_period for a in antennas}
 
     # ------------------------------------------------------------ physical world
 
@@ -333,8 +385,8 @@ class RFChannel:
         """Whether ``uid`` is a dead tag (decided once, for the channel's life)."""
         dead = self._dead.get(uid)
         if dead is None:
-            rng = random.Random(_seed_of(self._seed, "dead", uid))
-            dead = self._dead[uid] = rng.random() < self.params.dead_tag
+            draw = _Stream(_mix(self._base, _DEAD, _uid_number(uid))).random()
+            dead = self._dead[uid] = draw < self.params.dead_tag
         return dead
 
     def place(self, uid: str, antenna: AntennaKey, now: float) -> Placement:
@@ -352,7 +404,7 @@ class RFChannel:
         depth = len(stack)
         number = self._counts.get(uid, 0)
         self._counts[uid] = number + 1
-        rng = random.Random(_seed_of(self._seed, "place", uid, number))
+        rng = _Stream(_mix(self._base, _PLACE, _uid_number(uid), number))
         strength = params.rssi_dbm + rng.uniform(-params.rssi_spread, params.rssi_spread)
         why: str | None = None
         if self.is_dead(uid):
@@ -490,11 +542,12 @@ class RFChannel:
                 return strength
         return None
 
-    def _stream(self, placement: Placement, antenna: AntennaKey) -> random.Random:
+    def _stream(self, placement: Placement, antenna: AntennaKey) -> _Stream:
         stream = placement._streams.get(antenna)
         if stream is None:
-            stream = placement._streams[antenna] = random.Random(
-                _seed_of(self._seed, "scan", placement.uid, placement.number, antenna))
+            stream = placement._streams[antenna] = _Stream(_mix(
+                self._base, _SCAN, _uid_number(placement.uid), placement.number,
+                antenna[0], antenna[1]))
         return stream
 
 

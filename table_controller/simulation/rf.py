@@ -42,6 +42,7 @@ from firmware_bridge.rf_channel import (
     plan_peek,
     read_probability,
 )
+from table_controller.domain.cards import Card
 from table_controller.domain.events import (
     CardPlaced,
     CardRemoved,
@@ -128,12 +129,30 @@ def neighbour_zones(zone: Zone, seats: int) -> list[Zone]:
     return [z for z in (BURN, MUCK, BOARD) if z != zone]
 
 
-def timeline(hand: SimHand, registry: DeckRegistry, params: RFParams, rng: random.Random,
-             *, start: float = 0.0, hold: float = DEFAULT_HOLD_TIME,
-             deck: str | None = None) -> tuple[list[Action], list[tuple[float, TableEvent]]]:
+class UidLookup:
+    """``registry.uid_for`` remembered: the simulator asks for the same 104 tags again
+    and again (a registry lookup walks its deck)."""
+
+    def __init__(self, registry: DeckRegistry, deck: str | None = None) -> None:
+        self.registry = registry
+        self.deck = deck or registry.decks[0]
+        self._known: dict[tuple[Card, str], str] = {}
+
+    def __call__(self, card: Card, deck: str | None) -> str:
+        """The UID of ``card`` in ``deck`` (the first deck when None)."""
+        key = (card, deck or self.deck)
+        uid = self._known.get(key)
+        if uid is None:
+            uid = self._known[key] = self.registry.uid_for(*key)
+        return uid
+
+
+def timeline(hand: SimHand, registry: DeckRegistry | UidLookup, params: RFParams,
+             rng: random.Random, *, start: float = 0.0, hold: float = DEFAULT_HOLD_TIME,
+             ) -> tuple[list[Action], list[tuple[float, TableEvent]]]:
     """The physical actions of ``hand`` in time (module docstring), and its console
     inputs (betting hands) with their times."""
-    default_deck = deck or registry.decks[0]
+    uid_for = registry if isinstance(registry, UidLookup) else UidLookup(registry)
     actions: list[Action] = []
     console: list[tuple[float, TableEvent]] = []
     pauses: list[float] = []  # betting pauses (start times), where players peek
@@ -146,13 +165,11 @@ def timeline(hand: SimHand, registry: DeckRegistry, params: RFParams, rng: rando
             if event.zone == BURN and not _burn_pile(previous):
                 pauses.append(t)
                 t += ROUND_PAUSE
-            uid = (registry.uid_for(event.card, event.deck or default_deck)
-                   if isinstance(event, CardPlaced) else event.uid)
+            uid = uid_for(event.card, event.deck) if isinstance(event, CardPlaced) else event.uid
             actions.append(Action(t, True, event.zone, uid, index, dealt=True))
             t += CARD_PAUSE
         elif isinstance(event, CardRemoved | UnknownTagRemoved):
-            uid = (registry.uid_for(event.card, event.deck or default_deck)
-                   if isinstance(event, CardRemoved) else event.uid)
+            uid = uid_for(event.card, event.deck) if isinstance(event, CardRemoved) else event.uid
             actions.append(Action(t, False, event.zone, uid, index))
             if _continues(event, following):
                 t += MOVE_PAUSE
@@ -170,8 +187,7 @@ def timeline(hand: SimHand, registry: DeckRegistry, params: RFParams, rng: rando
         if zone is not None and clear.zone.seat != zone.seat:
             t += SEAT_PAUSE
         zone = clear.zone
-        uid = (registry.uid_for(clear.card, clear.deck or default_deck)
-               if isinstance(clear, CardRemoved) else clear.uid)
+        uid = uid_for(clear.card, clear.deck) if isinstance(clear, CardRemoved) else clear.uid
         actions.append(Action(t, False, clear.zone, uid))
         t += MOVE_PAUSE
     _add_peek(actions, pauses, params, rng)
@@ -262,6 +278,7 @@ class RFTable:
         self.seed = seed
         self.hold_time = hold_time
         self.tracker = PresenceTracker(layout, registry, hold_time)
+        self._uids = UidLookup(registry)
         self._kinds, self._neighbours = channel_map(layout)
         self._home: dict[Zone, Antenna] = {zone: layout.antennas_of(zone)[0]
                                            for zone in layout.zones}
@@ -282,7 +299,7 @@ class RFTable:
         params = params or self.params
         rng = random.Random(f"{self.seed}:{hand.number}:dealer")
         start = self._clock
-        actions, console = timeline(hand, self.registry, params, rng, start=start,
+        actions, console = timeline(hand, self._uids, params, rng, start=start,
                                     hold=self.hold_time)
         channel = RFChannel(params, self._kinds, self._neighbours,
                             seed=f"{self.seed}:{hand.number}:rf")
