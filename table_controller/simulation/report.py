@@ -21,7 +21,8 @@ Precision of a code = flagged / (flagged + false alerts with that code).
 With an RF channel (``--rf``) two more rules apply:
 
 * an injection whose evidence (the first card put down differently from the clean
-  deal) the channel never read (a dead tag, a stack or a pile too deep) is *masked*:
+  deal) the channel never read (a dead tag, a stack or a pile too deep), or that is
+  missed in a hand where a dead tag was dealt, is *masked*:
   counted per reason and left out of the recall, which is over what the table could
   see; a kind the read conditions make undetectable as a whole
   (:func:`~.rf.undetectable_kinds`) is listed with the reason, its figures shown but
@@ -209,8 +210,10 @@ class DetectionReport:
         )
         if match is not None:
             tally.flagged += 1
-        elif facts is not None and facts.masked is not None:
-            tally.masked[facts.masked] += 1
+        elif facts is not None and (facts.masked is not None or facts.dead):
+            # The channel hid the evidence, or a dead tag in the hand left the table a
+            # card short (what manual entry is for): not the table's miss.
+            tally.masked[facts.masked or "dead tag in the hand"] += 1
             if self.rf is not None:
                 self.rf["masked"] += 1
         elif len(self.missed) < MAX_LISTED:

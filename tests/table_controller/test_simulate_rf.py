@@ -120,23 +120,27 @@ def test_masked_injections_and_dead_tag_alerts_are_counted_apart() -> None:
     report = DetectionReport(mode="fast", seed=1, rates={"missing_burn": 0.5,
                                                          "hole_card_exposed": 0.5})
     report.set_rf("no-muck", rf)
-    hands = [replace(plan_hand(n, 1, {}), number=n) for n in (1, 2, 3, 4)]
+    hands = [replace(plan_hand(n, 1, {}), number=n) for n in (1, 2, 3, 4, 5)]
+    hands[4] = replace(hands[4], kind="hole_card_exposed", expected_code="hole_card_exposed",
+                       expected_seat=1)
     hands[0] = replace(hands[0], kind="hole_card_exposed", expected_code="hole_card_exposed",
                        expected_seat=2)
     hands[1] = replace(hands[1], kind="hole_card_exposed", expected_code="hole_card_exposed",
                        expected_seat=3)
     alerts = [ObservedAlert(1, "hole_card_exposed", 2), ObservedAlert(3, "out_of_order", 1),
               ObservedAlert(4, "out_of_order", 5)]
-    facts = {1: HandRF(), 2: HandRF(masked="stack"), 3: HandRF(dead=1), 4: HandRF()}
+    facts = {1: HandRF(), 2: HandRF(masked="stack"), 3: HandRF(dead=1), 4: HandRF(),
+             5: HandRF(dead=1)}
     report.judge(hands, alerts, facts)
     tally = report.kinds["hole_card_exposed"]
-    assert (tally.injected, tally.flagged, dict(tally.masked)) == (2, 1, {"stack": 1})
+    assert (tally.injected, tally.flagged) == (3, 1)
+    assert dict(tally.masked) == {"stack": 1, "dead tag in the hand": 1}
     assert tally.recall(Level.DEAL) == 1.0
     assert dict(report.dead_tag_alerts) == {"out_of_order": 1}
     assert dict(report.false_alerts) == {"out_of_order": 1}
     data = report.as_json()
-    assert data["rf"]["dead_tag_hands"] == 1
-    assert data["rf"]["masked"] == 1
+    assert data["rf"]["dead_tag_hands"] == 2
+    assert data["rf"]["masked"] == 2
     assert "short_hand" in data["rf"]["undetectable"]
 
 
