@@ -23,12 +23,15 @@ class CardPlaced:
 
     ``deck`` names the deck file the tag belongs to, so two physical copies of
     one card (two decks on the table) stay distinguishable without a tag UID.
+    ``manual``: entered by hand for a tag no reader can read (a dead tag); it
+    counts as the card read there (CONFORMANCE.md "Reads that fail").
     """
 
     zone: Zone
     card: Card
     at: float = 0.0
     deck: str | None = None
+    manual: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -269,7 +269,12 @@ def op_to_event(obj: Mapping[str, Any], seats: int = MAX_SEATS) -> TableEvent:
             if deck is not None and not isinstance(deck, str):
                 raise ValueError("\"deck\" must be a string")
             if op == "place":
-                return CardPlaced(zone, card, at, deck)
+                manual = obj.get("manual", False)
+                if not isinstance(manual, bool):
+                    raise ValueError("\"manual\" must be true or false")
+                return CardPlaced(zone, card, at, deck, manual)
+            if "manual" in obj:
+                raise ValueError("\"manual\" belongs on a place line only")
             return CardRemoved(zone, card, at, deck)
         uid = obj.get("uid")
         if not isinstance(uid, str) or not uid:
@@ -309,6 +314,8 @@ def event_to_op(event: TableEvent) -> dict[str, Any]:
         }
         if event.deck is not None:
             op["deck"] = event.deck
+        if isinstance(event, CardPlaced) and event.manual:
+            op["manual"] = True
         return op
     if isinstance(event, UnknownTag | UnknownTagRemoved):
         op_name = "place" if isinstance(event, UnknownTag) else "remove"

@@ -62,6 +62,12 @@ class AlertCode(StrEnum):
     """Rule 19: a call into a hand already beaten by an opponent's board."""
     UNEXPECTED_BOARD_CARD = "unexpected_board_card"
     """A card lands in the centre when no community card belongs there (rule 15)."""
+    CARD_LEFT_TABLE = "card_left_table"
+    """A card left a live seat and was not seen again while the seat played on."""
+    FOLD_UNREAD = "fold_unread"
+    """A seat's cards all left the table unseen by the muck: a fold, inferred."""
+    MANUAL_CARD = "manual_card"
+    """A card entered by hand for a tag no reader can read (a dead tag)."""
     # The daemon's own (readers, journal, MQTT, console edge): no rule number.
     READER_OFFLINE = "reader_offline"
     WRONG_READER = "wrong_reader"
@@ -158,6 +164,9 @@ VOCABULARY: Final[Mapping[AlertCode, CodeInfo]] = MappingProxyType({
         _E, None, "a card left the muck and landed at a seat"),
     AlertCode.UNEXPECTED_BOARD_CARD: CodeInfo(
         _E, 15, "a card landed in the centre where no community card belongs"),
+    AlertCode.CARD_LEFT_TABLE: CodeInfo(
+        _E, None, "a card left a live seat and was not seen on the table again while the"
+        " seat played on: a palmed or lost card"),
     AlertCode.WRONG_BRING_IN: CodeInfo(
         _E, 9, "the console named a bring-in other than the low card"),
     # -- the engine: console inputs refused (nothing changed)
@@ -174,6 +183,11 @@ VOCABULARY: Final[Mapping[AlertCode, CodeInfo]] = MappingProxyType({
         None, 10, "up cards picked up facing a bet: a fold, applied"),
     AlertCode.BEATEN_ON_BOARD: CodeInfo(
         None, 19, "a call into a hand already beaten on board (secret: production only)"),
+    AlertCode.FOLD_UNREAD: CodeInfo(
+        None, None, "a seat's cards all left the table without the muck reading them:"
+        " a fold, inferred"),
+    AlertCode.MANUAL_CARD: CodeInfo(
+        None, None, "a card was entered by hand for a tag no reader reads (replace the tag)"),
     # -- the daemon
     AlertCode.READER_OFFLINE: CodeInfo(
         _C, None, "a reader is unplugged, silent or unusable: its zones are not read", _D),
@@ -241,6 +255,11 @@ NOTICE_CODES: Final = frozenset(code for code, info in VOCABULARY.items() if inf
   no claim to the money back.
 * ``upcards_lifted`` (rule 10): picking up the up cards facing a bet *is* a fold;
   the engine has folded the hand already, as the rule says.
+* ``fold_unread``: a seat's cards all left its zones and the muck did not read
+  them (most muck piles cannot be read): the engine folded the seat, as a dealer
+  would see it; nothing is wrong with the deal.
+* ``manual_card``: the dealer entered a card a reader cannot read; counted so
+  the floor can replace the tag.
 """
 
 SECRET_CODES: Final = frozenset({AlertCode.BEATEN_ON_BOARD})

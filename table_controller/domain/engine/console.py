@@ -429,6 +429,11 @@ class TableConsole:
         """The pots decide who wins, and they are not paid yet."""
         return not self.awarded
 
+    @property
+    def folds_from_cards(self) -> bool:
+        """The dealer enters folds at the console; rule 10 judges cards picked up."""
+        return False
+
     def open_round(self) -> int | None:
         """The street whose betting round is open (bets to complete), or None."""
         betting = self.betting

@@ -164,7 +164,8 @@ class DealingEngine:
             tracker = self._tracker
             if tracker is None:
                 return []
-            return tracker.place(event.card, event.zone, event.deck, at=event.at)
+            return tracker.place(event.card, event.zone, event.deck, at=event.at,
+                                 manual=event.manual)
         if isinstance(event, SeatName):  # the roster: no hand needed, no rule involved
             if event.name:
                 self.names[event.seat] = (event.name, event.country)
@@ -196,7 +197,8 @@ class DealingEngine:
         if tracker is None:
             return []  # a card before any hand (no auto hands): nothing to apply it to
         if isinstance(event, CardPlaced):
-            out = tracker.place(event.card, event.zone, event.deck, at=event.at)
+            out = tracker.place(event.card, event.zone, event.deck, at=event.at,
+                                manual=event.manual)
         elif isinstance(event, CardRemoved):
             out = tracker.remove(event.card, event.zone, at=event.at)
         elif isinstance(event, UnknownTag):
@@ -346,12 +348,16 @@ class HandTracker:
             hand.attach_console(TableConsole(self, hand, self.settings))
         return out
 
-    def place(self, card: Card, zone: Zone, deck: str | None, *, at: float
-              ) -> list[EngineOutput]:
-        """A card's tag was seen in ``zone``."""
+    def place(self, card: Card, zone: Zone, deck: str | None, *, at: float,
+              manual: bool = False) -> list[EngineOutput]:
+        """A card's tag was seen in ``zone`` (or, ``manual``, the dealer entered it)."""
         self._at = at  # _begin inlined: this runs for every card
         out: list[EngineOutput] = []
         self._out = out
+        if manual:
+            self._manual(card, zone)
+        if self.hand.bare:
+            self._settle_bare(card, zone)
         self._place(card, zone, deck)
         return out
 
@@ -467,6 +473,23 @@ class HandTracker:
     def _finish(self) -> None:
         hand = self.hand
         if hand.finished:
+            self._take_inventory()
+            return
+        for seat_no in list(hand.bare):
+            # The hand ends with these seats' cards gone: they folded (CONFORMANCE.md
+            # "Reads that fail"), in the order they went, so the last seat whose
+            # cards are gathered is the one left standing.
+            self._fold_unread(seat_no)
+        if hand.shown and hand.rules.folds_from_cards:
+            # Some seats turned their hole cards up at the showdown: a seat whose cards
+            # all went without being shown mucked them (a river fold, or a loser
+            # declining to show), which an unread muck cannot tell us otherwise.
+            for seat_no in hand.live_seats:
+                if seat_no not in hand.shown and not any(
+                        held.present for held in hand.seats[seat_no].cards):
+                    self._fold_unread(seat_no)
+        self._take_inventory()
+        if hand.finished:  # the unread folds left one seat: it has won
             return
         live = hand.live_seats
         reached_seventh = hand.community is not None or any(
@@ -511,6 +534,8 @@ class HandTracker:
             hand.first_deck[card] = deck
             hand.last_zone[card] = zone
             kind = zone.kind
+            if kind is not _MUCK_PILE:
+                hand.deal_progress += 1
             if kind is _BURN:
                 self._burn(card)
             elif kind is _BOARD:
@@ -618,23 +643,144 @@ class HandTracker:
         hand.last_zone[card] = zone
         owner = hand.owner.get(card)
         if owner is not None and zone.seat == owner:
-            held = hand.seats[owner].held(card)
-            if held is not None:
-                held.present = False
+            seat = hand.seats[owner]
+            held = seat.held(card)
+            if held is not None and not any(z.seat == owner for z in hand.where[card]):
+                held.present = False  # (a card turned over is in its other zone still)
                 if hand.rules.card_left(card, zone, owner):
                     # Rule 14: a premature card taken off the table is out of play.
-                    hand.seats[owner].cards.remove(held)
-                    hand.seats[owner].received -= 1
+                    seat.cards.remove(held)
+                    seat.received -= 1
                     del hand.owner[card]
+                elif seat.status is _ACTIVE and not hand.finished:
+                    self._left_live_seat(seat, card)
         if zone.seat is not None:
             self._check_cleared()
 
+    # ----------------------------------------------- reads that fail (issue 19)
+
+    def _left_live_seat(self, seat: SeatState, card: Card) -> None:
+        """A live seat's card left its zones, seen nowhere else (yet).
+
+        A peek if it comes back; a fold if every card of the seat is gone when the
+        deal goes on (card-only hands: the muck pile is often not read at all); a
+        palmed or lost card if the seat plays on without it (``card_left_table`` at
+        the end of the hand). docs/engine.md "Reads that fail" is this as a table.
+        """
+        hand = self.hand
+        if not hand.rules.folds_from_cards:
+            # A console hand: the dealer enters folds, and rule 10 judges cards
+            # picked up (the console's betting knows whether a bet was faced).
+            return
+        hand.left_at[card] = hand.deal_progress
+        if (
+            seat.seat not in hand.bare
+            and not hand.showdown_due  # rule 10: at showdown picking up means nothing
+            and all(not held.present or held.card in hand.manual for held in seat.cards)
+        ):
+            hand.bare.append(seat.seat)
+
+    def _settle_bare(self, card: Card, zone: Zone) -> None:
+        """A card arrives while some seats' cards are all gone: those seats folded,
+        unless this is one of their own cards coming back (a peek).
+
+        CONFORMANCE.md: a card that comes back to its zone before any other card
+        is dealt is no event. A seat that has its 3rd-street cards folds as soon
+        as another card is dealt; one still being dealt its first cards (a player
+        looking at both hole cards) only when the dealer passes it over.
+        """
+        hand = self.hand
+        if zone.kind is _MUCK_PILE:
+            return  # the muck being read is the muck's own story (_detach)
+        coming_back = hand.owner.get(card)
+        due = hand.due_seat()
+        for seat_no in list(hand.bare):
+            if coming_back == seat_no and zone.seat == seat_no:
+                continue  # its own card back: _return_to_seat clears the bare state
+            seat = hand.seats[seat_no]
+            passed_over = due == seat_no and zone.seat is not None and zone.seat != seat_no
+            if seat.received >= 3 or passed_over:
+                self._fold_unread(seat_no)
+
+    def _fold_unread(self, seat_no: int) -> None:
+        """Fold ``seat_no``, whose cards all left the table unread (a muck no reader
+        reads): a public fold and a notice, no alert. Its cards reaching the muck
+        later change nothing (they count as mucked by this seat)."""
+        hand = self.hand
+        if seat_no in hand.bare:
+            hand.bare.remove(seat_no)
+        seat = hand.seats[seat_no]
+        if seat.status is not _ACTIVE or hand.finished or hand.live_seats == (seat_no,):
+            return  # the last hand standing being gathered up is not a fold
+        for held in seat.cards:
+            if hand.owner.get(held.card) == seat_no:
+                del hand.owner[held.card]
+            hand.mucked_by[held.card] = seat_no
+            hand.left_at.pop(held.card, None)
+        seat.cards.clear()
+        self._notice(
+            AlertCode.FOLD_UNREAD,
+            seat_no,
+            hand.street,
+            f"Seat {seat_no}'s cards left the table without the muck reading them:"
+            " seat folded.",
+        )
+        self._fold(seat_no)
+
+    def _manual(self, card: Card, zone: Zone) -> None:
+        """The dealer entered ``card`` by hand: it counts as read in ``zone`` (its tag
+        is dead, so it is never seen leaving); a notice so the tag gets replaced."""
+        hand = self.hand
+        if card in hand.manual:
+            return
+        hand.manual.add(card)
+        self._notice(
+            AlertCode.MANUAL_CARD,
+            zone.seat,
+            hand.street,
+            f"A card at {_where(zone)} was entered by hand: its tag cannot be read,"
+            " replace it after the hand.",
+        )
+
+    def _take_inventory(self) -> None:
+        """End of hand (issue 19, "variance"): every card that left a live seat and
+        was not seen again while the seat played on is reported once,
+        ``card_left_table``, naming the seat."""
+        hand = self.hand
+        if hand.accounted:
+            return
+        hand.accounted = True
+        if not hand.rules.folds_from_cards:
+            hand.left_at.clear()  # a console came in mid-hand: rule 10 is its to judge
+            return
+        for seat_no in hand.live_seats:
+            seat = hand.seats[seat_no]
+            others = any(held.present for held in seat.cards)
+            for held in seat.cards:
+                left = hand.left_at.get(held.card)
+                if held.present or left is None:
+                    continue
+                if others or hand.deal_progress > left:
+                    # Missing while the seat kept other cards, or while the deal went
+                    # on: not a peek, not the gathering at the end.
+                    self._alert(
+                        AlertCode.CARD_LEFT_TABLE,
+                        seat_no,
+                        hand.street,
+                        f"A card of seat {seat_no} left the table and was not seen again"
+                        " while the seat played on: check the seat for a palmed or"
+                        " dropped card.",
+                    )
+
     def _check_cleared(self) -> None:
-        """Auto hands end when no card is left in any seat zone after the deal."""
+        """Auto hands end when no card is left in any seat zone after the deal (a
+        card entered by hand has a dead tag: it is never seen leaving)."""
         hand = self.hand
         if not hand.auto or hand.cleared or not hand.players:
             return
-        if any(z.seat is not None for zones in hand.where.values() for z in zones):
+        manual = hand.manual
+        if any(z.seat is not None for card, zones in hand.where.items() for z in zones
+               if card not in manual):
             return
         self._finish()
         hand.phase = Phase.CLEARED
@@ -679,8 +825,12 @@ class HandTracker:
         if held is None:
             return
         held.present = True
+        if hand.left_at.pop(card, None) is not None and zone.seat in hand.bare:
+            hand.bare.remove(zone.seat)  # a peek: the seat is back
         if held.face is zone.kind:
             return
+        if zone.kind is UP and hand.showdown_due:
+            hand.shown.add(zone.seat)  # turned face up at the showdown
         held.face = zone.kind
         if (
             zone.kind is UP

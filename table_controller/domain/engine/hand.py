@@ -204,6 +204,21 @@ class HandState:
     mucked_by: dict[Card, int] = field(default_factory=dict)
     burned_for: dict[Card, int] = field(default_factory=dict)
     first_deck: dict[Card, str | None] = field(default_factory=dict)
+    bare: list[int] = field(default_factory=list)
+    """Card-only hands: seats whose every card left their zones unseen elsewhere, in
+    the order they went bare: a fold unless a card comes back first (docs/engine.md
+    "Reads that fail")."""
+    left_at: dict[Card, int] = field(default_factory=dict)
+    """A live seat's card that left its zones -> :attr:`deal_progress` at that moment;
+    dropped when it comes back. What is left at the end is ``card_left_table``."""
+    shown: set[int] = field(default_factory=set)
+    """Seats that turned a hole card face up once the showdown was due."""
+    deal_progress: int = 0
+    """Cards dealt so far (first sight of a card at a seat, the burn or the board)."""
+    manual: set[Card] = field(default_factory=set)
+    """Cards entered by hand for a tag no reader can read: never seen leaving."""
+    accounted: bool = False
+    """The end-of-hand inventory was taken (``card_left_table`` raised once)."""
     stacks: Mapping[int, int] | None = None
     """Chips behind each seat after the ante, when the hand line gave them."""
     bring_in_moved: bool = False

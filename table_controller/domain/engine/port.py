@@ -70,6 +70,13 @@ class HandRules(Protocol):
         """Whether the pots (not the cards alone) decide who wins, still unpaid."""
         ...
 
+    @property
+    def folds_from_cards(self) -> bool:
+        """Whether cards leaving the table tell folds and missing cards (card-only
+        hands, CONFORMANCE.md "Reads that fail"); a console enters folds itself and
+        judges cards picked up by rule 10."""
+        ...
+
     def open_round(self) -> int | None:
         """The street whose betting round is open now, or None."""
         ...
@@ -128,6 +135,11 @@ class CardOnlyRules:
     def pays_pots(self) -> bool:
         """No pots: the best hand, or the last seat standing, wins."""
         return False
+
+    @property
+    def folds_from_cards(self) -> bool:
+        """Only the cards tell a fold: a seat whose cards all left has folded."""
+        return True
 
     def open_round(self) -> int | None:
         """No betting round."""
