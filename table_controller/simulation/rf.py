@@ -364,23 +364,26 @@ class RFTable:
         peeks = [a for a in actions if a.peek]
         facts.peeks = len(peeks) // 2
         facts.peek_seconds = sum(a.at if a.place else -a.at for a in peeks)
-        last = actions[-1].at if actions else 0.0
-        for placement, since in open_.values():
-            spans.append((placement, since, last + 1.0))
+        # Tags still lying at the end (a hand not cleared) are read to the end, and stay.
+        last = actions[-1].at + 1.0 if actions else 0.0
+        still = [(placement, since, last) for placement, since in open_.values()]
         facts.dead = len(dead)
         out: list[tuple[float, tuple[bool, Antenna, str, float]]] = []
-        for placement, since, until in spans:
-            for read in placement.reading():
-                out += self._antenna_reports(channel, placement, read, since, until)
+        for spans_of, stays in ((spans, False), (still, True)):
+            for placement, since, until in spans_of:
+                for read in placement.reading():
+                    out += self._antenna_reports(channel, placement, read, since, until,
+                                                 stays=stays)
         out.sort(key=lambda r: r[0])
         return out
 
     @staticmethod
     def _antenna_reports(channel: RFChannel, placement: Placement, read: tuple[Antenna, float],
-                         since: float, until: float
+                         since: float, until: float, *, stays: bool = False,
                          ) -> list[tuple[float, tuple[bool, Antenna, str, float]]]:
         """The reports of one antenna about one placement lying there from ``since``
-        to ``until``: arrival, flicker and shadow gaps, departure."""
+        to ``until``: arrival, flicker and shadow gaps, departure (none if it ``stays``
+        there after ``until``)."""
         antenna, strength = read
         period = channel.params.scan_period
         first = channel.next_scan(antenna, since)
@@ -411,7 +414,9 @@ class RFTable:
         if cursor < scans and not seen:
             out.append((first + cursor * period, (True, antenna, uid, strength)))
             seen = True
-        if seen:
+        if stays and not seen and out:
+            out.append((stop, (True, antenna, uid, strength)))  # read again, and stays
+        elif seen and not stays:
             out.append((stop, (False, antenna, uid, strength)))
         return out
 

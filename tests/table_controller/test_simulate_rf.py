@@ -17,6 +17,8 @@ from firmware_bridge.emulator import FirmwareModel
 from firmware_bridge.messages import TagArrived
 from firmware_bridge.rf_channel import PROFILES, RFParams, profile
 from table_controller.domain.cards import DECK
+from table_controller.domain.engine.dealing import SeatStatus, replay_events
+from table_controller.domain.engine.settings import TableSettings
 from table_controller.domain.events import CardPlaced, CardRemoved
 from table_controller.domain.zones import MUCK, Zone
 from table_controller.simulation.emulated_table import EmulatedTable
@@ -226,3 +228,58 @@ def test_a_cross_read_stays_a_card_in_its_own_zone() -> None:
     events += tracker.tag_arrived(*up, uid, 1.05)  # the neighbour's, ~10 dB weaker
     events += tracker.tick(5.0)
     assert [(type(e).__name__, e.zone.name) for e in events] == [("CardPlaced", "seat1.down")]
+
+
+def _lying(hand_events: tuple[object, ...]) -> dict[str, set[str]]:
+    """What the dealer left in each zone (before the clear)."""
+    lying: dict[str, set[str]] = {}
+    for event in hand_events:
+        if isinstance(event, CardPlaced):
+            lying.setdefault(event.zone.name, set()).add(event.card.code)
+        elif isinstance(event, CardRemoved):
+            lying.get(event.zone.name, set()).discard(event.card.code)
+    return lying
+
+
+GOOD_CHANNELS = st.builds(
+    lambda muck, rate, peek, flicker, hand: [
+        f"muck_depth={muck}", "cross_read=0", f"peek_rate={rate}", f"peek_max={peek}",
+        f"flicker={flicker}", f"hand_pass={hand}"],
+    st.sampled_from(["0", "1", "3", "5", "all"]), st.floats(0.0, 1.0), st.floats(0.5, 10.0),
+    st.floats(0.0, 0.01), st.floats(0.0, 0.3))
+"""The good profile with any muck depth, peeks, flicker and hand passes (no cross-reads:
+presence does not resolve them yet, see the xfail above)."""
+
+
+def _left_after_last_card(events: tuple[object, ...], seat: int) -> bool:
+    """Whether ``seat``'s cards left after the hand's last card dealt to a seat."""
+    last_dealt = max(i for i, e in enumerate(events)
+                     if isinstance(e, CardPlaced) and e.zone.seat is not None)
+    left = [i for i, e in enumerate(events) if isinstance(e, CardRemoved) and e.zone.seat == seat]
+    return bool(left) and min(left) > last_dealt
+
+
+@settings(max_examples=25)
+@given(st.integers(1, 100_000), GOOD_CHANNELS)
+def test_a_good_table_without_cross_reads_reconstructs_every_seat_and_raises_nothing(
+        number: int, overrides: list[str]) -> None:
+    rf = profile("good", overrides)
+    hand = replace(plan_hand(number, 77, {}), number=1)
+    table = rf_table(rf, number)
+    inputs, facts = table.deal(replace(hand, clear=()))  # the hand as it lies at its end
+    assert [why for _i, _z, why in facts.unread if why != "pile"] == []
+    [state] = replay_events(inputs, TableSettings(auto_hands=True))
+    assert state.alerts == [], [a.message for a in state.alerts]
+    lying = _lying(hand.events)
+    for seat in hand.seats:
+        got = state.seats[seat]
+        down, up = lying.get(f"seat{seat}.down", set()), lying.get(f"seat{seat}.up", set())
+        if not down and not up:
+            # Mucked after the last card was dealt: to a card-only table that is the
+            # showdown's gathering (rule 10), which the engine may not call a fold.
+            if not _left_after_last_card(hand.events, seat):
+                assert got.status is SeatStatus.FOLDED, seat
+            continue
+        assert got.status is SeatStatus.ACTIVE, seat
+        assert {c.code for c in got.down} == down, seat
+        assert {c.code for c in got.up} == up, seat
