@@ -283,3 +283,15 @@ def test_a_good_table_without_cross_reads_reconstructs_every_seat_and_raises_not
         assert got.status is SeatStatus.ACTIVE, seat
         assert {c.code for c in got.down} == down, seat
         assert {c.code for c in got.up} == up, seat
+
+
+@pytest.mark.xfail(strict=True, reason="engine (issue 19): with no muck antenna a folded"
+                   " hand's card dealt again to a seat raises nothing (the simulator's"
+                   " card_from_muck recall is 0% at muck depth 0)")
+def test_a_folded_card_dealt_again_from_an_unread_muck_is_card_from_muck() -> None:
+    # Seat 1 folds (its cards leave, the muck reads nothing); its As comes back at seat 2.
+    script = ROOT / "tests" / "scripts" / "card-from-unread-muck.jsonl"
+    done = subprocess.run([sys.executable, "-m", "table_controller", "replay", str(script),
+                           "--json"], capture_output=True, text=True, cwd=ROOT, check=True)
+    [hand] = json.loads(done.stdout)["hands"]
+    assert ["card_from_muck", 2] in [[a["code"], a["seat"]] for a in hand["alerts"]]
