@@ -117,6 +117,7 @@ def _add_demo_parser(commands: Any) -> None:
     demo.add_argument("--broadcast", action="store_true",
                       help="also run the broadcast service and print its overlay, venue and"
                       " producer URLs with a one-time producer password (docs/broadcast.md)")
+    _add_rf_arguments(demo)
     demo.add_argument("--delay", type=_non_negative_float, default=None,
                       help="seconds the --broadcast overlay runs behind the table (default 10)")
 
@@ -149,6 +150,7 @@ def _add_simulate_parser(commands: Any) -> None:
     simulate.add_argument("--game", choices=("stud", "razz", "stud8"), default="stud",
                           help="the game dealt (RULES.md \"Variants\"; default stud;"
                           " --mode fast only)")
+    _add_rf_arguments(simulate)
     simulate.add_argument("--json", action="store_true", help="print the report as JSON")
     simulate.add_argument(
         "--hand-log", type=Path, default=None, metavar="FILE",
@@ -166,6 +168,35 @@ def _version() -> str:
         return version("stud-table")
     except PackageNotFoundError:
         return "unknown"
+
+
+def _add_rf_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--rf PROFILE`` and ``--rf-param NAME=VALUE`` (docs/presence.md, "The RF channel")."""
+    from firmware_bridge.rf_channel import PROFILES
+
+    parser.add_argument("--rf", choices=tuple(PROFILES), default=None, metavar="PROFILE",
+                        help="read the table through a realistic RF channel: "
+                        + ", ".join(PROFILES) + " (default: every tag read, always)")
+    parser.add_argument("--rf-param", action="append", default=[], metavar="NAME=VALUE",
+                        help="override one channel parameter, e.g. muck_depth=0,"
+                        " stack_loss=0.15, cross_read=0.05 (repeatable; needs --rf)")
+
+
+def rf_from_args(args: argparse.Namespace, command: str) -> tuple[Any, int | None]:
+    """The channel parameters of ``--rf``/``--rf-param`` (None without ``--rf``), or an
+    exit code after a one-line message on stderr."""
+    from firmware_bridge.rf_channel import ChannelError, profile
+
+    if args.rf is None:
+        if args.rf_param:
+            print(f"stud-table {command}: --rf-param needs --rf PROFILE", file=sys.stderr)
+            return None, EXIT_BAD_INPUT
+        return None, None
+    try:
+        return profile(args.rf, args.rf_param), None
+    except ChannelError as exc:
+        print(f"stud-table {command}: {exc}", file=sys.stderr)
+        return None, EXIT_BAD_INPUT
 
 
 def _add_replay_parser(commands: Any) -> argparse.ArgumentParser:
@@ -343,22 +374,38 @@ def _demo(args: argparse.Namespace) -> int:
     if args.delay is not None and args.delay > MAX_DELAY_S:
         print(f"stud-table demo: --delay: at most {MAX_DELAY_S:.0f} s", file=sys.stderr)
         return 2
+    rf, failed = rf_from_args(args, "demo")
+    if failed is not None:
+        return failed
     return run_demo(hands=args.hands, speed=args.speed, seed=args.seed, keep=args.keep,
-                    broadcast=args.broadcast,
+                    broadcast=args.broadcast, rf=rf,
                     **({"delay": args.delay} if args.delay is not None else {}))
 
 
 def _simulate(args: argparse.Namespace) -> int:
     from table_controller.daemon.logging import configure_logging
     from table_controller.domain.hands import Game
-    from table_controller.simulation.kinds import CONSOLE_KINDS, DEAL_KINDS, READER_KINDS
+    from table_controller.simulation.kinds import (
+        CONSOLE_KINDS,
+        DEAL_KINDS,
+        READER_FLICKER,
+        READER_KINDS,
+    )
     from table_controller.simulation.live import LiveError
     from table_controller.simulation.plan import RateError, parse_rates
     from table_controller.simulation.progress import ProgressBar
     from table_controller.simulation.report import render as render_report
     from table_controller.simulation.runner import simulate
 
-    kinds = DEAL_KINDS + READER_KINDS if args.mode == "daemon" else DEAL_KINDS
+    rf, failed = rf_from_args(args, "simulate")
+    if failed is not None:
+        return failed
+    if args.mode == "daemon":
+        kinds = DEAL_KINDS + READER_KINDS
+    elif rf is not None:
+        kinds = (*DEAL_KINDS, READER_FLICKER)  # the channel flickers; wire noise needs wires
+    else:
+        kinds = DEAL_KINDS
     if args.betting:
         kinds += CONSOLE_KINDS
     try:
@@ -383,7 +430,8 @@ def _simulate(args: argparse.Namespace) -> int:
     bar = ProgressBar(args.hands, sys.stderr)
     try:
         report = simulate(args.hands, args.seed, rates, args.mode, speed=args.speed,
-                          progress=bar.update, betting=args.betting, game=Game(args.game))
+                          progress=bar.update, betting=args.betting, game=Game(args.game),
+                          rf=rf, rf_name=args.rf)
     except LiveError as exc:
         print(f"stud-table simulate: {exc}", file=sys.stderr)
         return EXIT_FAILURE
