@@ -60,6 +60,12 @@ class TableConfig(ConfigSection):
         default=Game.STUD,
         description="The game dealt (RULES.md \"Variants\"): stud, razz or stud8.",
     )
+    unread_stacks: bool = Field(
+        default=False,
+        description="Down-card antennas may miss a stacked card altogether (ISO 14443"
+        " boards): infer an unread down card instead of alerting out_of_order"
+        " (docs/engine.md \"Reads that fail\").",
+    )
 
 
 class StakesConfig(ConfigSection):

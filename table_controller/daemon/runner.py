@@ -130,6 +130,7 @@ def table_settings(config: DaemonConfig, layout: TableLayout) -> TableSettings:
         rules=config.rules,  # the engine's RuleProfile itself: no field-by-field copy
         auto_hands=True,
         game=config.table.game,
+        unread_stacks=config.table.unread_stacks,
     )
 
 

@@ -134,7 +134,8 @@ def test_every_code_is_decided_and_secret_codes_are_notices() -> None:
     """The decision table of docs/engine.md: every code is an alert or a notice."""
     assert SECRET_CODES <= NOTICE_CODES
     assert {c.value for c in NOTICE_CODES} == {
-        "community_card", "beaten_on_board", "upcards_lifted", "fold_unread", "manual_card"}
+        "community_card", "beaten_on_board", "upcards_lifted", "fold_unread", "manual_card",
+        "card_unread"}
     assert set(AlertCode) - NOTICE_CODES  # the rest stay alerts
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -382,3 +383,123 @@ def test_another_players_peek_ending_is_no_card_dealt() -> None:
     assert report["alerts"] == []
     assert report["notices"] == []
     assert report["players"]["5"]["status"] == "active"
+
+
+# ------------------------------------------- a down card no reader read (unread_stacks)
+
+def _stacked(t: Table, missing: set[tuple[int, str]]) -> Table:
+    """Drop the place lines of ``missing`` (seat, card): those tags were never read."""
+    t.lines = [line for line in t.lines
+               if not (line.get("op") == "place" and "seat" in str(line.get("zone"))
+                       and (int(str(line["zone"])[4]), line["card"]) in missing)]
+    return t
+
+
+def _full_hand(**table: Any) -> Table:
+    t = deal_third(Table([2, 4, 5], **table))
+    for street in (4, 5, 6, 7):
+        deal_street(t, street)
+    return t
+
+
+@pytest.mark.parametrize("missing", [
+    (4, "Kc"),  # a middle seat's 2nd hole card
+    (2, "Ah"),  # the first seat's: 3rd street's up round starts with its own card
+    (5, "7c"),  # the last seat's
+    (4, "Kh"),  # a middle seat's river card
+    (5, "2d"),  # the last seat's river card: only the showdown shows it
+    (2, "As"),  # a first hole card
+])
+def test_a_stacked_down_card_never_read_is_inferred(missing: tuple[int, str]) -> None:
+    report = _stacked(_full_hand(unread_stacks=True), {missing}).report()
+    assert report["alerts"] == [], report["alerts"]
+    assert notice_codes(report) == ["card_unread"]
+    assert report["notices"][0]["seat"] == missing[0]
+    assert missing[1] not in report["notices"][0]["message"]
+    assert report["bring_in"] == 4
+    assert sorted(report["first_to_act"]) == ["4", "5", "6", "7"]
+    assert all(p["status"] == "active" for p in report["players"].values())
+    # Seat 4's kings full hold on its six cards read, whichever of them is missing.
+    assert report["winners"] == [4]
+
+
+def test_without_unread_stacks_a_missing_down_card_is_out_of_order() -> None:
+    """The default (and the contract's replay): the deal order is checked strictly."""
+    report = _stacked(_full_hand(), {(4, "Kc")}).report()
+    assert "out_of_order" in codes(report)
+
+
+def test_unread_stacks_still_flags_a_skipped_up_card() -> None:
+    """Up cards lie side by side: a seat missing its 4th-street card was skipped."""
+    report = _stacked(_full_hand(unread_stacks=True), {(4, "Ks")}).report()
+    assert "out_of_order" in codes(report)
+    assert "card_unread" not in notice_codes(report)
+
+
+def test_unread_stacks_does_not_hide_an_exposed_hole_card() -> None:
+    """Seat 2's 2nd card dealt face up in round 2 (the others still have one card):
+    rule 5, not an unread card."""
+    t = Table([2, 4, 5], unread_stacks=True)
+    t.round("down", THIRD[1])
+    t.up(2, "Ah").down(4, "Kc").down(5, "7c")
+    t.down(2, "3d").up(4, "2c").up(5, "Qs")  # seat 2's 3rd card down instead (rule 5)
+    report = t.report()
+    assert codes(report) == ["hole_card_exposed"]
+
+
+def _drop_stacked(events: list[TableEvent], rng: random.Random, chance: float
+                  ) -> tuple[list[TableEvent], set[Card]]:
+    """At most one card per seat never read: a 2nd hole card or a river card, the ones
+    that land on a stack (the 1st lies alone on its antenna); at most one seat's per
+    round (two seats missing the same round's card look, when the next round starts,
+    exactly like a hole card dealt face up: docs/engine.md says what is inferred)."""
+    count: dict[int, int] = {}
+    dropped: dict[int, Card] = {}
+    rounds: set[int] = set()
+    out: list[TableEvent] = []
+    for event in events:
+        if isinstance(event, CardPlaced) and event.zone.seat is not None and (
+                event.zone.kind is ZoneKind.DOWN or event.zone.kind is ZoneKind.UP):
+            seat = event.zone.seat
+            count[seat] = count.get(seat, 0) + 1
+            if (count[seat] in (2, 7) and event.zone.kind is ZoneKind.DOWN
+                    and seat not in dropped and count[seat] not in rounds
+                    and rng.random() < chance):
+                dropped[seat] = event.card
+                rounds.add(count[seat])
+                continue
+        if (isinstance(event, CardRemoved) and event.zone.seat is not None
+                and dropped.get(event.zone.seat) == event.card):
+            continue  # never read arriving, never read leaving
+        out.append(event)
+    return out, set(dropped.values())
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    seats=st.lists(st.integers(1, 8), min_size=2, max_size=8, unique=True),
+    depth=st.sampled_from([0, 52]),
+    chance=st.sampled_from([0.2, 0.6]),
+)
+def test_legal_deals_with_unread_stacked_cards_raise_no_alert(
+    seed: int, seats: list[int], depth: int, chance: float
+) -> None:
+    """``unread_stacks``: any legal deal, a stacked down card of any seat never read (at
+    most one per seat), the muck read or not: no alert, a card_unread notice per card
+    missed at a seat still in the hand when it was dealt, the folds seen."""
+    from table_controller.domain.engine.settings import TableSettings
+
+    rng = random.Random(seed)
+    deal = deal_random(sorted(seats), rng)
+    events, dropped = _drop_stacked(list(deal.events), rng, chance)
+    events = _without_muck_reads(events, rng, depth, 0.0)
+    (hand,) = replay_events(events, TableSettings(unread_stacks=True))
+    report = hand_report(hand)
+    assert report["alerts"] == [], (deal.folds, dropped, report["alerts"])
+    assert len([n for n in report["notices"] if n["code"] == "card_unread"]) <= len(dropped)
+    river_unread = {s for s, street in deal.folds.items() if street == 7} - _read_folds(events)
+    for seat in deal.seats:
+        status = report["players"][str(seat)]["status"]
+        if seat not in river_unread:
+            assert status == ("folded" if seat in deal.folds else "active"), seat

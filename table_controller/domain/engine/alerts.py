@@ -68,6 +68,8 @@ class AlertCode(StrEnum):
     """A seat's cards all left the table unseen by the muck: a fold, inferred."""
     MANUAL_CARD = "manual_card"
     """A card entered by hand for a tag no reader can read (a dead tag)."""
+    CARD_UNREAD = "card_unread"
+    """A seat was dealt a down card no reader read (a stack too deep): inferred."""
     # The daemon's own (readers, journal, MQTT, console edge): no rule number.
     READER_OFFLINE = "reader_offline"
     WRONG_READER = "wrong_reader"
@@ -188,6 +190,9 @@ VOCABULARY: Final[Mapping[AlertCode, CodeInfo]] = MappingProxyType({
         " a fold, inferred"),
     AlertCode.MANUAL_CARD: CodeInfo(
         None, None, "a card was entered by hand for a tag no reader reads (replace the tag)"),
+    AlertCode.CARD_UNREAD: CodeInfo(
+        None, None, "a seat was dealt a down card no reader read (a deep stack): inferred"
+        " from the deal order; enter it by hand to show it"),
     # -- the daemon
     AlertCode.READER_OFFLINE: CodeInfo(
         _C, None, "a reader is unplugged, silent or unusable: its zones are not read", _D),

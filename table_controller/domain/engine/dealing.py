@@ -510,10 +510,20 @@ class HandTracker:
             hand.seats[s].received >= CARDS_PER_HAND for s in live
         )
         rules = hand.rules
+        if (self.settings.unread_stacks and rules.folds_from_cards and reached_seventh
+                and hand.community is None):
+            for seat_no in live:  # the last seat's river card on a stack no reader read
+                seat = hand.seats[seat_no]
+                sixth = next((h for h in seat.cards if h.number == CARDS_PER_HAND - 1), None)
+                if (seat.received == CARDS_PER_HAND - 1 and sixth is not None
+                        and sixth.face is UP):  # (a 6th card down was the river itself)
+                    self._unread(seat, CARDS_PER_HAND)
+                    self._after_change()
         if (len(live) >= 2 or rules.pays_pots) and reached_seventh:
             for seat_no in live:
                 seat = hand.seats[seat_no]
-                count = len(seat.cards) + (1 if hand.community is not None else 0)
+                count = (len(seat.cards) + seat.unread
+                         + (1 if hand.community is not None else 0))
                 if count < CARDS_PER_HAND and not rules.is_ruled_live(seat_no):
                     self._alert(
                         AlertCode.SHORT_HAND,
@@ -639,7 +649,8 @@ class HandTracker:
             # the dealer then "scrambles, cuts, burns and deals the rest".
             hand.reshuffle = Reshuffle.BURN_DUE
             hand.burns_before_gather = hand.burns.get(7, 0)
-            if hand.burns.get(7, 0) == 0 and len(DECK) - len(hand.where) >= 2:
+            unread = sum(seat.unread for seat in hand.seats.values())  # dealt, never read
+            if hand.burns.get(7, 0) == 0 and len(DECK) - len(hand.where) - unread >= 2:
                 # Two fresh cards left: one to burn for 7th street, the last to go
                 # with the burn cards. (With one left, gathering first is the way.)
                 self._alert(
@@ -741,6 +752,56 @@ class HandTracker:
             " seat folded.",
         )
         self._fold(seat_no)
+
+    def _infer_unread(self, seat_no: int) -> None:
+        """``unread_stacks``: a card arrives at ``seat_no``; seats exactly one card behind
+        the round, whose missing card is a down card, were dealt it unread.
+
+        In a correct deal, when a seat gets its n-th card the live seats before it
+        hold n cards and those after it n - 1. A seat that holds one fewer than that,
+        where the missing card is dealt face down (1st, 2nd, 7th), had it land on a
+        stack no reader read; it gets an unread card (a notice) instead of making
+        every later card ``out_of_order``. The seat receiving may be the one behind
+        (every seat after it already holds its next card). Anything else is left to
+        the strict checks: a seat two cards behind, or a missing up card.
+        """
+        hand = self.hand
+        seats = hand.seats
+        live = hand.live_seats
+        receiving = seats[seat_no]
+        number = receiving.received + 1
+        after = [seats[s].received for s in live if s > seat_no]
+        before = [seats[s].received for s in live if s < seat_no]
+        if (after and all(c == number for c in after) and all(c == number + 1 for c in before)
+                and number < CARDS_PER_HAND and _may_be_unread(receiving, number)):
+            self._unread(receiving, number)  # it is a round behind itself
+            number += 1
+        behind: list[tuple[SeatState, int]] = []
+        for s in live:
+            if s == seat_no:
+                continue
+            expected = number if s < seat_no else number - 1
+            held = seats[s].received
+            if held == expected:
+                continue
+            if held != expected - 1 or not _may_be_unread(seats[s], expected):
+                return  # not the picture of one unread card: the strict checks judge
+            behind.append((seats[s], expected))
+        for seat, missing in behind:
+            self._unread(seat, missing)
+
+    def _unread(self, seat: SeatState, number: int) -> None:
+        """``seat`` was dealt its ``number``-th card, face down, and no reader read it."""
+        seat.received = number
+        seat.unread += 1
+        self._notice(
+            AlertCode.CARD_UNREAD,
+            seat.seat,
+            street_of_card(number),
+            f"Seat {seat.seat}'s {_ordinal(number)} card was dealt face down but no reader"
+            " read it (a stack too deep for its antenna): enter it at the console if its"
+            " tag is dead.",
+        )
 
     def _manual(self, card: Card, zone: Zone) -> None:
         """The dealer entered ``card`` by hand: it counts as read in ``zone`` (its tag
@@ -926,6 +987,8 @@ class HandTracker:
             self._hold(seat, card, face, number=0)
             return
 
+        if self.settings.unread_stacks and hand.rules.folds_from_cards:
+            self._infer_unread(seat_no)
         # A street can complete only when the seat that alone had the fewest cards
         # gets its card (every other change settled its streets already).
         due, alone = hand.due_and_alone()
@@ -1521,6 +1584,16 @@ def _public_name(card: Card, *zones: Zone) -> str:
 
 def _face_word(face: ZoneKind) -> str:
     return "face-up" if face is UP else "face-down"
+
+
+def _may_be_unread(seat: SeatState, number: int) -> bool:
+    """Whether ``seat``'s ``number``-th card, missing, can be a down card no reader read:
+    it is dealt face down, and the seat's last card read has the face its number
+    says (a 6th card read face down was the river itself: something else is missing)."""
+    if expected_face(number) is not DOWN:
+        return False
+    last = next((h for h in seat.cards if h.number == number - 1), None)
+    return number == 1 or (last is not None and last.face is expected_face(number - 1))
 
 
 def _ordinal(number: int) -> str:

@@ -133,6 +133,9 @@ class SeatState:
     received: int = 0
     exposed_holes: int = 0
     stack: int | None = None
+    unread: int = 0
+    """Down cards dealt to the seat that no reader read (``unread_stacks``): counted
+    in ``received`` and at showdown, unknown to the report."""
     dead_reason: str | None = None
     last_card_exposed: bool = False
 

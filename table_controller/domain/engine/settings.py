@@ -160,6 +160,13 @@ class TableSettings(BaseModel):
         " its players are the seats dealt in the first round, and it ends when the table"
         " is clear again (the daemon's card-only mode; journals record this setting).",
     )
+    unread_stacks: bool = Field(
+        default=False,
+        description="The down-card readers may miss a stacked card altogether (a stack of"
+        " 2-3 ISO 14443 inlays detunes): a seat exactly one card behind the round, whose"
+        " missing card is a down card, was dealt it unread (notice card_unread) rather than"
+        " skipped (out_of_order). Off (default): the deal order is checked strictly.",
+    )
 
     @model_validator(mode="after")
     def _stakes(self) -> TableSettings:
