@@ -503,3 +503,13 @@ def test_legal_deals_with_unread_stacked_cards_raise_no_alert(
         status = report["players"][str(seat)]["status"]
         if seat not in river_unread:
             assert status == ("folded" if seat in deal.folds else "active"), seat
+
+
+def test_a_hand_closed_at_the_console_is_not_inventoried() -> None:
+    """`end` (or the daemon closing a hand that ended while it was down): where the
+    cards went is not known, so no card_left_table; the next hand line still
+    inventories the hand it closes (the contract's "at the latest")."""
+    t = deal_third(Table([2, 4, 5]))
+    t.remove("seat5.down", "7c")
+    t.lines.append({"op": "end"})
+    assert t.report()["alerts"] == []

@@ -366,7 +366,7 @@ class HandTracker:
         hand = self.hand
         if hand.bare:
             self._settle_bare(card, zone)
-        if hand.left_at:
+        if hand.left_at and not hand.finished:
             self._check_peeks(at)
         self._place(card, zone, deck)
         return out
@@ -467,6 +467,11 @@ class HandTracker:
         number = hand.number
         if hand.finished:
             return f"hand {number} closed"
+        if by_console:
+            # Closed at the console (the dealer's `end`, or the daemon closing a hand
+            # that ended while it was down): where its cards went is not known, so
+            # there is no end-of-hand inventory (no card_left_table).
+            hand.accounted = True
         self._finish()
         if hand.result is not None:
             return f"hand {number} closed: {hand.result}"
@@ -847,8 +852,8 @@ class HandTracker:
         peek: ``card_left_table`` now rather than at the end of the hand."""
         hand = self.hand
         for card, (progress, since) in list(hand.left_at.items()):
-            if now - since <= PEEK_ALLOWANCE or hand.deal_progress <= progress:
-                continue
+            if since <= 0.0 or now - since <= PEEK_ALLOWANCE or hand.deal_progress <= progress:
+                continue  # (no time: a script's line, or a move the start-up reconstructed)
             owner = hand.owner.get(card)
             if owner is None or hand.seats[owner].status is not _ACTIVE:
                 continue
