@@ -55,7 +55,7 @@ def run_broadcast(args: argparse.Namespace) -> int:
     try:
         cfg = load_broadcast_config(args.config)
     except ConfigError as exc:
-        print(exc, file=sys.stderr)
+        print(f"stud-table broadcast: {exc}", file=sys.stderr)
         return EXIT_BAD_CONFIG
     from table_controller.broadcast.service import Broadcast  # noqa: PLC0415 - web stack
     from table_controller.daemon.logging import configure_logging  # noqa: PLC0415
@@ -64,11 +64,12 @@ def run_broadcast(args: argparse.Namespace) -> int:
     try:
         service = Broadcast(cfg)
     except OSError as exc:
-        print(f"{args.config}: state_file: cannot open: {exc}", file=sys.stderr)
+        print(f"stud-table broadcast: {args.config}: state_file: cannot open {cfg.state_file}:"
+              f" {exc.strerror}", file=sys.stderr)
         return EXIT_BAD_CONFIG
     except sqlite3.Error as exc:  # damaged or not ours: a person must look at it
-        print(f"{args.config}: state_file: {cfg.state_file} cannot be used: {exc}",
-              file=sys.stderr)
+        print(f"stud-table broadcast: {args.config}: state_file: {cfg.state_file} cannot be"
+              f" used: {exc}", file=sys.stderr)
         return EXIT_NEEDS_PERSON
 
     def ready(port: int) -> None:

@@ -21,7 +21,9 @@ hold ``(seq, ts)`` only, which bounds RAM for a long delay.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -77,12 +79,35 @@ class OutputRow:
     released: int
 
 
+PRIVATE_MODE: Final = 0o600
+"""The backlog's mode when the service creates it."""
+
+
 class Store:
     """The SQLite backlog (module docstring). One per service; not thread-safe."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        # The backlog holds every hole card: owner-only whatever the umask, made so
+        # before SQLite opens it (its -wal and -shm files take the same mode). The
+        # directory must exist (the config checks it): it is never created here.
+        # An existing file keeps its group bits (0640 to the service group is fine)
+        # but loses any for others.
+        if not path.parent.is_dir():
+            # Never created: a typo must not leave a new directory tree behind (issue 24).
+            raise FileNotFoundError(errno.ENOENT, f"the directory {path.parent} does not"
+                                    " exist", str(path))
+        try:
+            fd, created = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, PRIVATE_MODE), True
+        except FileExistsError:
+            fd, created = os.open(path, os.O_RDWR), False
+        try:
+            mode = os.fstat(fd).st_mode & 0o777
+            wanted = PRIVATE_MODE if created else mode & ~0o007
+            if mode != wanted:
+                os.fchmod(fd, wanted)
+        finally:
+            os.close(fd)
         self._db = sqlite3.connect(path, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")

@@ -51,7 +51,7 @@ def run_floor(args: argparse.Namespace) -> int:
     try:
         cfg = load_floor_config(args.config)
     except ConfigError as exc:
-        print(exc, file=sys.stderr)
+        print(f"stud-table floor: {exc}", file=sys.stderr)
         return EXIT_BAD_CONFIG
     from table_controller.daemon.logging import configure_logging  # noqa: PLC0415
     from table_controller.floor.service import Floor  # noqa: PLC0415 - web stack
