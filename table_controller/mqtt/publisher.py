@@ -101,6 +101,7 @@ from table_controller.mqtt.payloads import (
 )
 from table_controller.mqtt.sequence import SequenceCounter
 from table_controller.mqtt.topics import TableTopics, shown_name
+from table_controller.mqtt.unreachable import connect_failure_reason
 
 log = structlog.get_logger(__name__)
 
@@ -925,7 +926,8 @@ class MqttPublisher:
         self._go_online()
 
     def _handle_connect_fail(self, _client: mqtt.Client, _userdata: object) -> None:
-        log.warning("mqtt_connect_failed", host=self._broker.host, port=self._broker.port)
+        log.warning("mqtt_connect_failed", host=self._broker.host, port=self._broker.port,
+                    reason=connect_failure_reason())
 
     def _handle_disconnect(
         self,
