@@ -644,6 +644,9 @@ class MqttPublisher:
             if self._online:
                 self._last_republish = time.monotonic()
                 self._republishes += 1
+                # The whole retained set, status included (issue 24: a consumer that
+                # lost it learns online/degraded from the rebirth too).
+                self._send(self.topics.status, self._live_status(), retain=True)
                 self._republish_locked()
 
     def reply(self, request: CommandRequest, payload: bytes, *, limit: int = REPLY_LIMIT) -> bool:
