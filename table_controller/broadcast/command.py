@@ -73,7 +73,11 @@ def run_broadcast(args: argparse.Namespace) -> int:
         return EXIT_NEEDS_PERSON
 
     def ready(port: int) -> None:
-        print(f"stud-table broadcast: serving on http://{cfg.http.host}:{port}/", flush=True)
+        # http.port = 0 takes any free port: said, so nobody hunts for the page (issue 24).
+        picked = " (http.port = 0: a free port was picked; set one for production)" if (
+            cfg.http.port == 0) else ""
+        print(f"stud-table broadcast: serving on http://{cfg.http.host}:{port}/{picked}",
+              flush=True)
 
     try:
         asyncio.run(service.serve(ready))

@@ -60,7 +60,11 @@ def run_floor(args: argparse.Namespace) -> int:
     service = Floor(cfg)
 
     def ready(port: int) -> None:
-        print(f"stud-table floor: serving on http://{cfg.http.host}:{port}/", flush=True)
+        # http.port = 0 takes any free port: said, so nobody hunts for the page (issue 24).
+        picked = " (http.port = 0: a free port was picked; set one for production)" if (
+            cfg.http.port == 0) else ""
+        print(f"stud-table floor: serving on http://{cfg.http.host}:{port}/{picked}",
+              flush=True)
 
     try:
         asyncio.run(service.serve(ready))
