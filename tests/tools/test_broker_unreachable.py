@@ -61,15 +61,20 @@ def silent_server() -> Iterator[int]:
         server.close()
 
 
-def first_line_with(args: list[str], *needles: str) -> str:
-    """Run ``stud-table ARGS`` until a stderr line holds every needle; return it."""
-    process = subprocess.Popen([str(STUD_TABLE), *args], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
-    assert process.stderr is not None
+def first_line_with(args: list[str], *needles: str, also: str = "") -> str:
+    """Run ``stud-table ARGS`` until a line holds every needle (and one holds ``also``,
+    if given); return the needles' line."""
+    process = subprocess.Popen([str(STUD_TABLE), *args], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    assert process.stdout is not None
+    found, seen_also = "", not also
     try:
-        for line in process.stderr:
-            if all(needle in line for needle in needles):
-                return line
+        for line in process.stdout:
+            if not found and all(needle in line for needle in needles):
+                found = line
+            seen_also = seen_also or also in line
+            if found and seen_also:
+                return found
         pytest.fail(f"stud-table {args[0]} ended (exit {process.wait()}) without saying it")
     finally:
         process.send_signal(signal.SIGTERM)
@@ -78,7 +83,7 @@ def first_line_with(args: list[str], *needles: str) -> str:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        process.stderr.close()
+        process.stdout.close()
     return ""  # pragma: no cover
 
 
@@ -86,7 +91,8 @@ def test_broadcast_says_the_broker_is_unreachable_and_why(tmp_path: Path) -> Non
     port = dead_port()
     config = write_config(tmp_path, port)
     line = first_line_with(["broadcast", "--config", str(config)],
-                           "broadcast_mqtt_unreachable", "Connection refused")
+                           "broadcast_mqtt_unreachable", "Connection refused",
+                           also="(http.port = 0: a free port was picked")  # the rig's port 0
     assert str(port) in line
 
 
