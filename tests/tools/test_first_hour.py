@@ -172,3 +172,12 @@ def test_one_run_out_is_singular(capsys: pytest.CaptureFixture[str],
     assert code == 0
     assert " over 1 run-out" in out
     assert "1 run-outs" not in out
+
+
+def test_one_hand_is_singular(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _err = run_cli(capsys, "simulate", "--hands", "1", "--rate", "0")
+    assert code == 0
+    assert out.startswith("stud-table simulate: 1 hand, mode fast")
+    assert "1 hands" not in out
+    assert "1 clean hand" in out
+    assert "0 errors injected" in out
