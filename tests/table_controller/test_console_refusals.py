@@ -224,19 +224,36 @@ def test_an_out_of_turn_act_on_a_card_only_hand_changes_nothing() -> None:
             assert snapshot(engine) == snapshot(base)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open: an ACCEPTED floor ruling (the README's `kill 3 --reason absent`) attaches a"
-    " console to a card-only hand, which then expects betting: premature_deal on every"
-    " later street. Needs the dealing tracker to apply rulings without betting"
-    " (dealing.py, being changed by the lead for card-only fold inference)."))
 def test_an_accepted_kill_on_a_card_only_hand_starts_no_betting() -> None:
+    """The README's `kill 3 --reason absent` on the demo's card-only table: the ruling
+    applies (the seat is dead) but no betting starts: no premature_deal later, and the
+    cards decide the winner as before."""
     events, table = hand_events(3, "card-only")
     hand_line = events[0]
     assert isinstance(hand_line, HandStarted)
     at = next(i for i, e in enumerate(events) if getattr(getattr(e, "zone", None), "seat", 0)
               and i > 3 * len(hand_line.players))  # on 4th street
-    _engine, later, own = run(events, at, FloorRuling(hand_line.players[0], "kill", "absent"),
+    engine, later, own = run(events, at, FloorRuling(hand_line.players[0], "kill", "absent"),
                               table)
     reply = next(o for o in own if isinstance(o, ConsoleResult))
     assert reply.accepted
     assert "premature_deal" not in " ".join(later)
+    hand = engine.hand
+    assert hand is not None
+    assert hand.seats[hand_line.players[0]].status.value == "dead"
+    assert hand.winners
+    assert public_state("t", 8, hand, SETTINGS.game).pot is None  # no chips shown
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_rulings_on_a_card_only_hand_never_raise_a_betting_alert(seed: int) -> None:
+    events, table = hand_events(seed, "card-only")
+    hand_line = events[0]
+    assert isinstance(hand_line, HandStarted)
+    for at in range(2, len(events), 5):
+        for ruling in (FloorRuling(hand_line.players[-1], "kill", "absent"),
+                       FloorRuling(hand_line.players[0], "live")):
+            _engine, later, own = run(events, at, ruling, table)
+            text = " ".join(later + [repr(o) for o in own])
+            for code in ("premature_deal", "out_of_turn", "illegal_bet", "upcards_lifted"):
+                assert code not in text, (seed, at, ruling)
