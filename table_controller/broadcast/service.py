@@ -77,6 +77,7 @@ from table_controller.broadcast.delay import (
 from table_controller.broadcast.store import Store, Stored
 from table_controller.mqtt.broker_config import configure_client
 from table_controller.mqtt.topics import ROOT, TableTopics
+from table_controller.mqtt.unreachable import BrokerOutage
 from table_controller.web.inbound import parse_payload
 from table_controller.web.passwords import check_password
 from table_controller.web.security import SecurityHeaders, cross_origin, event_id
@@ -191,6 +192,9 @@ class Broadcast:
         self._add("producer", "secure", None, locked=True, delay=0.0, delayed=False)
         for out in cfg.outputs:
             self._add_configured(out)
+        self.outage = BrokerOutage("broadcast_mqtt_unreachable", cfg.broker.host,
+                                   cfg.broker.port)
+        """Says once, with the reason, that the broker cannot be reached (issue 24)."""
         self.client = self._mqtt_client()
 
     # ------------------------------------------------------------------ outputs
@@ -410,6 +414,7 @@ class Broadcast:
         )
         configure_client(client, broker)
         client.on_connect = self._on_connect
+        client.on_connect_fail = self.outage.on_connect_fail
         client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message
         return client
@@ -419,6 +424,7 @@ class Broadcast:
         if reason.is_failure:
             log.error("broadcast_mqtt_refused", reason=str(reason))
             return
+        self.outage.connected()
         sock = client.socket()
         if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):
             # As the daemon does: small messages must not wait for Nagle + delayed ACK.

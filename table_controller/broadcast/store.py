@@ -35,6 +35,7 @@ hold ``(seq, ts)`` only, which bounds RAM for a long delay.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -129,6 +130,10 @@ class StoreInUseError(RuntimeError):
     """Another process holds the backlog file (a second service on the same file)."""
 
 
+PRIVATE_MODE: Final = 0o600
+"""The backlog's mode when the service creates it."""
+
+
 class Store:
     """The SQLite backlog (module docstring). One per service; not thread-safe.
 
@@ -140,7 +145,10 @@ class Store:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.parent.is_dir():
+            # Never created: a typo must not leave a new directory tree behind (issue 24).
+            raise FileNotFoundError(errno.ENOENT, f"the directory {path.parent} does not"
+                                    " exist", str(path))
         self._lock_fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -159,6 +167,22 @@ class Store:
             raise
 
     def _open(self, path: Path) -> None:
+        # The backlog holds every hole card: owner-only whatever the umask, made so
+        # before SQLite opens it (its -wal and -shm files take the same mode). The
+        # directory must exist (checked above): it is never created here.
+        # An existing file keeps its group bits (0640 to the service group is fine)
+        # but loses any for others.
+        try:
+            fd, created = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, PRIVATE_MODE), True
+        except FileExistsError:
+            fd, created = os.open(path, os.O_RDWR), False
+        try:
+            mode = os.fstat(fd).st_mode & 0o777
+            wanted = PRIVATE_MODE if created else mode & ~0o007
+            if mode != wanted:
+                os.fchmod(fd, wanted)
+        finally:
+            os.close(fd)
         self._db = sqlite3.connect(path, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")

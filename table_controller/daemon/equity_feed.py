@@ -202,6 +202,10 @@ class ChildProcess:
         process = subprocess.Popen(
             [sys.executable, "-m", "table_controller.daemon.equity_child", self._game.value],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True,
+            # Its own process group: a Ctrl-C at the terminal reaches the daemon only,
+            # which stops the child by closing its input (no KeyboardInterrupt
+            # traceback from the child, issue 24); it ends with its input anyway.
+            start_new_session=True,
         )
         assert process.stdin is not None
         assert process.stdout is not None

@@ -60,7 +60,7 @@ def betting_of(hand: HandState | None) -> BettingHand | None:
 
     The engine gives a hand its betting at the hand's first console input.
     """
-    if hand is None or hand.console is None:
+    if hand is None or hand.console is None or not hand.console.betting_known:
         return None
     return hand.console.betting
 

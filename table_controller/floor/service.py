@@ -69,6 +69,7 @@ from table_controller.mqtt.topics import (
     check_level,
     every_table,
 )
+from table_controller.mqtt.unreachable import connect_failure_reason
 from table_controller.web.inbound import parse_payload
 from table_controller.web.passwords import check_password, dummy_hash_like
 from table_controller.web.security import SecurityHeaders, cross_origin
@@ -276,7 +277,8 @@ class Floor:
         if not self._unreachable_logged:
             self._unreachable_logged = True
             broker = self.cfg.broker
-            log.error("floor_mqtt_unreachable", host=broker.host, port=broker.port)
+            log.error("floor_mqtt_unreachable", host=broker.host, port=broker.port,
+                      reason=connect_failure_reason())
 
     def _on_disconnect(self, _c: mqtt.Client, _u: object, _f: object, reason: ReasonCode,
                        _p: object) -> None:

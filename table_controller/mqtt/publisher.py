@@ -112,6 +112,7 @@ from table_controller.mqtt.payloads import (
 )
 from table_controller.mqtt.sequence import SequenceCounter
 from table_controller.mqtt.topics import TableTopics, shown_name
+from table_controller.mqtt.unreachable import connect_failure_reason
 
 log = structlog.get_logger(__name__)
 
@@ -719,6 +720,9 @@ class MqttPublisher:
             if self._life is PublisherState.ONLINE:
                 self._last_republish = time.monotonic()
                 self._counts.republishes += 1
+                # The whole retained set, status included (issue 24: a consumer that
+                # lost it learns online/degraded from the rebirth too).
+                self._send(self.topics.status, self._live_status(), retain=True)
                 self._republish_locked()
 
     def reply(self, request: CommandRequest, payload: bytes, *, limit: int = REPLY_LIMIT) -> bool:
@@ -1084,7 +1088,8 @@ class MqttPublisher:
     def _handle_connect_fail(self, _client: mqtt.Client, _userdata: object) -> None:
         with self._lock:
             self._trouble.suspect_takeover = False
-        log.warning("mqtt_connect_failed", host=self._broker.host, port=self._broker.port)
+        log.warning("mqtt_connect_failed", host=self._broker.host, port=self._broker.port,
+                    reason=connect_failure_reason())
 
     def _handle_disconnect(
         self,

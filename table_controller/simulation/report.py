@@ -345,8 +345,13 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{math.floor(10_000 * value) / 100:.2f}%"
 
 
+def _n(count: int, noun: str) -> str:
+    """``1 hand``, ``2 hands``: a count with its noun (issue 24: no "1 hands")."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def _hands(count: int) -> str:
-    return "1 hand" if count == 1 else f"{count} hands"
+    return _n(count, "hand")
 
 
 def render(report: DetectionReport) -> str:
@@ -365,7 +370,8 @@ def render(report: DetectionReport) -> str:
     ]
     for name, row in data["kinds"].items():
         secondary = ", ".join(f"{code} {n}" for code, n in row["secondary_alerts"].items())
-        skipped = f" (no place in {row['not_injectable']} hands)" if row["not_injectable"] else ""
+        skipped = (f" (no place in {_n(row['not_injectable'], 'hand')})"
+                   if row["not_injectable"] else "")
         if row.get("masked"):
             skipped += " (channel hid " + ", ".join(
                 f"{n} {why}" for why, n in row["masked"].items()) + ")"
@@ -380,9 +386,9 @@ def render(report: DetectionReport) -> str:
     totals = data["totals"]
     lines += [
         "",
-        f"total: {totals['injected']} errors injected, {totals['flagged']} flagged"
-        f" (recall {_pct(totals['recall'])}), {totals['false_alerts']} false alerts"
-        f" (precision {_pct(totals['precision'])}); {data['clean_hands']} clean hands",
+        f"total: {_n(totals['injected'], 'error')} injected, {totals['flagged']} flagged"
+        f" (recall {_pct(totals['recall'])}), {_n(totals['false_alerts'], 'false alert')}"
+        f" (precision {_pct(totals['precision'])}); {_n(data['clean_hands'], 'clean hand')}",
     ]
     if data["false_alerts"]:
         lines.append("false alerts: " + _counts(data["false_alerts"]))

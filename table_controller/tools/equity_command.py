@@ -76,7 +76,8 @@ def run_equity(args: argparse.Namespace) -> int:
 
 def _text(doc: dict[str, object]) -> str:
     how = "exact" if doc["exact"] else "Monte Carlo"
-    lines = [f"{doc['game']}: {how} over {doc['runouts']:,} run-outs"
+    runouts = doc["runouts"]
+    lines = [f"{doc['game']}: {how} over {runouts:,} run-out{'' if runouts == 1 else 's'}"
              + (" (last card a community card, rule 15)" if doc["community"] else "")]
     equity, win, tie, hands = doc["equity"], doc["win"], doc["tie"], doc["hands"]
     stderr = doc["stderr"]

@@ -289,7 +289,7 @@ def test_bad_config_exits_2_with_file_key_problem(tmp_path: Path) -> None:
                 code = run_broadcast(argparse.Namespace(hash_password=False, config=path))
             line = err.getvalue().strip()
         assert code == 2, line
-        assert line.startswith(f"{path}: {key}"), line
+        assert line.startswith(f"stud-table broadcast: {path}: {key}"), line
         assert "\n" not in line
         assert "hunter2" not in line
 
@@ -322,7 +322,7 @@ def test_damaged_backlog_file_exits_3_naming_it(tmp_path: Path) -> None:
     from table_controller.broadcast.command import run_broadcast
 
     path = write_config(tmp_path, 1883)
-    (tmp_path / "bc").mkdir()
+    (tmp_path / "bc").mkdir(exist_ok=True)
     (tmp_path / "bc" / "state.sqlite").write_bytes(b"not a database" * 100)
     err = io.StringIO()
     with contextlib.redirect_stderr(err):

@@ -17,6 +17,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -38,6 +39,9 @@ from table_controller.simulation import deal_random
 from table_controller.simulation.players import deal_betting
 
 SETTINGS = TableSettings()
+AUTO = TableSettings(auto_hands=True)
+"""The demo's and the daemon's card-only table: hands start with their first card."""
+KINDS = ("card-only", "console", "auto")
 RULING_ALERTS = {"out_of_turn", "illegal_bet", "illegal_action"}
 """Alerts a refused console action raises for the floor."""
 
@@ -55,15 +59,17 @@ commands = st.one_of(
 """Console inputs of every kind, most of them refused at most points of a hand."""
 
 
-def hand_events(seed: int, console: bool) -> list[TableEvent]:
-    """One physically dealt hand (card-only, or with players betting at the console)."""
+def hand_events(seed: int, kind: str) -> tuple[list[TableEvent], TableSettings]:
+    """One physically dealt hand and its table: card-only with a hand line, with players
+    betting at the console, or an auto hand (no hand line: the demo's table)."""
     rng = random.Random(seed)
     seats = tuple(sorted(rng.sample(range(1, 9), rng.randint(2, 6))))
-    if console:
-        deal = deal_betting(seats, rng, SETTINGS)
-    else:
-        deal = deal_random(seats, rng, rules=SETTINGS.rules, fold_chance=0.2)
-    return list(deal.events)
+    if kind == "console":
+        return list(deal_betting(seats, rng, SETTINGS).events), SETTINGS
+    events = list(deal_random(seats, rng, rules=SETTINGS.rules, fold_chance=0.2).events)
+    if kind == "auto":
+        return [e for e in events if not isinstance(e, HandStarted)], AUTO
+    return events, SETTINGS
 
 
 def dump(outputs: Sequence[object]) -> list[str]:
@@ -93,11 +99,11 @@ def snapshot(engine: DealingEngine) -> str:
     return json.dumps(state, sort_keys=True, default=repr)
 
 
-def run(events: Sequence[TableEvent], at: int, command: TableEvent | None
-        ) -> tuple[DealingEngine, list[str], list[object]]:
+def run(events: Sequence[TableEvent], at: int, command: TableEvent | None,
+        table: TableSettings = SETTINGS) -> tuple[DealingEngine, list[str], list[object]]:
     """Apply ``events`` with ``command`` sent before ``events[at]``; return the engine,
     the outputs after the command, and the command's own outputs."""
-    engine = DealingEngine(SETTINGS)
+    engine = DealingEngine(table)
     for event in events[:at]:
         engine.apply(event)
     return (engine, *after(engine, events, at, command))
@@ -116,16 +122,16 @@ def after(engine: DealingEngine, events: Sequence[TableEvent], at: int,
     return later, own
 
 
-def check_refusal(events: Sequence[TableEvent], at: int, command: TableEvent
-                  ) -> ReplyCode | None:
+def check_refusal(events: Sequence[TableEvent], at: int, command: TableEvent,
+                  table: TableSettings = SETTINGS) -> ReplyCode | None:
     """Send ``command`` before ``events[at]``; if refused, assert it changed nothing
     and return its reply code (None: accepted)."""
-    engine, later, own = run(events, at, command)
+    engine, later, own = run(events, at, command, table)
     replies = [out for out in own if isinstance(out, ConsoleResult)]
     assert len(replies) == 1, own  # every console input gets exactly one answer
     if replies[0].accepted:
         return None  # an accepted command may change things: not this property
-    base, base_later, _ = run(events, at, None)
+    base, base_later, _ = run(events, at, None, table)
     raised = [out for out in own if isinstance(out, Alert)]
     hand = engine.hand
     assert hand is not None
@@ -139,13 +145,13 @@ def check_refusal(events: Sequence[TableEvent], at: int, command: TableEvent
 
 
 @settings(max_examples=300)
-@given(seed=st.integers(0, 10**6), console=st.booleans(), where=st.floats(0, 1),
+@given(seed=st.integers(0, 10**6), kind=st.sampled_from(KINDS), where=st.floats(0, 1),
        command=commands)
-def test_a_refused_command_changes_nothing(seed: int, console: bool, where: float,
+def test_a_refused_command_changes_nothing(seed: int, kind: str, where: float,
                                            command: TableEvent) -> None:
-    events = hand_events(seed, console)
-    at = 1 + int(where * (len(events) - 1))  # after the hand line, up to its end
-    check_refusal(events, at, command)
+    events, table = hand_events(seed, kind)
+    at = 1 + int(where * (len(events) - 1))  # after the first event, up to the end
+    check_refusal(events, at, command, table)
 
 
 SWEEP = (
@@ -157,14 +163,15 @@ SWEEP = (
 
 
 def test_every_refusal_at_every_point_of_some_hands_changes_nothing() -> None:
-    """A sweep: each command of :data:`SWEEP` before every event of two console hands
-    and one card-only hand; the refusals met cover every way the console refuses."""
+    """A sweep: each command of :data:`SWEEP` before every third event of two console
+    hands, a card-only hand and an auto hand; the refusals met cover every way the
+    console refuses."""
     seen: dict[ReplyCode, int] = {}
-    for seed, console in ((3, True), (5, True), (8, False)):
-        events = hand_events(seed, console)
+    for seed, kind in ((3, "console"), (5, "console"), (8, "card-only"), (9, "auto")):
+        events, table = hand_events(seed, kind)
         for at in range(1, len(events) + 1, 3):
             for command in SWEEP:
-                code = check_refusal(events, at, command)
+                code = check_refusal(events, at, command, table)
                 if code is not None:
                     seen[code] = seen.get(code, 0) + 1
     assert {ReplyCode.UNKNOWN_SEAT, ReplyCode.OUT_OF_TURN, ReplyCode.ILLEGAL_BET,
@@ -172,29 +179,32 @@ def test_every_refusal_at_every_point_of_some_hands_changes_nothing() -> None:
             ReplyCode.HAND_IN_PROGRESS} <= set(seen), seen
 
 
-def test_the_readme_example_act_on_a_card_only_demo_hand_changes_nothing() -> None:
-    """The issue's case: ``act 4 call`` to a card-only hand without seat 4, then the
-    hand dealt to the end: no premature_deal, the hand ends with its winner."""
-    events = hand_events(7, console=False)
+@pytest.mark.parametrize("kind", ["card-only", "auto"])
+def test_the_readme_example_act_on_a_card_only_demo_hand_changes_nothing(kind: str) -> None:
+    """The issue's case: ``act 4 call`` to a card-only hand without seat 4 (the demo's
+    table is an auto hand), then the hand dealt to the end: no premature_deal, the
+    hand ends with its winner."""
+    events, table = hand_events(7, kind)
     seats = {e.zone.seat for e in events if hasattr(e, "zone") and e.zone.seat}
     absent = next(s for s in range(1, 9) if s not in seats)
     for at in range(1, len(events)):
-        engine, later, own = run(events, at, ConsoleAction(absent, BetAction.CALL))
+        engine, later, own = run(events, at, ConsoleAction(absent, BetAction.CALL), table)
         (reply,) = own
         assert isinstance(reply, ConsoleResult)
-        assert reply.code is ReplyCode.UNKNOWN_SEAT
+        assert not reply.accepted
+        assert reply.code in {ReplyCode.UNKNOWN_SEAT, ReplyCode.NO_BETTING_ROUND}, reply
         hand = engine.hand
         assert hand is not None
         assert hand.console is None  # still a card-only hand
         assert "premature_deal" not in " ".join(later)
-        base, base_later, _ = run(events, at, None)
+        base, base_later, _ = run(events, at, None, table)
         assert later == base_later
         assert snapshot(engine) == snapshot(base)
         assert hand.winners
 
 
 def test_an_out_of_turn_act_on_a_card_only_hand_changes_nothing() -> None:
-    events = hand_events(11, console=False)
+    events, _ = hand_events(11, "card-only")
     hand_line = events[0]
     assert isinstance(hand_line, HandStarted)
     for at in range(1, len(events)):
@@ -212,3 +222,38 @@ def test_an_out_of_turn_act_on_a_card_only_hand_changes_nothing() -> None:
             base, base_later, _ = run(events, at, None)
             assert later == base_later
             assert snapshot(engine) == snapshot(base)
+
+
+def test_an_accepted_kill_on_a_card_only_hand_starts_no_betting() -> None:
+    """The README's `kill 3 --reason absent` on the demo's card-only table: the ruling
+    applies (the seat is dead) but no betting starts: no premature_deal later, and the
+    cards decide the winner as before."""
+    events, table = hand_events(3, "card-only")
+    hand_line = events[0]
+    assert isinstance(hand_line, HandStarted)
+    at = next(i for i, e in enumerate(events) if getattr(getattr(e, "zone", None), "seat", 0)
+              and i > 3 * len(hand_line.players))  # on 4th street
+    engine, later, own = run(events, at, FloorRuling(hand_line.players[0], "kill", "absent"),
+                              table)
+    reply = next(o for o in own if isinstance(o, ConsoleResult))
+    assert reply.accepted
+    assert "premature_deal" not in " ".join(later)
+    hand = engine.hand
+    assert hand is not None
+    assert hand.seats[hand_line.players[0]].status.value == "dead"
+    assert hand.winners
+    assert public_state("t", 8, hand, SETTINGS.game).pot is None  # no chips shown
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_rulings_on_a_card_only_hand_never_raise_a_betting_alert(seed: int) -> None:
+    events, table = hand_events(seed, "card-only")
+    hand_line = events[0]
+    assert isinstance(hand_line, HandStarted)
+    for at in range(2, len(events), 5):
+        for ruling in (FloorRuling(hand_line.players[-1], "kill", "absent"),
+                       FloorRuling(hand_line.players[0], "live")):
+            _engine, later, own = run(events, at, ruling, table)
+            text = " ".join(later + [repr(o) for o in own])
+            for code in ("premature_deal", "out_of_turn", "illegal_bet", "upcards_lifted"):
+                assert code not in text, (seed, at, ruling)

@@ -9,6 +9,7 @@ argparse-level messages name the problem, not a Python function.
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import subprocess
@@ -159,3 +160,24 @@ def test_ctrl_c_in_simulate_prints_the_partial_report(mode: str, hands: int) -> 
     assert "KeyboardInterrupt" not in run.stderr
     assert f"(interrupted by Ctrl-C: {hands} asked for)" in run.stdout
     assert "total: " in run.stdout
+
+
+def test_one_run_out_is_singular(capsys: pytest.CaptureFixture[str],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # Both seats hold their seven cards: the one run-out is the hand as it stands.
+    spec = ('{"seats": {"1": ["As","Ks","Qs","Js","Ts","9s","8s"],'
+            ' "2": ["2c","3d","4h","5s","7c","8d","9h"]}}')
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(spec.encode())))
+    code, out, _err = run_cli(capsys, "equity", "-")
+    assert code == 0
+    assert " over 1 run-out" in out
+    assert "1 run-outs" not in out
+
+
+def test_one_hand_is_singular(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _err = run_cli(capsys, "simulate", "--hands", "1", "--rate", "0")
+    assert code == 0
+    assert out.startswith("stud-table simulate: 1 hand, mode fast")
+    assert "1 hands" not in out
+    assert "1 clean hand" in out
+    assert "0 errors injected" in out

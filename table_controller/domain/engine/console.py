@@ -124,9 +124,15 @@ class TableConsole:
     """Console state of one hand: the :class:`~.port.ConsoleRules` of a hand with
     betting. It talks to the hand only through ``port`` (:class:`HandPort`)."""
 
-    def __init__(self, port: HandPort, hand: HandState, settings: TableSettings) -> None:
+    def __init__(self, port: HandPort, hand: HandState, settings: TableSettings, *,
+                 betting: bool = True) -> None:
         self.port = port
         self.hand = hand
+        self.betting_known = betting
+        """The console keys the betting (a console ``hand``, or an action was taken).
+        False while a card-only hand has had floor rulings only (``kill``, ``live``):
+        the rulings apply, but no betting round is expected, so no premature deal, no
+        rule 10, and the cards decide the winner, as on any card-only hand (issue 24)."""
         stacks = dict.fromkeys(hand.players, UNKNOWN_STACK)
         if hand.stacks:
             stacks.update(hand.stacks)
@@ -193,7 +199,8 @@ class TableConsole:
         """Rule 14: a card for a later street while a betting round is open."""
         betting = self.betting
         if (
-            betting.round_complete
+            not self.betting_known
+            or betting.round_complete
             or betting.hand_over
             or betting.street is None
             or street <= betting.street
@@ -222,7 +229,7 @@ class TableConsole:
         if card in self.premature:
             self.premature.discard(card)
             return True
-        if zone.kind is ZoneKind.UP:
+        if zone.kind is ZoneKind.UP and self.betting_known:
             self._rule10(owner)
         return False
 
@@ -247,8 +254,9 @@ class TableConsole:
         self._after_betting()
 
     def may_receive_after_fold(self, seat: int) -> bool:
-        """Rule 7: whether a folded seat is still to be dealt to."""
-        return seat in self.folded_without_bet
+        """Rule 7: whether a folded seat is still to be dealt to (without betting
+        known, any fold may be one with nothing to call, as on a card-only hand)."""
+        return not self.betting_known or seat in self.folded_without_bet
 
     def seat_out(self, seat: int, reason: str) -> None:
         """The dealing tracker killed or folded ``seat`` (muck, rule 5, 18...)."""
@@ -271,7 +279,7 @@ class TableConsole:
         """Apply one console input; emits exactly one :class:`ConsoleResult`."""
         if isinstance(event, HandEnded):
             betting = self.betting
-            if not betting.hand_over and not betting.round_complete:
+            if self.betting_known and not betting.hand_over and not betting.round_complete:
                 # Ending now would leave the pot unpaid with bets in front of players.
                 self._result(
                     False,
@@ -340,6 +348,7 @@ class TableConsole:
             return
         if wrong is not None:
             self.port.alert(AlertCode.WRONG_BRING_IN, wrong[0], 3, wrong[1])
+        self.betting_known = True  # the console keys the betting from now on
         self._after_action(taken, facing)
         self._result(True, message=f"seat {seat} {taken.action.value}")
 
@@ -393,6 +402,8 @@ class TableConsole:
     def _after_betting(self) -> None:
         """Open the next round if its deal came; pay the pot if the hand is won."""
         betting = self.betting
+        if not self.betting_known:
+            return  # rulings only: the cards decide, as on a card-only hand
         if betting.hand_over and not self.awarded:
             self.awarded = True
             winners = sorted(s for s, chips in betting.winnings.items() if chips > 0)
@@ -432,8 +443,9 @@ class TableConsole:
 
     @property
     def pays_pots(self) -> bool:
-        """The pots decide who wins, and they are not paid yet."""
-        return not self.awarded
+        """The pots decide who wins, and they are not paid yet (never while only floor
+        rulings came: no bets are known, the cards decide)."""
+        return self.betting_known and not self.awarded
 
     @property
     def folds_from_cards(self) -> bool:
@@ -443,15 +455,16 @@ class TableConsole:
     def open_round(self) -> int | None:
         """The street whose betting round is open (bets to complete), or None."""
         betting = self.betting
-        if betting.hand_over or betting.round_complete:
+        if not self.betting_known or betting.hand_over or betting.round_complete:
             return None
         return betting.street or 3
 
     def showdown(
         self, values: dict[int, HandValue], lows: dict[int, int] | None = None
     ) -> PotResult | None:
-        """Pay the pots from the showdown ``values`` (None if they are paid already)."""
-        if self.awarded:
+        """Pay the pots from the showdown ``values`` (None if they are paid already, or
+        the cards decide: no betting known)."""
+        if self.awarded or not self.betting_known:
             return None
         winners = self._pay(values, lows)
         return PotResult(winners, *self.half_winners)

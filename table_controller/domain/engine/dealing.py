@@ -397,7 +397,9 @@ class HandTracker:
                 self.reply(ConsoleResult(False, ReplyCode.NO_BETTING_ROUND,
                                          "the hand has no players yet"))
                 return out
-            console = TableConsole(self, hand, self.settings)
+            # A floor ruling alone starts no betting (issue 24: `kill` on a card-only table).
+            console = TableConsole(self, hand, self.settings,
+                                   betting=not isinstance(event, FloorRuling))
             hand.attach_console(console)
             console.apply(event)
             if isinstance(out[-1], ConsoleResult) and not out[-1].accepted:

@@ -91,6 +91,8 @@ class ConsoleRules(HandRules, Protocol):
     """A hand's console as readers outside the engine see it: its betting too."""
 
     betting: BettingHand
+    betting_known: bool
+    """False while only floor rulings reached a card-only hand: no betting is keyed."""
 
     def apply(self, event: ConsoleAction | FloorRuling | HandEnded) -> None:
         """Apply one console input (exactly one console result)."""
