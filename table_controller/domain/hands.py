@@ -1,6 +1,6 @@
 """Poker hands: showdown values, the hand showing on board, bring-in and first to act.
 
-Showdown (RULES.md: best five of seven, ties split):
+Showdown (docs/rules.md: best five of seven, ties split):
 :func:`evaluate` gives a :class:`HandValue` for 5, 6 or 7 cards; bigger is better and
 equal values split the pot. :func:`best_five` names the five cards that play and
 :func:`describe` says the hand the way a dealer would ("kings full of fours").
@@ -54,7 +54,7 @@ __all__ = [
 
 
 class Game(StrEnum):
-    """The stud games of RULES.md "Variants": one parameter of every evaluation."""
+    """The stud games of docs/rules.md "Variants": one parameter of every evaluation."""
 
     STUD = "stud"
     RAZZ = "razz"
@@ -127,7 +127,7 @@ class ShowingValue(_Packed):
     """The rank of the face-up cards alone, for choosing who acts first.
 
     Compare with ``<``/``==``; suits never enter it, so equal values are ties that
-    position breaks (RULES.md). ``strength`` uses the same packing as
+    position breaks (docs/rules.md). ``strength`` uses the same packing as
     :class:`HandValue`, with only the ranks actually showing.
     """
 
@@ -531,7 +531,7 @@ def _low_board(ranks: tuple[int, ...]) -> int:
 def low_showing(up_cards: Sequence[Card]) -> int:
     """The razz rank of the face-up cards alone (1 to 7 cards): bigger is a better low.
 
-    RULES.md "Variants": in razz the lowest hand showing acts first. Ace-to-five:
+    docs/rules.md "Variants": in razz the lowest hand showing acts first. Ace-to-five:
     aces low, straights and flushes never count, pairs count against (any pair
     showing is worse than any unpaired board), then the highest card decides
     (7-4-3-2 is worse than 6-5-4-3). Five or more cards showing (rule 15's

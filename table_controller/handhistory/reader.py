@@ -30,7 +30,7 @@ VARIANT: Final = "F7S"
 """The PHH variant code of fixed-limit Seven Card Stud."""
 
 GAMES: Final[dict[str, Game]] = {v.phh: game for game, v in VARIANTS.items()}
-"""PHH variant code -> game: ``F7S`` stud, ``FR`` razz, ``F7S/8`` stud8 (RULES.md
+"""PHH variant code -> game: ``F7S`` stud, ``FR`` razz, ``F7S/8`` stud8 (docs/rules.md
 "Variants"; the same deal and actions, so one reader serves them all)."""
 
 UNKNOWN: Final = "??"

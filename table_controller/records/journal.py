@@ -1,7 +1,7 @@
 """Append-only journal of the table's input events (format: docs/journal.md).
 
 One record per line, JSON, ASCII only. A record is the caller's op dict (the
-same shape as a table-script line of CONFORMANCE.md, e.g.
+same shape as a table-script line of docs/conformance.md, e.g.
 ``{"op":"place","zone":"seat4.up","card":"Kd"}``) plus three envelope keys:
 
 * ``jseq``: journal sequence number, 1, 2, 3, ... (continues across rotation);

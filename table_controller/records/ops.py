@@ -1,6 +1,6 @@
 """The operations table scripts and console commands share: one parser (issue 10).
 
-A script's ``hand``, ``act``, ``kill`` and ``live`` lines (CONFORMANCE.md, and the
+A script's ``hand``, ``act``, ``kill`` and ``live`` lines (docs/conformance.md, and the
 journal, which stores console commands in the same form) and the console's
 ``cmd/hand``, ``cmd/act``, ``cmd/kill`` and ``cmd/live`` payloads carry the same
 fields. They used to be parsed twice, by rules that had drifted apart (a script
@@ -16,11 +16,11 @@ The rules, decided once:
 * seats are JSON integers (``"4"`` and ``true`` are not seat 4) from 1 to the
   table's seat count; chips and amounts are whole numbers from 0 to
   :data:`~table_controller.domain.engine.settings.MAX_CHIPS`;
-* ``hand``: ``players`` lists distinct seats, at least two (RULES.md: 2-8 players),
+* ``hand``: ``players`` lists distinct seats, at least two (docs/rules.md: 2-8 players),
   or none at all: a card-only hand whose players are the seats dealt in the first
   round (the daemon's journal writes it; a console hand always names its players);
   ``stacks`` (optional) maps seats *of players* (keys are seat numbers as strings)
-  to their chips behind after the ante. **Partial stacks are allowed**: CONFORMANCE.md
+  to their chips behind after the ante. **Partial stacks are allowed**: docs/conformance.md
   makes ``stacks`` optional without asking for every player, and a seat whose stack
   is not given is played as when no stacks are given at all (unknown chips: the
   betting is checked for turn and size, its stack is shown as null). A player with
@@ -91,7 +91,7 @@ ALERT_OP: Final = "alert"
 open alerts after a restart, whichever hand or file it was raised in."""
 
 MIN_PLAYERS: Final = 2
-"""RULES.md "Structure of a hand": 2-8 players."""
+"""docs/rules.md "Structure of a hand": 2-8 players."""
 
 
 class OpError(ValueError):
@@ -152,7 +152,7 @@ def parse_hand(obj: Mapping[str, Any], seats: int, at: float = 0.0, *,
         twice = next(s for s in chosen if chosen.count(s) > 1)
         raise OpError(op, "players", f"seat {twice} is listed twice")
     if 0 < len(chosen) < MIN_PLAYERS:
-        raise OpError(op, "players", "a hand needs at least two players (RULES.md),"
+        raise OpError(op, "players", "a hand needs at least two players (docs/rules.md),"
                       " or none for a card-only hand")
     stacks: dict[int, int] | None = None
     raw = obj.get("stacks")

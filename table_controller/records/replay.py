@@ -304,7 +304,7 @@ class Replay:
     report does not, its keys are the contract's)."""
 
     def report(self) -> dict[str, Any]:
-        """The CONFORMANCE.md report; a journal adds its ``journal`` object."""
+        """The docs/conformance.md report; a journal adds its ``journal`` object."""
         report: dict[str, Any] = {"hands": self.hands}
         if self.journal is not None:
             report["journal"] = self.journal.as_json()
@@ -376,5 +376,5 @@ def replay_hands(script: Script) -> list[HandState]:
 
 
 def replay_file(path: Path) -> dict[str, Any]:
-    """The CONFORMANCE.md report for the script or journal at ``path``."""
+    """The docs/conformance.md report for the script or journal at ``path``."""
     return replay_path(path).report()

@@ -1,4 +1,4 @@
-"""Table scripts (CONFORMANCE.md): JSON Lines in, settings and table events out.
+"""Table scripts (docs/conformance.md): JSON Lines in, settings and table events out.
 
 A script line is one op object (``table``, ``hand``, ``place``, ``remove``,
 ``act``). The journal stores its records in the same op form, so one parser
@@ -54,7 +54,7 @@ from table_controller.records.ops import (
 )
 
 OPS = ("table", "hand", "place", "remove", "act", "kill", "live", "end", "seat")
-"""The ops a script line may carry: CONFORMANCE.md's five, plus the console's floor
+"""The ops a script line may carry: docs/conformance.md's five, plus the console's floor
 rulings (``kill``, ``live``) and ``end`` of a hand, which journals also record."""
 
 

@@ -182,7 +182,7 @@ def plan_hand(
 ) -> SimHand:
     """Hand ``number`` (1-based) of the run with ``seed`` (module docstring);
     ``betting``: the players bet through the console; ``game``: what they play
-    (RULES.md "Variants": the deal is the same, the bring-in, first to act, bet
+    (docs/rules.md "Variants": the deal is the same, the bring-in, first to act, bet
     sizes and showdown differ)."""
     rng = random.Random(f"{seed}:{number}")
     kind = choose_kind(rng, rates)

@@ -75,7 +75,7 @@ def simulate(
 
     ``speed`` (daemon mode) makes the virtual dealer N times faster than a real
     one. ``betting``: the players bet through the console (fast mode only).
-    ``game``: stud, razz or stud8 (RULES.md "Variants"; fast mode only: the
+    ``game``: stud, razz or stud8 (docs/rules.md "Variants"; fast mode only: the
     daemon's game is its config's ``[table] game``). ``rf``: deal through the RF
     channel with these parameters (profile ``rf_name``): fast mode reads the table
     with the daemon's own presence tracking (:mod:`.rf`), daemon mode puts the

@@ -148,7 +148,7 @@ def _add_simulate_parser(commands: Any) -> None:
                           help="fast mode: the players bet through the dealer's console"
                           " (adds the console kinds: " + ", ".join(CONSOLE_KINDS) + ")")
     simulate.add_argument("--game", choices=("stud", "razz", "stud8"), default="stud",
-                          help="the game dealt (RULES.md \"Variants\"; default stud;"
+                          help="the game dealt (docs/rules.md \"Variants\"; default stud;"
                           " --mode fast only)")
     _add_rf_arguments(simulate)
     simulate.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -203,12 +203,13 @@ def _add_replay_parser(commands: Any) -> argparse.ArgumentParser:
     replay: argparse.ArgumentParser = commands.add_parser(
         "replay",
         help=_COMMAND_HELP["replay"],
-        description="Replay a table script (CONFORMANCE.md) or a journal and report the hands.",
+        description="Replay a table script (docs/conformance.md) or a journal and report the"
+        " hands.",
     )
     replay.add_argument("script", type=Path,
                         help="table script (JSON Lines) or journal; - for standard input")
     replay.add_argument(
-        "--json", action="store_true", help="print the CONFORMANCE.md JSON report on stdout"
+        "--json", action="store_true", help="print the docs/conformance.md JSON report on stdout"
     )
     return replay
 
@@ -293,7 +294,7 @@ def text_report(report: dict[str, Any], notes: Sequence[Sequence[str]] = (),
     """The readable summary of a replay report (``stud-table replay`` without ``--json``).
 
     ``notes``: per hand, lines shown after its seats (each street's equities);
-    ``game``: the table's game (RULES.md "Variants"), named on the first line.
+    ``game``: the table's game (docs/rules.md "Variants"), named on the first line.
     """
     lines: list[str] = []
     if game is not None:

@@ -2,7 +2,7 @@
 
 The reference (equity_reference.py) deals every run-out in plain Python and values
 hands with PokerKit's hand types; ours must equal it to 1e-9 on every spot, in all
-three games (RULES.md "Variants"), including the rule-15 community card.
+three games (docs/rules.md "Variants"), including the rule-15 community card.
 """
 
 from __future__ import annotations

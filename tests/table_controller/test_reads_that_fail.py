@@ -1,4 +1,4 @@
-"""Reads that fail on card-only tables (CONFORMANCE.md "Reads that fail", issue 19).
+"""Reads that fail on card-only tables (docs/conformance.md "Reads that fail", issue 19).
 
 Real readers miss cards: the muck pile is usually not read at all, a player looks
 at a hole card, a dead tag is entered by hand. The engine infers what the readers

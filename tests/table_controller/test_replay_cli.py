@@ -1,4 +1,4 @@
-"""The conformance door: ``stud-table replay SCRIPT --json`` (CONFORMANCE.md).
+"""The conformance door: ``stud-table replay SCRIPT --json`` (docs/conformance.md).
 
 Run as a real subprocess, exactly as outside acceptance suites drive it.
 """

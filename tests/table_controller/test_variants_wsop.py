@@ -1,4 +1,5 @@
-"""The real WSOP Razz and Stud Hi-Lo hands: import, replay, export, PokerKit (RULES.md "Variants").
+"""The real WSOP Razz and Stud Hi-Lo hands: import, replay, export, PokerKit
+(docs/rules.md "Variants").
 
 Data: tests/data/phh-wsop-2023-event43/ (2023 WSOP Event #43 final table, PHH,
 published with PokerKit): 10 razz hands (``FR``) and 7 hi-lo hands (``F7S/8``). Each

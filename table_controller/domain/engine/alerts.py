@@ -6,14 +6,14 @@ look at it. A **notice** is what the engine observed that needs no action: a
 legal procedure the dealer announces (rule 15's community card), a legal but
 noteworthy play (rule 19: a call into a hand already beaten on board, rule 10:
 a fold by picking up the up cards). A legal hand dealt and played correctly
-raises no alert; it may raise notices (CONFORMANCE.md).
+raises no alert; it may raise notices (docs/conformance.md).
 
 One vocabulary (issue 10): :class:`AlertCode` holds every code the table
 publishes, the engine's and the daemon's own (reader offline, journal damaged,
 MQTT backlog...), and :data:`VOCABULARY` gives each its severity (None: a
 notice), seed rule and meaning. docs/alerts.md is that table for people.
 
-Codes are a public contract (CONFORMANCE.md): consumers match on them, so a
+Codes are a public contract (docs/conformance.md): consumers match on them, so a
 code is never renamed. Messages are for people and may improve over time.
 """
 
@@ -135,7 +135,7 @@ _C, _E, _W = Severity.CRITICAL, Severity.ERROR, Severity.WARNING
 _D = Source.DAEMON
 
 VOCABULARY: Final[Mapping[AlertCode, CodeInfo]] = MappingProxyType({
-    # -- the engine: dealing errors (CONFORMANCE.md's codes and ours)
+    # -- the engine: dealing errors (docs/conformance.md's codes and ours)
     AlertCode.TOO_MANY_CARDS: CodeInfo(
         _C, 18, "a seat received an 8th card: the hand is dead"),
     AlertCode.SHORT_HAND: CodeInfo(
@@ -227,7 +227,7 @@ VOCABULARY: Final[Mapping[AlertCode, CodeInfo]] = MappingProxyType({
     AlertCode.SEQUENCE_FILE_DAMAGED: CodeInfo(
         _W, None, "the sequence file was unreadable: seq goes on from the clock", _D),
 })
-"""The one table of codes: severity (None for a notice), seed rule (RULES.md), the
+"""The one table of codes: severity (None for a notice), seed rule (docs/rules.md), the
 one-line meaning and who raises it. docs/alerts.md is this table for people; a test
 keeps the two equal."""
 
@@ -235,7 +235,7 @@ del _C, _E, _W, _D
 
 RULE_OF: Final[Mapping[AlertCode, int | None]] = MappingProxyType(
     {code: info.rule for code, info in VOCABULARY.items()})
-"""The seed rule number (RULES.md) each alert comes from by default."""
+"""The seed rule number (docs/rules.md) each alert comes from by default."""
 
 
 def severity_of(code: AlertCode) -> Severity | None:
@@ -285,7 +285,7 @@ class _Finding:
     at: float = 0.0
 
     def as_dict(self) -> dict[str, object]:
-        """As in the CONFORMANCE.md report (``code`` as its string)."""
+        """As in the docs/conformance.md report (``code`` as its string)."""
         return {
             "code": self.code.value,
             "seat": self.seat,
@@ -305,7 +305,7 @@ class Alert(_Finding):
         return alert_severity(self.code)
 
     def as_dict(self) -> dict[str, object]:
-        """As in the CONFORMANCE.md report, with the extra ``severity`` field."""
+        """As in the docs/conformance.md report, with the extra ``severity`` field."""
         return {**_Finding.as_dict(self), "severity": self.severity.value}
 
 

@@ -25,7 +25,7 @@ reads a clock or logs; it knows nothing of cards. The dealing tracker
    live seat and pays the main and side pots; when all but one seat fold, the
    last seat standing is paid at once.
 
-Structure (RULES.md "Bet sizes" and rules 1-4)
+Structure (docs/rules.md "Bet sizes" and rules 1-4)
 ----------------------------------------------
 * Bets and raises have fixed sizes: the small bet on 3rd and 4th street, the big
   bet on 5th-7th. A raise puts in one full bet on top of the highest bet.
@@ -745,7 +745,7 @@ class BettingHand:
     # ------------------------------------------------------------- actions
 
     def verify_act(self, seat: int, action: BetAction, amount: int | None = None) -> None:
-        """Raise unless the console action (CONFORMANCE.md ``act`` names) is legal."""
+        """Raise unless the console action (docs/conformance.md ``act`` names) is legal."""
         self._plan(seat, action, amount)
 
     def can_act(self, seat: int, action: BetAction, amount: int | None = None) -> bool:

@@ -5,7 +5,7 @@ Theory of operation
 A hand has a console as soon as one console input reaches it (an ``act`` line
 of a script, a command from the daemon's MQTT console). From then on a
 :class:`BettingHand` keeps antes, bets, stacks and pots, and the rules that need
-both cards and chips are enforced here (RULES.md numbers):
+both cards and chips are enforced here (docs/rules.md numbers):
 
 * streets: when the dealing tracker completes a street's deal it opens the
   betting round with the bring-in seat (3rd street; the next seat left when the
@@ -85,7 +85,7 @@ class HandPort(Protocol):
 
     @property
     def variant(self) -> Variant:
-        """The game dealt (RULES.md "Variants")."""
+        """The game dealt (docs/rules.md "Variants")."""
         ...
 
     def alert(self, code: AlertCode, seat: int | None, street: int | None,
@@ -177,7 +177,7 @@ class TableConsole:
             optional = False
         if opener is None or opener not in betting.live_seats:
             return
-        # Rule 4 (not in razz: RULES.md "Variants").
+        # Rule 4 (not in razz: docs/rules.md "Variants").
         open_pair = street == 4 and self.port.variant.open_pair_rule and any(
             showing_value(hand.seats[s].up).category >= HandCategory.PAIR
             for s in hand.live_seats

@@ -19,7 +19,7 @@ seat until it lands somewhere else (the muck: a fold; another seat or the burn
 pile: a correction). A tag that merely leaves its antenna (a player lifting a
 hole card to look at it) is still that seat's card.
 
-Seed rules implemented here (RULES.md): 5, 7 (card-only reading), 8 (when
+Seed rules implemented here (docs/rules.md): 5, 7 (card-only reading), 8 (when
 stacks are known), 11 (a card off the table shows up as an exposed card),
 12 (announcements), 13, 15, 16/17 (the face of the last card), 18.
 Rules that need betting knowledge (6, 9, 10, 14, 19 and the betting parts of
@@ -256,7 +256,7 @@ class DealingEngine:
         (its last card dealt, no betting round open) or that has no card yet is
         closed by the new ``hand``, visibly (docs/console.md). A script's
         ``hand`` line (not from the console) always starts the next hand, as
-        CONFORMANCE.md says. The daemon asks before journaling the command.
+        docs/conformance.md says. The daemon asks before journaling the command.
         """
         if event.console:
             problem = stacks_problem(event.stacks, self.settings.ante)
@@ -322,7 +322,7 @@ class HandTracker:
     """One hand being dealt: applies card events and console inputs to its
     :class:`HandState` and returns what each caused.
 
-    It is the dealing side of the rules (RULES.md numbers in the module doc) and
+    It is the dealing side of the rules (docs/rules.md numbers in the module doc) and
     the :class:`~table_controller.domain.engine.console.HandPort` the console rules talk
     to. Every public entry point returns the outputs of that one input; the
     console's calls during an input add to that input's outputs.
@@ -497,7 +497,7 @@ class HandTracker:
             self._take_inventory()
             return
         for seat_no in list(hand.bare):
-            # The hand ends with these seats' cards gone: they folded (CONFORMANCE.md
+            # The hand ends with these seats' cards gone: they folded (docs/conformance.md
             # "Reads that fail"), in the order they went, so the last seat whose
             # cards are gathered is the one left standing.
             self._fold_unread(seat_no)
@@ -716,7 +716,7 @@ class HandTracker:
         """A card arrives while some seats' cards are all gone: those seats folded,
         unless this is one of their own cards coming back (a peek).
 
-        CONFORMANCE.md: a card that comes back to its zone before any other card
+        docs/conformance.md: a card that comes back to its zone before any other card
         is dealt is no event. A seat that has its 3rd-street cards folds as soon
         as another card is dealt; one still being dealt its first cards (a player
         looking at both hole cards) only when the dealer passes it over.
@@ -1313,7 +1313,7 @@ class HandTracker:
         if not candidates:
             return
         order = [s for s in hand.players if s in candidates]
-        # Rule 1 (razz: RULES.md "Variants"): the lowest upcard, or the highest.
+        # Rule 1 (razz: docs/rules.md "Variants"): the lowest upcard, or the highest.
         low = bring_in_of(v, candidates, order, self.settings.rules.bring_in_tiebreak)
         low_card = candidates[low]
         seat = hand.seats[low]
@@ -1445,7 +1445,7 @@ class HandTracker:
         if not showdown and self.variant.split_pot:
             # stud8 won without a showdown (everyone else folded or is dead): the
             # last seat takes the whole pot, which is its high half; nobody shows a
-            # low, so no low qualifies (CONFORMANCE.md: winners is the union of the
+            # low, so no low qualifies (docs/conformance.md: winners is the union of the
             # halves, winners_low empty when no low qualifies). A hand closed
             # without a result has no winners and both halves stay empty.
             hand.winners_high = list(winners)

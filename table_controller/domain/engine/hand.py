@@ -102,7 +102,7 @@ def expected_face(number: int) -> ZoneKind:
 
 
 class SeatStatus(StrEnum):
-    """Status of a seat in the hand (CONFORMANCE.md report values)."""
+    """Status of a seat in the hand (docs/conformance.md report values)."""
 
     ACTIVE = "active"
     FOLDED = "folded"
@@ -177,9 +177,9 @@ class HandState:
     first_to_act: dict[int, int] = field(default_factory=dict)
     winners: list[int] = field(default_factory=list)
     game: Game = Game.STUD
-    """The game dealt (RULES.md "Variants"), from the table settings."""
+    """The game dealt (docs/rules.md "Variants"), from the table settings."""
     winners_high: list[int] = field(default_factory=list)
-    """stud8: the seats winning a high half (CONFORMANCE.md ``winners_high``)."""
+    """stud8: the seats winning a high half (docs/conformance.md ``winners_high``)."""
     winners_low: list[int] = field(default_factory=list)
     """stud8: the seats winning a low half; empty when no low qualifies."""
     phase: Phase = Phase.DEALING

@@ -1,7 +1,7 @@
 """What the dealing tracker asks of the rules that need betting knowledge.
 
 A hand either has a console (:class:`~table_controller.domain.engine.console.TableConsole`:
-antes, bets, pots, and RULES.md rules 6, 7, 9, 10, 14, 18, 19) or it is card-only.
+antes, bets, pots, and docs/rules.md rules 6, 7, 9, 10, 14, 18, 19) or it is card-only.
 The dealing tracker never tests which: it asks :attr:`HandState.rules
 <table_controller.domain.engine.hand.HandState.rules>`, which answers with the console or
 with :data:`CARD_ONLY`, and calls the :class:`HandRules` methods below. The other
@@ -73,7 +73,7 @@ class HandRules(Protocol):
     @property
     def folds_from_cards(self) -> bool:
         """Whether cards leaving the table tell folds and missing cards (card-only
-        hands, CONFORMANCE.md "Reads that fail"); a console enters folds itself and
+        hands, docs/conformance.md "Reads that fail"); a console enters folds itself and
         judges cards picked up by rule 10."""
         ...
 

@@ -1,6 +1,6 @@
 """The equity door's input and output: a JSON spec in, a JSON document out (pure).
 
-CONFORMANCE.md "Second door: equity" is the contract. :func:`parse_spec` turns the
+docs/conformance.md "Second door: equity" is the contract. :func:`parse_spec` turns the
 spec's text into checked values or raises :class:`SpecError` with a one-line
 message naming the problem; :func:`evaluate_spec` computes the document:
 ``equity``, ``exact``, ``runouts`` (the contract) plus win and tie shares, standard
@@ -128,7 +128,7 @@ class Evaluated:
     hands: dict[int, str]
 
     def as_json(self) -> dict[str, Any]:
-        """The JSON document of the door (CONFORMANCE.md, plus extra fields)."""
+        """The JSON document of the door (docs/conformance.md, plus extra fields)."""
         r = self.result
 
         def by_seat(values: dict[int, Any]) -> dict[str, Any]:
