@@ -19,14 +19,16 @@ The doors:
   same spot in stud8.
 
 The evaluators' tables are kept in a fresh cache directory (``STUD_TABLE_CACHE``): the
-first ``replay`` and ``equity`` build and write them (timed once and printed as
-"first start"), every later start loads them. The children run with bytecode caching
-on, as an installed package runs (pip compiles the ``.pyc`` files at install): the
-environment variable ``PYTHONDONTWRITEBYTECODE`` (set on this project's CI machine) is
+first ``equity`` builds and writes them (timed once, with the compilation of its
+``.pyc`` files, and printed as "first start"), every later start loads them;
+``replay`` values its few hands one at a time and needs no table. The children run
+with bytecode caching on, as an installed package runs (pip compiles the ``.pyc``
+files at install): ``PYTHONDONTWRITEBYTECODE`` (set on this project's CI machine) is
 removed for them and their ``.pyc`` files go to a temporary ``PYTHONPYCACHEPREFIX``,
 written by one warm-up start of each command before the timed runs. The load average
-before and after is printed beside the figures, and each door's CPU time (user + system
-of the child, median): the machine is shared, and CPU time waits less on the others.
+before and after is printed beside the figures, and each door's CPU time (user +
+system of the child, median): the machine is shared, and CPU time waits less on the
+others.
 
 ``--baseline DIR`` also times the same doors run from another checkout of the project
 (e.g. ``git archive <commit> | tar -x -C DIR``) and from this one, both started the same
@@ -127,9 +129,9 @@ def main() -> None:
                         [*module, *command[1:]], side_env)
         load_before = os.getloadavg()
         first = {
-            "replay, first start (builds and keeps the hand tables)":
+            "replay, first start (writes its .pyc files; needs no table)":
                 _time(doors[f"stud-table replay {SCRIPT.name} --json"], env),
-            "equity, first start (builds and keeps the equity tables)":
+            "equity, first start (.pyc files, and builds and keeps its tables)":
                 _time(doors["stud-table equity SPEC --json (stud, heads-up 5th)"], env),
         }
         every = {name: (command, env) for name, command in doors.items()} | base

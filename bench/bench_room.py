@@ -242,7 +242,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 link.disconnect()
                 link.loop_stop()
             else:
-                broker = MosquittoBroker(tmp / "mosquitto")
+                # The central broker as deploy/mosquitto.conf queues (the default,
+                # 1,000, drops QoS 1 messages for a subscriber that falls behind).
+                broker = MosquittoBroker(tmp / "mosquitto",
+                                         extra_config="max_queued_messages 10000")
                 (tmp / "mosquitto").mkdir()
                 broker.start()
                 brokers = {"mosquitto": broker}
@@ -355,6 +358,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             mem = {name: group_mem(pids) for name, pids in groups.items()}
             rows = count_rows(database)
             lags = hand_lags(database, start)
+            # Mosquitto says so when it drops messages for a client that falls behind.
+            dropped = sum(b.log_text().count("dropped") for b in brokers.values())
             with lock:
                 lat = sorted((first_seen[i] - raised[i]) * 1000 for i in first_seen
                              if raised[i] >= start)
@@ -411,6 +416,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "alert_latency_ms_median": round(statistics.median(lat), 1) if lat else None,
         "alert_latency_ms_p99": pct(lat, 0.99), "alert_latency_ms_max": pct(lat, 1.0),
         "hands_delivered": hands_delivered, "hands_archived": rows["hands"],
+        "broker_drop_warnings": dropped,
         "archive_drained": drained,
         "archive_rows": rows, "archive_rows_per_s": round(total_rows / wall, 1),
         "archive_hands_per_s": round(rows["hands"] / wall, 1),
@@ -434,6 +440,8 @@ def print_table(fig: dict[str, Any]) -> None:
           f"{fig['alerts_delivered']}, seen on page {fig['alerts_seen_on_page']}")
     print(f"  alert -> page      median {fig['alert_latency_ms_median']} ms, p99 "
           f"{fig['alert_latency_ms_p99']} ms, max {fig['alert_latency_ms_max']} ms")
+    print(f"  broker             {fig.get('broker_drop_warnings', 0)} 'dropped' warnings"
+          " (messages dropped for a client that fell behind)")
     print(f"  archive            {fig['archive_rows_per_s']} rows/s "
           f"({fig['archive_hands_per_s']} hands/s), hands delivered "
           f"{fig['hands_delivered']}, archived {fig['hands_archived']}")

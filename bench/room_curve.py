@@ -1,9 +1,11 @@
 """Draw the room's growth curves (docs/scaling.md) from bench_room.py's JSON lines.
 
 Three panels side by side, x = simulated tables (10 .. 100): alert -> page p99 (ms, log
-scale; medians dotted), archive lag p99 (ms, log scale), and CPU (% of one core) of each
-service in the 1-page SQLite runs. One line per (database, pages) series. Plain SVG
-written by hand: no plotting library, nothing fetched.
+scale; medians dotted), archive lag p99 (ms, log scale), and the CPU seconds of each
+service per 1,000 published messages in the 1-page SQLite runs (over the run and the
+drain after it, so a backlog worked off late still counts). One line per series
+(database, pages, floors, writers). Plain SVG written by hand: no plotting library,
+nothing fetched.
 
     .venv/bin/python bench/room_curve.py room.jsonl -o docs/scaling-room.svg [--title ...]
 """
@@ -114,7 +116,15 @@ def _cpu_lines(runs: list[dict[str, Any]]) -> dict[str, list[tuple[int, float]]]
     lines: dict[str, list[tuple[int, float]]] = {}
     for run in chosen:
         for name, process in run["processes"].items():
-            lines.setdefault(name, []).append((run["tables"], process["cpu_percent"]))
+            # CPU over the run and the drain (runs written before the field existed:
+            # cpu_percent was that), per 1,000 published messages: what each message
+            # costs, backlog worked off after the run included.
+            percent = process.get("cpu_percent_with_drain", process["cpu_percent"])
+            seconds = percent / 100 * run["measured_s"]
+            if name == "generators":  # its own life only: the run, not the drain
+                seconds = process["cpu_percent"] / 100 * run["seconds"]
+            per_k = seconds / max(run["messages_published"], 1) * 1000
+            lines.setdefault(name, []).append((run["tables"], round(per_k, 3)))
     return {name: sorted(points) for name, points in sorted(lines.items())}
 
 
@@ -133,15 +143,18 @@ def draw(runs: list[dict[str, Any]], title: str) -> str:
     alerts = _series(runs, "alert_latency_ms_p99")
     lags = _series(runs, "archive_lag_ms_p99")
     cpu = _cpu_lines(runs)
-    legend_rows = max(len(alerts), len(cpu))
+    legend_rows = max(len(alerts), len(cpu), title.count(" | ") + 1)
     height = HEIGHT + 30 + 14 * legend_rows
     body = [
         *_panel(0, "alert -> page p99 (median dotted)", alerts, log=True, unit="ms",
                 dotted=_series(runs, "alert_latency_ms_median"), target=100),
         *_panel(WIDTH, "hand -> archive row p99", lags, log=True, unit="ms", target=1000),
-        *_panel(2 * WIDTH, "CPU, % of one core (SQLite, 1 page)", cpu, log=False, unit="%"),
+        *_panel(2 * WIDTH, "CPU s per 1,000 messages (SQLite, 1 page)", cpu, log=False,
+                unit="CPU seconds"),
         *_legend(LEFT, HEIGHT + 20, list(alerts)),
         *_legend(2 * WIDTH + LEFT, HEIGHT + 20, list(cpu)),
+        *(f'<text x="{WIDTH + 10}" y="{HEIGHT + 24 + 14 * i}" font-style="italic">{part}</text>'
+          for i, part in enumerate(title.split(" | "))),
     ]
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{3 * WIDTH}" height="{height}"'
             f' viewBox="0 0 {3 * WIDTH} {height}" font-family="sans-serif" font-size="11">\n'
@@ -154,7 +167,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", type=Path, help="bench_room.py --out file (JSON lines)")
     parser.add_argument("-o", "--output", type=Path, required=True)
-    parser.add_argument("--title", default="The room as it grows (bench/bench_room.py)")
+    parser.add_argument("--title", default="The room as it grows (bench/bench_room.py)",
+                        help="shown under the panels; ' | ' breaks a line")
     args = parser.parse_args()
     runs = [json.loads(line) for line in args.runs.read_text().splitlines() if line.strip()]
     args.output.write_text(draw(runs, args.title))

@@ -26,7 +26,6 @@ import importlib.util
 import logging
 import os
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final, TypeVar
@@ -111,6 +110,8 @@ def _read(path: Path) -> bytes | None:
 
 def _write(path: Path, payload: bytes) -> None:
     """Write the file under a temporary name, then rename it into place."""
+    import tempfile  # noqa: PLC0415 - only on a miss: every start would pay for it
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
     try:
