@@ -414,6 +414,8 @@ class TableCore:
         """Facts of the hands not yet recorded (the current one, and one just closed)."""
         self._last_at = 0.0
         """Wall time of the last journal record written."""
+        self._result_hand: int | None = None
+        """The hand whose ``hand_result`` event was published last (issue 21 item 10)."""
 
     # --------------------------------------------------------------- start-up
 
@@ -840,6 +842,8 @@ class TableCore:
                 # Close it now (journaled as an "end" op, so a replay closes it
                 # too): later removals of its cards must not judge it again.
                 self._feed_one(HandEnded(at=self._mono()))
+            if plan.interrupted and hand is not None and hand.finished:
+                self._interrupted_result(hand)
         finally:
             self._quiet = False
         if plan.interrupted and hand is not None:
@@ -855,6 +859,19 @@ class TableCore:
         for event in plan.after:
             self._feed_one(event)
         self._publish_state()
+
+    def _interrupted_result(self, hand: HandState) -> None:
+        """Issue 21 item 10: an interrupted hand closed without a result still ends on
+        ``events`` with a ``hand_result`` (no winners, the text says why), so that
+        consumers of the events learn the hand is over, as its ``hands`` record says."""
+        if self._result_hand == hand.number:
+            return  # the engine's own result went out (its cards reached a showdown)
+        event = GameEvent(GameEventKind.HAND_RESULT, None, hand.street, None,
+                          "interrupted: the hand ended while the table controller was down",
+                          tuple(hand.winners), (), self._mono())
+        payloads = event_payloads(self.table_id, hand, event)
+        if payloads is not None:
+            self._publish(self.publisher.publish_event, *payloads)
 
     def _apply_safely(
         self, event: TableEvent, record: Mapping[str, Any] | None = None
@@ -1078,6 +1095,8 @@ class TableCore:
                 payloads = event_payloads(self.table_id, hand, output)
                 if payloads is not None:
                     self._publish(self.publisher.publish_event, *payloads)
+                if output.kind is GameEventKind.HAND_RESULT and hand is not None:
+                    self._result_hand = hand.number
 
     def _publish(self, method: Callable[..., None], *payloads: Any) -> None:
         """Publish through ``method``, surviving a sequence file that can no longer
