@@ -363,6 +363,7 @@ class TableCore:
         self._backlog: deque[ZoneEvent | HandEnded] = deque()
         self._journal_problem: str | None = None
         self._journal_note: str | None = None  # damage found at start, until the next hand
+        self._claim_problem: str | None = None  # another daemon of this table (issue 21)
         self._next_journal_retry = 0.0
         self.backlog_refused = 0
         self._reconciling = False
@@ -713,6 +714,14 @@ class TableCore:
         self._journal_note = f"{problem}; a new journal file was begun"
         self._update_health()
 
+    def table_claimed(self, problem: str, message: str) -> None:
+        """Another daemon publishes as this table on the broker (issue 21 item 6):
+        log, alert, ``status`` degraded with ``problem`` until a restart."""
+        log.error("table_claimed_twice", problem=problem)
+        self._daemon_alert(AlertCode.TABLE_CLAIMED_TWICE, message)
+        self._claim_problem = problem
+        self._update_health()
+
     def journal_unavailable(self, reason: str) -> None:
         """The journal could not be opened at start: run degraded and retry it."""
         self._journal_failed(reason)
@@ -781,7 +790,7 @@ class TableCore:
         problem = self._journal_problem
         if problem is not None:
             problem = f"journal not writable: {problem}"
-        self.publisher.set_health(problem or self._journal_note)
+        self.publisher.set_health(problem or self._claim_problem or self._journal_note)
 
     # ---------------------------------------------------------------- start-up reconciliation
 

@@ -43,7 +43,7 @@ from table_controller.domain.engine.variants import warm_up
 from table_controller.domain.equity.live import compute_live, table_game
 from table_controller.domain.equity.live import warm_up as warm_up_equity
 from table_controller.domain.events import SeatName
-from table_controller.mqtt.publisher import CommandRequest, MqttPublisher
+from table_controller.mqtt.publisher import ClaimNews, CommandRequest, MqttPublisher
 from table_controller.mqtt.sequence import SequenceCounter, SequenceFileError
 from table_controller.records.journal import (
     Journal,
@@ -177,7 +177,8 @@ class Daemon:
         self.layout = load_layout(config.table.layout)
         registry = load_decks(config.table.decks)
         self.settings = table_settings(config, self.layout)
-        self.inbox: queue.SimpleQueue[DaemonInput] = queue.SimpleQueue()
+        self.inbox: queue.SimpleQueue[DaemonInput | ClaimNews] = queue.SimpleQueue()
+        self._refused_by_claim: str | None = None
         self._commands_lock = threading.Lock()
         self._commands_waiting = 0
         directory = config.journal.directory
@@ -254,6 +255,7 @@ class Daemon:
             on_command=self._on_command,
             alert_ids=self.new_alert_id,
             on_alert=lambda alert: self.inbox.put(PublishedAlert(alert)),
+            on_claim=self.inbox.put,  # another daemon of this table: the engine thread acts
         )
         self.links = {
             reader.id: ReaderLink(
@@ -459,7 +461,7 @@ class Daemon:
             # An exception out of the loop is a crash, not a stop: say `lost`
             # and let it propagate (exit 1), so systemd restarts the daemon.
             self._shutdown(clean)
-        return 0
+        return EXIT_NEEDS_PERSON if self._refused_by_claim is not None else 0
 
     def _start_equity(self) -> None:
         """Build the public readings' tables here and start the equity worker (its
@@ -509,6 +511,10 @@ class Daemon:
             except queue.Empty:
                 core.tick()
                 continue
+            if isinstance(item, ClaimNews):
+                if not self._claimed(item):
+                    return
+                continue
             if isinstance(item, ConsoleCommand):
                 with self._commands_lock:
                     self._commands_waiting -= 1
@@ -516,6 +522,32 @@ class Daemon:
                 return
             if time.monotonic() >= core.next_deadline():
                 core.tick()
+
+    def _claimed(self, news: ClaimNews) -> bool:
+        """Another daemon publishes as this table (issue 21 item 6, docs/mqtt.md "One
+        daemon per table"); False when this one must stop (it was the second)."""
+        table = self.config.table.id
+        who = news.who()
+        if news.kind == "refused":
+            self._refused_by_claim = (
+                f"another daemon publishes as table {table!r} on the broker ({who}); stop"
+                " that one first, or give this table its own id")
+            log.error("table_claimed_elsewhere", other=who)
+            print(f"stud-table run: {self._refused_by_claim}", file=sys.stderr)
+            return False
+        if news.kind == "probe":
+            log.warning("table_claim_refused_second", other=who)
+            self.core.alert(
+                AlertCode.TABLE_CLAIMED_TWICE,
+                f"A second daemon for table {table!r} tried to start on this broker ({who})"
+                " and was refused: two daemons with one table id would mix their feeds."
+                " Check that machine's configuration.")
+            return True
+        self.core.table_claimed(
+            f"another daemon publishes as table {table!r} ({who})",
+            f"Another daemon publishes as table {table!r} on this broker ({who}): the two"
+            " feeds are mixed (seq, state, replies). Stop one of them now.")
+        return True
 
     def _shutdown(self, clean: bool = True) -> None:
         if not clean:
@@ -530,6 +562,7 @@ class Daemon:
                 journal.close()
             except JournalError as exc:
                 log.error("journal_close_failed", error=str(exc))
-        self.publisher.stop(status="offline" if clean else "lost")
+        self.publisher.stop(status="offline" if clean else "lost",
+                            announce=self._refused_by_claim is None)
         self.lock.release()
         log.info("daemon_stopped", table=self.config.table.id, clean=clean)
