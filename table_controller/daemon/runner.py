@@ -43,7 +43,12 @@ from table_controller.domain.engine.variants import warm_up
 from table_controller.domain.equity.live import compute_live, table_game
 from table_controller.domain.equity.live import warm_up as warm_up_equity
 from table_controller.domain.events import SeatName
-from table_controller.mqtt.publisher import ClaimNews, CommandRequest, MqttPublisher
+from table_controller.mqtt.publisher import (
+    CLAIM_PROBE_WAIT,
+    ClaimNews,
+    CommandRequest,
+    MqttPublisher,
+)
 from table_controller.mqtt.sequence import SequenceCounter, SequenceFileError
 from table_controller.records.journal import (
     Journal,
@@ -61,6 +66,10 @@ from table_controller.table.layout import TableLayout, load_layout
 from table_controller.table.presence import PresenceTracker
 
 log = structlog.get_logger(__name__)
+
+CLAIM_CONNECT_WAIT = 2.0
+"""Seconds, beyond the claim probe, that the start waits for the broker before the
+readers start (see :meth:`Daemon.run`)."""
 
 REFUSAL_BROKER_WAIT = 5.0
 """Seconds a daemon that cannot start waits for the broker to say so."""
@@ -450,6 +459,12 @@ class Daemon:
             self._next_collect = time.monotonic() + HEAP_COLLECT_PERIOD
         self.core.publish_snapshot()
         self.publisher.start()
+        # Issue 21 item 6: the publisher asks the broker whether another daemon is
+        # live for this table before it goes online (CLAIM_PROBE_WAIT). The readers
+        # start after that, so the start-up reconciliation's events (an interrupted
+        # hand's result) are not dropped as published while offline; a broker that
+        # is down holds the start up by this much at most.
+        self.publisher.wait_online(CLAIM_PROBE_WAIT + CLAIM_CONNECT_WAIT)
         for link in self.links.values():
             link.start()
         log.info("daemon_started", table=self.config.table.id, readers=len(self.links))

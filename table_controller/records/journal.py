@@ -25,7 +25,11 @@ power cut before returning. A crash can leave at most one partial last line;
 gaps) is damage: reported, never appended behind, and with ``recover=True``
 moved aside for inspection while a fresh file takes every good record. A
 failed append cuts its partial line off again. :class:`JournalLock` keeps a
-second daemon off a table's journal.
+second daemon off a table's journal, and so does the live file's own ``flock``
+(a lock file can be deleted; issue 21 item 5). The journal checks at every
+append that its file is still at its path and begins a new one, headed by the
+current hand, when it was deleted, moved or its directory removed (issue 21
+item 1; :meth:`Journal.verify`).
 
 Rotation: :meth:`Journal.append` of an ``{"op":"hand"}`` record when the file
 is already ``max_bytes`` or larger renames the file to
