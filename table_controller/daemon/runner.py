@@ -188,6 +188,7 @@ class Daemon:
         self.settings = table_settings(config, self.layout)
         self.inbox: queue.SimpleQueue[DaemonInput | ClaimNews] = queue.SimpleQueue()
         self._refused_by_claim: str | None = None
+        self._verify_failed = False
         self._commands_lock = threading.Lock()
         self._commands_waiting = 0
         directory = config.journal.directory
@@ -355,8 +356,13 @@ class Daemon:
         if journal is not None:
             try:
                 journal.verify(time.time())
+                self._verify_failed = False
             except JournalError as exc:
-                self.core.journal_unavailable(str(exc))
+                # Once per streak: the next card's append fails too and takes the
+                # journal-write-failed path (backlog, retries, status degraded).
+                if not self._verify_failed:
+                    self._verify_failed = True
+                    self.core.journal_unavailable(str(exc))
 
     def _journal_header(self) -> list[dict[str, Any]]:
         """What heads a journal file begun by rotation: the table's settings, the
