@@ -330,6 +330,7 @@ class TableCore:
         self._backlog: deque[ZoneEvent | HandEnded] = deque()
         self._journal_problem: str | None = None
         self._journal_note: str | None = None  # damage found at start, until the next hand
+        self._claim_problem: str | None = None  # another daemon of this table (issue 21)
         self._next_journal_retry = 0.0
         self.backlog_refused = 0
         self.start = StartMachine()
@@ -376,6 +377,8 @@ class TableCore:
     def console_repeats(self) -> int:
         """Console requests answered from memory instead of applied again."""
         return self.console.repeats
+        self._result_hand: int | None = None
+        """The hand whose ``hand_result`` event was published last (issue 21 item 10)."""
 
     # --------------------------------------------------------------- start-up
 
@@ -697,6 +700,14 @@ class TableCore:
         self._journal_note = f"{problem}; a new journal file was begun"
         self._update_health()
 
+    def table_claimed(self, problem: str, message: str) -> None:
+        """Another daemon publishes as this table on the broker (issue 21 item 6):
+        log, alert, ``status`` degraded with ``problem`` until a restart."""
+        log.error("table_claimed_twice", problem=problem)
+        self._daemon_alert(AlertCode.TABLE_CLAIMED_TWICE, message)
+        self._claim_problem = problem
+        self._update_health()
+
     def journal_unavailable(self, reason: str) -> None:
         """The journal could not be opened at start: run degraded and retry it."""
         self._journal_failed(reason)
@@ -765,7 +776,7 @@ class TableCore:
         problem = self._journal_problem
         if problem is not None:
             problem = f"journal not writable: {problem}"
-        self.publisher.set_health(problem or self._journal_note)
+        self.publisher.set_health(problem or self._claim_problem or self._journal_note)
 
     # ---------------------------------------------------------------- start-up reconciliation
 
@@ -826,6 +837,8 @@ class TableCore:
                 # Close it now (journaled as an "end" op, so a replay closes it
                 # too): later removals of its cards must not judge it again.
                 self._feed_one(HandEnded(at=self._mono()))
+            if plan.interrupted and hand is not None and hand.finished:
+                self._interrupted_result(hand)
         finally:
             if plan.interrupted:
                 self.start.move(StartMove.LOUD)
@@ -842,6 +855,19 @@ class TableCore:
         for event in plan.after:
             self._feed_one(event)
         self._publish_state()
+
+    def _interrupted_result(self, hand: HandState) -> None:
+        """Issue 21 item 10: an interrupted hand closed without a result still ends on
+        ``events`` with a ``hand_result`` (no winners, the text says why), so that
+        consumers of the events learn the hand is over, as its ``hands`` record says."""
+        if self._result_hand == hand.number:
+            return  # the engine's own result went out (its cards reached a showdown)
+        event = GameEvent(GameEventKind.HAND_RESULT, None, hand.street, None,
+                          "interrupted: the hand ended while the table controller was down",
+                          tuple(hand.winners), (), self._mono())
+        payloads = event_payloads(self.table_id, hand, event)
+        if payloads is not None:
+            self._publish(self.publisher.publish_event, *payloads)
 
     def _apply_safely(
         self, event: TableEvent, record: Mapping[str, Any] | None = None
@@ -1075,6 +1101,8 @@ class TableCore:
                 payloads = event_payloads(self.table_id, hand, output)
                 if payloads is not None:
                     self._publish(self.publisher.publish_event, *payloads)
+                if output.kind is GameEventKind.HAND_RESULT and hand is not None:
+                    self._result_hand = hand.number
 
     def _publish(self, method: Callable[..., None], *payloads: Any) -> None:
         """Publish through ``method``, surviving a sequence file that can no longer

@@ -47,7 +47,12 @@ from table_controller.domain.equity.live import compute_live, table_game
 from table_controller.domain.equity.live import warm_up as warm_up_equity
 from table_controller.domain.events import SeatName
 from table_controller.mqtt.log_quota import LogQuota
-from table_controller.mqtt.publisher import CommandRequest, MqttPublisher
+from table_controller.mqtt.publisher import (
+    CLAIM_PROBE_WAIT,
+    ClaimNews,
+    CommandRequest,
+    MqttPublisher,
+)
 from table_controller.mqtt.sequence import SequenceCounter, SequenceFileError
 from table_controller.records.journal import (
     Journal,
@@ -65,6 +70,10 @@ from table_controller.table.layout import TableLayout, load_layout
 from table_controller.table.presence import PresenceTracker
 
 log = structlog.get_logger(__name__)
+
+CLAIM_CONNECT_WAIT = 2.0
+"""Seconds, beyond the claim probe, that the start waits for the broker before the
+readers start (see :meth:`Daemon.run`)."""
 
 REFUSAL_BROKER_WAIT = 5.0
 """Seconds a daemon that cannot start waits for the broker to say so."""
@@ -190,7 +199,9 @@ class Daemon:
         registry = load_decks(config.table.decks)
         self.settings = table_settings(config, self.layout)
         # Reader frames and timers before console work (daemon/inbox.py).
-        self.inbox: Inbox[DaemonInput] = Inbox()
+        self.inbox: Inbox[DaemonInput | ClaimNews] = Inbox()
+        self._refused_by_claim: str | None = None
+        self._verify_failed = False
         directory = config.journal.directory
         try:
             directory.mkdir(parents=True, exist_ok=True)
@@ -283,6 +294,7 @@ class Daemon:
             alert_ids=self.new_alert_id,
             on_alert=lambda alert: self.inbox.put(PublishedAlert(alert)),
             log_quota=self.log_quota,
+            on_claim=self.inbox.put,  # another daemon of this table: the engine thread acts
         )
         # Our boards or a commercial reader (the layout's `kind`): the same messages.
         self.links: dict[int, AnyReaderLink] = {
@@ -378,8 +390,13 @@ class Daemon:
         if journal is not None:
             try:
                 journal.verify(time.time())
+                self._verify_failed = False
             except JournalError as exc:
-                self.core.journal_unavailable(str(exc))
+                # Once per streak: the next card's append fails too and takes the
+                # journal-write-failed path (backlog, retries, status degraded).
+                if not self._verify_failed:
+                    self._verify_failed = True
+                    self.core.journal_unavailable(str(exc))
 
     def _journal_header(self) -> list[dict[str, Any]]:
         """What heads a journal file begun by rotation: the table's settings, the
@@ -479,6 +496,12 @@ class Daemon:
             self._next_collect = time.monotonic() + HEAP_COLLECT_PERIOD
         self.core.publish_snapshot()
         self.publisher.start()
+        # Issue 21 item 6: the publisher asks the broker whether another daemon is
+        # live for this table before it goes online (CLAIM_PROBE_WAIT). The readers
+        # start after that, so the start-up reconciliation's events (an interrupted
+        # hand's result) are not dropped as published while offline; a broker that
+        # is down holds the start up by this much at most.
+        self.publisher.wait_online(CLAIM_PROBE_WAIT + CLAIM_CONNECT_WAIT)
         for link in self.links.values():
             link.start()
         log.info("daemon_started", table=self.config.table.id, readers=len(self.links))
@@ -490,7 +513,7 @@ class Daemon:
             # An exception out of the loop is a crash, not a stop: say `lost`
             # and let it propagate (exit 1), so systemd restarts the daemon.
             self._shutdown(clean)
-        return 0
+        return EXIT_NEEDS_PERSON if self._refused_by_claim is not None else 0
 
     def _start_equity(self) -> None:
         """Build the public readings' tables here and start the equity worker (its
@@ -549,8 +572,38 @@ class Daemon:
             item = inbox.get(timeout, console=not due)
             if item is None:
                 continue
+            if isinstance(item, ClaimNews):
+                if not self._claimed(item):
+                    return
+                continue
             if not core.handle(item):
                 return
+
+    def _claimed(self, news: ClaimNews) -> bool:
+        """Another daemon publishes as this table (issue 21 item 6, docs/mqtt.md "One
+        daemon per table"); False when this one must stop (it was the second)."""
+        table = self.config.table.id
+        who = news.who()
+        if news.kind == "refused":
+            self._refused_by_claim = (
+                f"another daemon publishes as table {table!r} on the broker ({who}); stop"
+                " that one first, or give this table its own id")
+            log.error("table_claimed_elsewhere", other=who)
+            print(f"stud-table run: {self._refused_by_claim}", file=sys.stderr)
+            return False
+        if news.kind == "probe":
+            log.warning("table_claim_refused_second", other=who)
+            self.core.alert(
+                AlertCode.TABLE_CLAIMED_TWICE,
+                f"A second daemon for table {table!r} tried to start on this broker ({who})"
+                " and was refused: two daemons with one table id would mix their feeds."
+                " Check that machine's configuration.")
+            return True
+        self.core.table_claimed(
+            f"another daemon publishes as table {table!r} ({who})",
+            f"Another daemon publishes as table {table!r} on this broker ({who}): the two"
+            " feeds are mixed (seq, state, replies). Stop one of them now.")
+        return True
 
     def _shutdown(self, clean: bool = True) -> None:
         if not clean:
@@ -565,6 +618,7 @@ class Daemon:
                 journal.close()
             except JournalError as exc:
                 log.error("journal_close_failed", error=str(exc))
-        self.publisher.stop(status="offline" if clean else "lost")
+        self.publisher.stop(status="offline" if clean else "lost",
+                            announce=self._refused_by_claim is None)
         self.lock.release()
         log.info("daemon_stopped", table=self.config.table.id, clean=clean)

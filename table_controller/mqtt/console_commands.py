@@ -25,6 +25,7 @@ No I/O, no clock, no MQTT: the ``at`` timestamp is passed in.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final
 
 from table_controller.domain.engine.outputs import ReplyCode
@@ -204,4 +205,17 @@ def _json_object(name: str, payload: bytes) -> dict[str, Any]:
         raise CommandError(INVALID_COMMAND, f"{name}: {problem}") from None
     if not isinstance(obj, dict):
         raise CommandError(INVALID_COMMAND, f"{name}: the payload must be a JSON object")
+    # Issue 21 (item 9, for console commands): a duplicate key was last-wins. The
+    # text has passed load_json's bounds, so this second, plain parse is safe.
+    duplicate: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [key for key, _ in items]
+        duplicate.extend(key for i, key in enumerate(keys) if key in keys[:i])
+        return dict(items)
+
+    json.loads(text, object_pairs_hook=pairs)
+    if duplicate:
+        raise CommandError(INVALID_COMMAND,
+                           f"{name}: duplicate key {shown_name(duplicate[0])!r}")
     return obj

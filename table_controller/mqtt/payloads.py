@@ -106,6 +106,22 @@ class StatusPayload(Envelope):
     )
 
 
+class ClaimPayload(_Model):
+    """``secure/claim`` (retained): which running daemon publishes as this table
+    (issue 21 item 6; docs/mqtt.md "One daemon per table"). A daemon publishes its
+    claim with every ``status``; a starting one first sends a ``probe`` (not
+    retained) that a live daemon answers with its claim."""
+
+    table: str = Field(description="Table id.")
+    seq: int = Field(ge=0, description="Per-table sequence number; stamped by the publisher.")
+    ts: float = Field(description="Publication time, Unix epoch seconds (UTC).")
+    instance: str = Field(description="Random id of the daemon process (new at each start).")
+    pid: int = Field(description="Process id of the daemon on its host.")
+    host: str = Field(description="Host name of the daemon's machine.")
+    since: float = Field(description="When the daemon started, Unix epoch seconds (UTC).")
+    probe: bool = Field(description="A starting daemon asking whether one is live already.")
+
+
 # --------------------------------------------------------------------------- alerts
 
 
@@ -703,6 +719,7 @@ class SecureHandRecord(_HandRecordBase):
 
 SCHEMAS: Final[dict[str, TypeAdapter[Any]]] = {
     "status": TypeAdapter(StatusPayload),
+    "claim": TypeAdapter(ClaimPayload),
     "state": TypeAdapter(PublicState),
     "secure-state": TypeAdapter(SecureState),
     "event": PUBLIC_EVENT_ADAPTER,

@@ -68,6 +68,8 @@ Mosquitto 2.0 does), or repeated disconnects (:data:`UNSTABLE_COUNT` within
 
 from __future__ import annotations
 
+import json
+import os
 import secrets
 import socket
 import threading
@@ -94,6 +96,7 @@ from table_controller.mqtt.log_quota import LogQuota, log_limited
 from table_controller.mqtt.payloads import (
     AlertChangePayload,
     AlertPayload,
+    ClaimPayload,
     ConsoleReply,
     DaemonStatus,
     DealerPayload,
@@ -324,6 +327,27 @@ Return ``False`` to refuse the command (too many waiting): the publisher answers
 it ``busy``."""
 
 
+CLAIM_PROBE_WAIT: Final = 1.0
+"""Seconds a starting daemon waits for a live daemon of its table to answer its probe
+on ``secure/claim`` before it goes online (issue 21 item 6)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimNews:
+    """Another daemon publishes as this table (issue 21 item 6). ``kind``: ``refused``
+    (it answered this one's probe: this one must not run), ``probe`` (a starting one
+    asked: it refuses to run on this answer), ``claim`` (it is live and publishing)."""
+
+    kind: Literal["refused", "probe", "claim"]
+    other: ClaimPayload
+
+    def who(self) -> str:
+        """The other daemon, for a log line or an alert."""
+        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.other.since))
+        return (f"instance {self.other.instance}, pid {self.other.pid} on {self.other.host}"
+                f" since {since}")
+
+
 class MqttPublisher:
     """The MQTT implementation of :class:`Publisher` (see the module docstring)."""
 
@@ -340,6 +364,8 @@ class MqttPublisher:
         alert_ids: Callable[[], str] | None = None,
         on_alert: Callable[[AlertPayload], None] | None = None,
         log_quota: LogQuota | None = None,
+        on_claim: Callable[[ClaimNews], None] | None = None,
+        claim_wait: float = CLAIM_PROBE_WAIT,
     ) -> None:
         """Prepare the client; nothing touches the network before :meth:`start`.
 
@@ -367,6 +393,16 @@ class MqttPublisher:
         self._alert_ids = alert_ids
         self._on_alert = on_alert
         self.log_quota = log_quota or LogQuota()
+        self._on_claim = on_claim
+        self._claim_wait = claim_wait
+        self.instance = secrets.token_hex(8)
+        """This process's id on ``secure/claim`` (issue 21 item 6)."""
+        self._since = clock()
+        self._probing = False
+        self._probe_timer: threading.Timer | None = None
+        self._been_online = False
+        self._refused = False
+        self._others: set[tuple[str, str]] = set()
         self._lock = threading.RLock()
         self._life = PublisherState.NEW
         self._counts = PublisherCounters()
@@ -488,6 +524,7 @@ class MqttPublisher:
         self, timeout: float = DEFAULT_STOP_TIMEOUT, *,
         status: Literal["offline", "lost"] = "offline",
         failure: str | None = None,
+        announce: bool = True,
     ) -> None:
         """Publish ``status`` (retained), wait up to ``timeout`` s for QoS 1 acks, disconnect.
 
@@ -496,6 +533,8 @@ class MqttPublisher:
         explicitly): consumers must not take a crash for a planned stop. With
         ``failure``, the last status is ``failed`` with that reason instead (the
         daemon cannot run). Alerts still queued (broker unreachable) are logged as lost.
+        ``announce=False``: no status at all (a daemon refused because another one
+        publishes as its table must not overwrite that one's status).
         """
         with self._lock:
             if self._life is PublisherState.NEW or self._life in _ENDED:
@@ -503,9 +542,11 @@ class MqttPublisher:
             self._life = PublisherState.STOPPING
             if self._rebirth_timer is not None:
                 self._rebirth_timer.cancel()
+            if self._probe_timer is not None:
+                self._probe_timer.cancel()
             # Connected but not yet online (SUBACK pending) still deserves an
             # explicit "offline": a clean disconnect suppresses the will.
-            if self._client.is_connected():
+            if self._client.is_connected() and announce:
                 last = (self._status(status) if failure is None
                         else self._status("failed", failure))
                 self._send(self.topics.status, last, retain=True)
@@ -832,6 +873,7 @@ class MqttPublisher:
             self._health = problem
             if self._life is PublisherState.ONLINE:
                 self._send(self.topics.status, self._live_status(), retain=True)
+                self._send_claim(probe=False)
 
     def _live_status(self) -> StatusPayload:
         if self._health is None:
@@ -936,7 +978,9 @@ class MqttPublisher:
             if self._life in _ENDED:
                 return
             self._life = PublisherState.ONLINE
+            self._been_online = True
             self._send(self.topics.status, self._live_status(), retain=True)
+            self._send_claim(probe=False)  # checked again with every status (issue 21)
             kept = len(self._offline_events)
             while self._offline_events:
                 # Before the republished state: they happened before it.
@@ -1054,7 +1098,11 @@ class MqttPublisher:
         # Retain as published: a command published retained is recognised as
         # such even when it arrives live, and ignored (docs/mqtt.md).
         options = SubscribeOptions(qos=QOS, noLocal=True, retainAsPublished=True)
-        result, mid = client.subscribe(self.topics.cmd_filter, options=options)
+        # The claim topic without retain-as-published: a live claim then arrives with
+        # the retain flag clear, a stale retained one (a daemon since gone) with it set.
+        claim_options = SubscribeOptions(qos=QOS, noLocal=True, retainAsPublished=False)
+        result, mid = client.subscribe([(self.topics.cmd_filter, options),
+                                        (self.topics.claim, claim_options)])
         with self._lock:
             self._subscribe_mid = mid
             if self._life not in _ENDED:
@@ -1076,6 +1124,27 @@ class MqttPublisher:
         if any(r.is_failure for r in reasons):
             # Publishing still works; only commands (rebirth) will not reach us.
             log.error("mqtt_command_subscribe_refused", reasons=[str(r) for r in reasons])
+        with self._lock:
+            first = not self._been_online and self._life not in _ENDED
+            if first:
+                # Issue 21 item 6: before anything is published as this table, ask
+                # whether a daemon is live for it already (it answers with its claim).
+                self._probing = True
+                self._send_claim(probe=True)
+                timer = threading.Timer(self._claim_wait,
+                                        self._guard("claim_probe", self._probe_done))
+                timer.daemon = True
+                self._probe_timer = timer
+                timer.start()
+        if not first:
+            self._go_online()
+
+    def _probe_done(self) -> None:
+        with self._lock:
+            self._probe_timer = None
+            if not self._probing or self._refused:
+                return
+            self._probing = False
         self._go_online()
 
     def _renew_client_id(self) -> None:
@@ -1084,6 +1153,52 @@ class MqttPublisher:
         again with it. paho has no setter; its connect packet reads ``_client_id``."""
         self.client_id = _fresh_client_id(self._table)
         self._client._client_id = self.client_id.encode()
+
+    def _send_claim(self, *, probe: bool) -> None:
+        """Publish this daemon's claim (retained) or a probe (not retained)."""
+        claim = ClaimPayload(
+            table=self._table, seq=self._seq.next(), ts=self._clock(), instance=self.instance,
+            pid=os.getpid(), host=socket.gethostname(), since=self._since, probe=probe,
+        )
+        self._send(self.topics.claim, claim, retain=not probe)
+
+    def _claim_message(self, message: mqtt.MQTTMessage) -> None:
+        """A message on ``secure/claim``: another daemon of this table, or nothing."""
+        try:
+            other = ClaimPayload.model_validate(json.loads(bytes(message.payload)))
+        except (ValueError, TypeError):
+            log.warning("mqtt_claim_unreadable")  # not a daemon's claim; ignored
+            return
+        if other.instance == self.instance or other.table != self._table:
+            return
+        if message.retain:
+            # Delivered at subscribe time: a claim kept by the broker, maybe of a
+            # daemon long gone. A live one answers the probe.
+            log.info("mqtt_claim_retained", other=other.instance)
+            return
+        news: ClaimNews | None = None
+        with self._lock:
+            if self._life in _ENDED or self._refused:
+                return
+            if self._probing:
+                # Two starting at once: the lower instance id goes on.
+                if not other.probe or other.instance < self.instance:
+                    self._refused = True
+                    self._probing = False
+                    if self._probe_timer is not None:
+                        self._probe_timer.cancel()
+                    news = ClaimNews("refused", other)
+            else:
+                kind: Literal["probe", "claim"] = "probe" if other.probe else "claim"
+                if other.probe or (kind, other.instance) not in self._others:
+                    self._send_claim(probe=False)  # so that the other one learns of us
+                if (kind, other.instance) not in self._others:
+                    self._others.add((kind, other.instance))
+                    news = ClaimNews(kind, other)
+        if news is not None:
+            log.error("mqtt_table_claimed_elsewhere", kind=news.kind, other=news.who())
+            if self._on_claim is not None:
+                self._on_claim(news)
 
     def _handle_connect_fail(self, _client: mqtt.Client, _userdata: object) -> None:
         with self._lock:
@@ -1179,6 +1294,9 @@ class MqttPublisher:
             topic = message.topic
         except UnicodeDecodeError:
             return  # the broker checks UTF-8; nothing of ours is not UTF-8
+        if topic == self.topics.claim:
+            self._claim_message(message)
+            return
         name = self.topics.command_name(topic)
         if name is None:
             return

@@ -3,6 +3,7 @@
 Every topic of a table lives under the versioned root ``stud/v1/<table>/``::
 
     status             retained  online / offline / lost (the MQTT will)
+    secure/claim       retained  which daemon publishes as this table (issue 21)
     state              retained  public snapshot (up cards, number of down cards)
     events                       public event stream
     secure/state       retained  snapshot with down cards (production room only)
@@ -128,6 +129,12 @@ class TableTopics:
     def status(self) -> str:
         """Retained daemon status: ``online``, ``offline`` or ``lost`` (the will)."""
         return f"{self.base}/status"
+
+    @property
+    def claim(self) -> str:
+        """Retained claim of the daemon publishing as this table (issue 21 item 6): under
+        ``secure/``, since it names the daemon's host and process."""
+        return f"{self.base}/{SECURE_LEVEL}/claim"
 
     @property
     def state(self) -> str:

@@ -25,7 +25,11 @@ power cut before returning. A crash can leave at most one partial last line;
 gaps) is damage: reported, never appended behind, and with ``recover=True``
 moved aside for inspection while a fresh file takes every good record. A
 failed append cuts its partial line off again. :class:`JournalLock` keeps a
-second daemon off a table's journal.
+second daemon off a table's journal, and so does the live file's own ``flock``
+(a lock file can be deleted; issue 21 item 5). The journal checks at every
+append that its file is still at its path and begins a new one, headed by the
+current hand, when it was deleted, moved or its directory removed (issue 21
+item 1; :meth:`Journal.verify`).
 
 Rotation: :meth:`Journal.append` of an ``{"op":"hand"}`` record when the file
 is already ``max_bytes`` or larger renames the file to
@@ -213,9 +217,9 @@ _CUT_RECORD: Final = re.compile(rb'\{("[ -~]*)?')
 # prefix of one, so a last line that is not such a prefix is damage, not a torn tail.
 
 
-_RECORD_TAIL_BYTES: Final = 1024
-# What one record may hold after its jseq (an alert's message); damage longer
-# than that behind the last jseq seen held records no number counts.
+_MIN_RECORD_BYTES: Final = 40
+# The shortest record line ({"at":0,"crc":"........","jseq":1,"op":"x"} and its
+# newline): damaged bytes cannot have held more records than this allows.
 
 
 def looks_like_a_cut_record(tail: bytes) -> bool:
@@ -231,8 +235,10 @@ def _named_jseq(line: bytes) -> int:
                default=0)
 
 
-def read_journal_bytes(data: bytes) -> JournalReadResult:
-    """Parse a journal held in memory (see :func:`read_journal`)."""
+def read_journal_bytes(data: bytes, first_jseq: int = 1) -> JournalReadResult:
+    """Parse a journal held in memory (see :func:`read_journal`). ``first_jseq``: the
+    jseq the file should begin with (after rotated files: the next after theirs),
+    used only to count the records lost when the file *begins* with damage."""
     records: list[dict[str, Any]] = []
     bad: list[tuple[int, str]] = []
     gaps: list[tuple[int, int, int]] = []
@@ -244,6 +250,7 @@ def read_journal_bytes(data: bytes) -> JournalReadResult:
     last_jseq = 0
     bad_since = 0  # bad lines since the last good record: they account for jseqs
     trailing: list[tuple[int, bytes]] = []  # those bad lines (no good record after yet)
+    longest = 0  # the longest good record line: a record's size in this file
     while offset < len(data):
         line_no += 1
         end = data.find(b"\n", offset)
@@ -280,9 +287,18 @@ def read_journal_bytes(data: bytes) -> JournalReadResult:
             continue
         if last_jseq and record["jseq"] > last_jseq + 1 + bad_since:
             gaps.append((line_no, last_jseq + 1 + bad_since, record["jseq"]))
+        elif not last_jseq and bad_since:
+            # The file begins with damage: it should have begun at first_jseq. The
+            # count is capped by what the damaged bytes could hold (rotated files
+            # may have been pruned, making first_jseq too low).
+            held = sum(len(line) + 1 for _, line in trailing) // _MIN_RECORD_BYTES
+            missing = min(record["jseq"] - first_jseq, held) - bad_since
+            if missing > 0:
+                gaps.append((line_no, record["jseq"] - missing, record["jseq"]))
         last_jseq = record["jseq"]
         bad_since = 0
         trailing = []
+        longest = max(longest, end - offset)
         records.append(record)
         offset = end + 1
         good_bytes = offset
@@ -298,12 +314,12 @@ def read_journal_bytes(data: bytes) -> JournalReadResult:
         last_line = trailing[-1][1]
         seen = list(_JSEQ_SEEN.finditer(last_line))
         after = len(last_line) - (seen[-1].end() if seen else 0)
-        if after > _RECORD_TAIL_BYTES:
+        if after > max(longest, _MIN_RECORD_BYTES):
             unreadable = after  # more than the rest of one record: uncounted records
     return JournalReadResult(records, torn, bad, good_bytes, gaps, repaired, hidden, unreadable)
 
 
-def read_journal(path: Path | str) -> JournalReadResult:
+def read_journal(path: Path | str, first_jseq: int = 1) -> JournalReadResult:
     """Read the journal at ``path``.
 
     A partial last line is dropped and flagged in ``torn_tail``; a bad complete
@@ -315,7 +331,7 @@ def read_journal(path: Path | str) -> JournalReadResult:
         data = Path(path).read_bytes()
     except FileNotFoundError:
         return JournalReadResult([], False, [], 0)
-    return read_journal_bytes(data)
+    return read_journal_bytes(data, first_jseq)
 
 
 _OUTLIVE_HANDS: Final = frozenset({"seat", "alert", "ack", "resolve", "dealer"})
@@ -562,7 +578,7 @@ class Journal:
         except OSError as exc:
             raise JournalError(f"{file}: cannot open journal: {exc.strerror or exc}") from exc
         try:
-            existing = read_journal(file)
+            existing = read_journal(file, archived_last_jseq(file) + 1)
         except OSError as exc:
             os.close(fd)
             raise JournalError(f"{file}: cannot read journal: {exc.strerror or exc}") from exc

@@ -55,6 +55,7 @@ from table_controller.domain.engine.settings import TableSettings
 from table_controller.domain.events import CardPlaced, CardRemoved, HandEnded, TableEvent
 from table_controller.domain.zones import Zone
 from table_controller.simulation import deal_random, random_hands
+from table_controller.testing.broker import WAIT, wait_until
 from table_controller.testing.daemon_rig import TableRig, subscribe, wait_state
 
 SHUFFLE = 0.7
@@ -311,3 +312,37 @@ def test_short_hand_killed_at_showdown_leaving_one_seat_gives_one_result() -> No
     assert len(results) == 1
     assert engine.hand is not None
     assert engine.hand.winners == [8]
+
+
+def test_issue21_item10_an_interrupted_hand_gets_a_hand_result_event(rig: TableRig) -> None:
+    """Across 70 kills each run had one interrupted hand with only its ``hands`` record
+    ("interrupted", winners []) and the alert: consumers of ``events`` never learnt
+    that the hand was over. Hand 1 is cleared at 4th street while the daemon is down
+    (no showdown: the engine closes it without winners)."""
+    sub = subscribe(rig.broker.port)
+    mirror = Mirror(rig)
+    first = deal_random([1, 3, 5], random.Random(31), fold_chance=0.0)
+    second = deal_random([2, 4, 6], random.Random(32), fold_chance=0.0)
+    rig.start_process()
+    wait_status(sub, "online")
+    one = hand_events(first)
+    dealt = [e for e in one if isinstance(e, CardPlaced)]
+    mirror.run(dealt[:13])  # burn + 3 rounds of 3rd street, burn + 4th street
+    wait_caught_up(rig, mirror)
+    rig.kill9()
+    for card, zone in list(mirror.where.items()):  # the table cleared by hand
+        mirror.run([CardRemoved(zone, card)])
+    time.sleep(SHUFFLE)
+    mirror.run(hand_events(second)[:8])
+    restart_and_wait_ready(rig, sub)
+    wait_caught_up(rig, mirror)
+    wait_state(sub, lambda s: s["hand"] == 2)
+    interrupted = [a["hand"] for a in payloads(sub, "alerts") if a["code"] == "hand_interrupted"]
+    assert interrupted == [1]
+    wait_until(lambda: [p for p in payloads(sub, "hands") if p["hand"] == 1], WAIT,
+               "hand 1's record")
+    (record,) = [p for p in payloads(sub, "hands") if p["hand"] == 1]
+    assert record["ended"] == "interrupted"
+    results = [p for p in payloads(sub, "events") if p["kind"] == "hand_result"]
+    assert [r["hand"] for r in results] == [1]
+    assert results[0]["winners"] == record["winners"]

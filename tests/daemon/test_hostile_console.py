@@ -10,6 +10,7 @@ name (docs/rules.md is not involved: these are edge rules, docs/console.md).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -282,3 +283,83 @@ def test_the_console_client_retries_with_the_same_request_id(
     assert len(copies) >= 2  # sent again, same request id
     journal = read_journal(table.tmp / "journal" / f"{TABLE}.journal.jsonl").records
     assert len([r for r in journal if r["op"] == "hand"]) == 1
+
+
+# ------------------------------------------------------------------ issue 21 item 6
+
+
+def test_issue21_item6_a_second_daemon_with_the_same_table_id_is_refused(
+    tmp_path: Path, broker: MosquittoBroker, client: RecordingSubscriber
+) -> None:
+    """Two daemons with the same table id on one broker (other machines or directories)
+    both stayed online with no alert: a cmd/hand answered twice and journaled by both,
+    seq backwards, the retained state flip-flopping. The second now probes the table's
+    claim topic before it publishes anything and is refused (exit 3, one line); the
+    first alerts."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first, second = TableRig(tmp_path / "a", broker), TableRig(tmp_path / "b", broker)
+    try:
+        process = first.start_process()
+        wait_until(lambda: (latest(client, f"{ROOT}/status") or {}).get("status") == "online",
+                   WAIT, "the first daemon online")
+        readers = {f"{ROOT}/readers/{reader.id}" for reader in first.layout.readers}
+        wait_until(lambda: {m.topic for m in client.snapshot() if m.topic in readers
+                            and m.json().get("state") == "online"} == readers, WAIT * 2,
+                   "the first daemon's readers online")
+        time.sleep(2.0)  # its start-up settled: an idle table publishes no state
+        mark = len(client.snapshot())
+        refused = second.start_process()
+        assert refused.wait(timeout=WAIT * 2) == 3
+        second.process = None
+        (line,) = [text for text in second.daemon_log().splitlines()
+                   if text.startswith("stud-table run: ")]
+        assert "another daemon publishes as table 't1'" in line
+        assert f"pid {process.pid}" in line
+        # The second one published nothing on the table's topics.
+        later = client.snapshot()[mark:]
+        statuses = [m.json()["status"] for m in later if m.topic == f"{ROOT}/status"]
+        assert statuses == []
+        assert not [m for m in later if m.topic == STATE]
+        # The first one is up, online, and tells the floor who tried.
+        alerts = [m.json() for m in client.wait_for(
+            lambda m: m.topic == ALERTS and m.json()["code"] == "table_claimed_twice")]
+        assert "refused" in alerts[0]["message"]
+        assert process.poll() is None
+        assert latest(client, f"{ROOT}/status")["status"] == "online"
+    finally:
+        second.stop()
+        first.stop()
+
+
+def test_issue21_item6_another_live_publisher_of_the_table_degrades_and_alerts(
+    table: TableRig, client: RecordingSubscriber
+) -> None:
+    """A publisher of the same table that does not probe (an older daemon, or one that
+    went online while this one was cut off) is found by the claim every daemon
+    publishes with each status: alert and status degraded, naming it."""
+    table.start_process()
+    wait_until(lambda: (latest(client, f"{ROOT}/status") or {}).get("status") == "online",
+               WAIT, "the daemon online")
+    claim = f"{ROOT}/secure/claim"
+    other = ('{"table":"t1","seq":1,"ts":1.0,"instance":"0123456789abcdef","pid":4242,'
+             '"host":"other-pi","since":1.0,"probe":false}')
+    client._client.publish(claim, other.encode(), qos=1, retain=True).wait_for_publish(WAIT)
+    status = wait_until_status(client, "degraded")
+    assert "another daemon publishes as table 't1'" in status["reason"]
+    assert "other-pi" in status["reason"]
+    (alert,) = client.wait_for(lambda m: m.topic == ALERTS
+                               and m.json()["code"] == "table_claimed_twice")
+    assert "pid 4242" in alert.json()["message"]
+    # The daemon's own claim answered it (so the other one learns of it too).
+    wait_until(lambda: any(m.topic == claim and b"0123456789abcdef" not in m.payload
+                           for m in client.snapshot()), WAIT, "the daemon's own claim")
+
+
+def wait_until_status(client: RecordingSubscriber, status: str) -> dict[str, object]:
+    """Wait for ``status`` on the table's status topic; return that payload."""
+    wait_until(lambda: (latest(client, f"{ROOT}/status") or {}).get("status") == status,
+               WAIT * 2, f"status {status}")
+    found = latest(client, f"{ROOT}/status")
+    assert found is not None
+    return found

@@ -174,7 +174,17 @@ DAMAGE: dict[str, tuple[Damage, int, bool]] = {
     ),
     "garbage_appended": (lambda lines: b"".join(lines) + b"\x00garbage}\n{\"op\":1}\n", 2,
                          True),
+    # Issue 21 item 3: a complete, newline-terminated last record with a wrong CRC.
+    "crc_last_complete": (lambda lines: b"".join([*lines[:-1], bad_crc(lines[-1])]), 1, True),
 }
+
+
+def bad_crc(line: bytes) -> bytes:
+    """The line with one hex digit of its CRC changed (its newline kept)."""
+    index = line.index(b'"crc":"') + 7
+    changed = bytearray(line)
+    changed[index] = ord("0") if changed[index] != ord("0") else ord("1")
+    return bytes(changed)
 
 
 @pytest.mark.parametrize("case", sorted(DAMAGE))
@@ -510,3 +520,58 @@ def test_issue21_item1_journal_deleted_while_running_is_noticed_and_begun_again(
             if not (m.topic == f"{ROOT}/status" and m.json()["status"] == "lost")
             and not m.topic.endswith("/stats")]
     assert seqs == sorted(seqs)
+
+
+# ------------------------------------------------------ issue 21 item 3: zero blocks
+
+
+ZERO_BLOCK = 512
+"""Bytes of the zero-filled block (a quarter of the test journal)."""
+
+
+def _overlapping(lines: list[bytes], start: int, end: int) -> int:
+    """How many of ``lines`` overlap the byte range [start, end)."""
+    count, offset = 0, 0
+    for line in lines:
+        if offset < end and offset + len(line) > start:
+            count += 1
+        offset += len(line)
+    return count
+
+
+@pytest.mark.parametrize("where", ["start", "middle", "end-64", "end"])
+def test_issue21_item3_zero_filled_block_is_damage_counted_and_reported(
+    rig: TableRig, where: str
+) -> None:
+    """A zero-filled block (what a disk or a power cut can leave) at several offsets:
+    moved aside, the good records kept, the lost ones counted by the jseq still
+    readable (or said to be uncounted), the replay door refusing the kept file."""
+    mirror, events = _deal(rig)
+    lines = write_journal(rig, mirror, events[:16])
+    data = b"".join(lines)
+    end = {"start": ZERO_BLOCK, "middle": len(data) // 2 + ZERO_BLOCK // 2,
+           "end-64": len(data) - 64, "end": len(data)}[where]
+    damaged = data[: end - ZERO_BLOCK] + bytes(ZERO_BLOCK) + data[end:]
+    path = journal_file(rig)
+    path.write_bytes(damaged)
+    lost = _overlapping(lines, end - ZERO_BLOCK, end)
+    sub = subscribe(rig.broker.port)
+    rig.start_process()
+    status = wait_status(sub, "degraded")
+    assert "journal damaged" in status["reason"]
+    (alert,) = sub.wait_for(lambda m: m.topic == f"{ROOT}/alerts"
+                            and m.json()["code"] == "journal_damaged")
+    message = alert.json()["message"]
+    if where == "end":  # nothing behind the zeros names a jseq
+        assert "bytes unreadable" in message
+    else:
+        assert f"{lost} record(s) lost" in message
+    (kept,) = path.parent.glob(f"{TABLE}.journal.damaged-*.jsonl")
+    assert kept.read_bytes() == damaged
+    assert len(read_journal(path).records) >= len(lines) - lost  # every good one kept
+    wait_caught_up(rig, mirror)  # the readers' view journaled again
+    door = subprocess.run([sys.executable, "-m", "table_controller", "replay", str(kept),
+                           "--json"], capture_output=True, text=True, timeout=60, check=False)
+    assert door.returncode == 2
+    assert door.stderr.count("\n") == 1
+    assert f"{kept}:" in door.stderr  # FILE:LINE: problem, naming the line

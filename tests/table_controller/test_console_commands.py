@@ -176,3 +176,14 @@ def test_issue21_item7_every_text_field_is_checked_like_seat_names(
 def test_issue21_item7_a_plain_reason_still_passes_squeezed_to_one_line() -> None:
     event = parse_command("kill", b'{"seat": 3, "reason": "absent\\n (rule 6)"}', seats=8)
     assert event == FloorRuling(3, "kill", "absent (rule 6)", 0.0)
+
+
+def test_issue21_item9_a_console_command_with_a_duplicate_key_is_refused() -> None:
+    """Duplicate keys were silently last-wins (``{"op":"place","op":"remove"}``); for
+    console commands they are refused naming the key (scripts: another change)."""
+    with pytest.raises(CommandError) as caught:
+        parse_command("kill", b'{"seat": 3, "seat": 4, "reason": "x"}', seats=8)
+    assert caught.value.code == INVALID_COMMAND
+    assert "duplicate key 'seat'" in caught.value.reason
+    with pytest.raises(CommandError, match="duplicate key 'n'"):
+        parse_command("hand", b'{"players": [1, 2], "stacks": {"n": 1, "n": 2}}', seats=8)

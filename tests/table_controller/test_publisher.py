@@ -159,7 +159,8 @@ def test_state_events_alerts_readers_and_seq_order(
     pub.publish_alert(sample.alert(1))
     live.wait_for(lambda m: m.topic == TOPICS.alerts)
 
-    got = [m for m in live.snapshot() if m.topic != TOPICS.status]
+    # The claim (issue 21 item 6) goes out with every status.
+    got = [m for m in live.snapshot() if m.topic not in (TOPICS.status, TOPICS.claim)]
     assert [m.topic for m in got] == [
         TOPICS.reader("1"), TOPICS.state, TOPICS.secure_state, TOPICS.events,
         TOPICS.secure_events, TOPICS.events, TOPICS.secure_events, TOPICS.alerts,
@@ -182,9 +183,9 @@ def test_state_events_alerts_readers_and_seq_order(
     assert "down" not in got[1].json()["seats"][0]
 
     late = _subscribe(mosquitto.port, subscribers)
-    retained = late.wait_for(lambda m: m.retain, count=4)  # status, reader, state, secure
+    retained = late.wait_for(lambda m: m.retain, count=5)  # status, claim, reader, state, secure
     assert {m.topic for m in retained} == {
-        TOPICS.status, TOPICS.reader("1"), TOPICS.state, TOPICS.secure_state,
+        TOPICS.status, TOPICS.claim, TOPICS.reader("1"), TOPICS.state, TOPICS.secure_state,
     }
 
 

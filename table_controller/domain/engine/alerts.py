@@ -87,6 +87,7 @@ class AlertCode(StrEnum):
     MQTT_BACKLOG = "mqtt_backlog"
     MQTT_SESSION_TAKEN_OVER = "mqtt_session_taken_over"
     MQTT_LINK_UNSTABLE = "mqtt_link_unstable"
+    TABLE_CLAIMED_TWICE = "table_claimed_twice"
 
 
 class Severity(StrEnum):
@@ -210,6 +211,8 @@ VOCABULARY: Final[Mapping[AlertCode, CodeInfo]] = MappingProxyType({
         _C, None, "the journal is gone: the hand in progress was not restored", _D),
     AlertCode.DAEMON_CANNOT_START: CodeInfo(
         _C, None, "the table controller cannot run: a person must fix it", _D),
+    AlertCode.TABLE_CLAIMED_TWICE: CodeInfo(
+        _C, None, "another daemon publishes (or tried to) as this table on the broker", _D),
     AlertCode.READER_FAULT: CodeInfo(
         _E, None, "a reader reports a hardware fault on an antenna", _D),
     AlertCode.HAND_INTERRUPTED: CodeInfo(
