@@ -20,7 +20,8 @@ stamps every message on ``state``, ``secure/state`` and ``secure/events``.
 
 Runs, one table each, same seed (so the same hands): the worker ``off`` (readings
 only: the baseline for the card latency), ``process`` (the daemon's default: a
-child process at nice +5) and ``thread`` (a worker thread of the daemon). Set by
+child process at nice 19, ``equity_child.CHILD_NICE``) and ``thread`` (a worker
+thread of the daemon). Set by
 the daemon's ``STUD_TABLE_EQUITY_WORKER`` environment variable.
 
     .venv/bin/python bench/bench_daemon_equity.py [--hands 10] [--speed 10] \

@@ -27,6 +27,9 @@
    the engine thread, the engine thread's work per TAG_ARRIVED, and one paho
    ``publish()`` call.
 
+The daemon's live equity worker is part of the configuration (``--equity-worker``,
+default ``process`` as in the daemon; ``off`` gives the card path without it).
+
     .venv/bin/python bench/bench_daemon_latency.py [--hands 20] [--speed 10] \
         [--fsync always never] [--breakdown]
 """
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import statistics
@@ -392,8 +396,17 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--breakdown", action="store_true",
                         help="also time the daemon's engine thread (bench/daemon_breakdown.py)")
+    parser.add_argument("--equity-worker", choices=["process", "thread", "off"],
+                        default="process",
+                        help="the daemon's live equity worker (STUD_TABLE_EQUITY_WORKER;"
+                        " default process, the daemon's own default)")
     args = parser.parse_args()
     configure_logging("console", "warning")
+    # The daemon child inherits it: the figure depends on it (issue 25), so say it.
+    os.environ["STUD_TABLE_EQUITY_WORKER"] = args.equity_worker
+    print(f"configuration: equity worker {args.equity_worker}, fsync {' and '.join(args.fsync)},"
+          f" speed {args.speed:g}, {args.hands} hands; load average"
+          f" {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
 
     frame_bytes, wire = wire_time()
     pure = run_in_process(max(args.hands, 200), args.seed)

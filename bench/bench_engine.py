@@ -12,7 +12,7 @@ PokerKit plays the same hands through its class for the game
 ``FixedLimitSevenCardStudHighLowSplitEightOrBetter``) with the same cards, burns
 and folds, everyone else checking or calling (table_controller/testing/pokerkit_stud.py).
 The same hands are timed for every game asked (``--game all``, the default: stud,
-razz and stud8 in turn, RULES.md "Variants"). Printed per game: median and p99 time
+razz and stud8 in turn, docs/rules.md "Variants"). Printed per game: median and p99 time
 per hand, hands per second, and the ratios. Target (issue 3, issue 10): the engine
 at least 10 times faster than PokerKit in every game.
 """

@@ -1,45 +1,58 @@
-"""Benchmark: stud equity, ours against a phevaluator loop and PokerKit, same spots.
+"""Benchmark: equity, ours against phevaluator loops, our general method and PokerKit.
 
-Three kinds of spot (random, seeded, the same for every contender):
+Every timing is of a **fresh spot** (random, seeded, the same for every contender):
+each spot is computed once and timed once, so no cache holds that spot's cards
+(repeating one spot measured ~40 % faster: issue 25). Kinds of spot:
 
-* heads-up 5th street, exact (five dead cards: about 400,000 run-outs);
-* three-way 6th street, exact (about 36,000 run-outs);
-* eight-way 3rd street, Monte Carlo to a standard error of at most 0.25 points
-  (the rule-15 community card included: 8 x 4 cards do not fit in 28).
+* heads-up 5th street, exact, five dead cards (396,270 run-outs), in ``stud``,
+  ``razz`` and ``stud8``;
+* three-way 6th street, exact (about 36,000 run-outs), ``stud``;
+* eight-way 3rd street, ``stud``, Monte Carlo to a standard error of at most 0.25
+  points (the rule-15 community card included: 8 x 4 cards do not fit in 28).
 
-Contenders:
+Contenders, each named exactly in the output:
 
 * **ours**: ``compute_equity`` (numpy; tables built before timing);
-* **phevaluator loop**: a plain loop over the same run-outs (exact spots) or the
-  same number of random run-outs (Monte Carlo spot), each seat valued by
-  phevaluator's C core ``_pheval.evaluate_7cards`` — the obvious fast design;
-* **PokerKit** ``calculate_equities`` (its stud model: seven hole cards, no board;
-  with the community card, six hole cards and a one-card board): pure Python, so it
-  is timed on a few hundred samples and its time per run-out is multiplied by the
-  run-outs ours covered ("extrapolated").
+* **phe, every run-out** (stud): a plain Python loop over the same run-outs (exact
+  spots) or the same number of random run-outs (Monte Carlo spot) calling
+  phevaluator's C core ``_pheval.evaluate_7cards`` for every seat of every run-out
+  (heads-up: seat 1 once per completion, seat 2 per run-out);
+* **phe, completions once** (stud, heads-up only): the fastest obvious design with
+  phevaluator, each seat's completions valued once by its C core (861 each) and the
+  disjoint pairs compared with numpy broadcasting (card masks, one 861 x 861 matrix);
+* **ours, cross product** (heads-up razz and stud8): our general method
+  (``exact._cross_product``: every run-out formed), what stud8 heads-up used before
+  the counting method of issue 25;
+* **PokerKit** ``calculate_equities`` (stud: its model of seven hole cards, no board;
+  with the community card, six hole cards and a one-card board): pure Python, so it is
+  timed on 200 samples and its time per run-out multiplied by the run-outs ours
+  covered ("extrapolated").
 
-Prints per spot kind the median and p99 wall time of ours, CPU time too (the
-machine may be shared), and the ratios. ``--spots`` spots per kind, ``--repeat``
-timings of ours per spot.
+Prints per kind the median and p99 wall time of ours over the spots, CPU time, and each
+contender's median with the ratio contender / ours (median wall), and the load average.
 
-    .venv/bin/python bench/bench_equity.py [--spots 5] [--repeat 10]
+    .venv/bin/python bench/bench_equity.py [--spots 20]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import time
 from collections.abc import Callable
 from itertools import combinations
 
+import numpy as np
 import pokerkit
 from phevaluator import _pheval
 
 from table_controller.domain.cards import DECK, Card
 from table_controller.domain.equity.core import compute_equity
-from table_controller.domain.equity.evaluate import tables
+from table_controller.domain.equity.evaluate import Game, tables
+from table_controller.domain.equity.exact import _cross_product
+from table_controller.domain.equity.model import prepare
 
 Seats = dict[int, list[Card]]
 PK = {card: next(iter(pokerkit.Card.parse(card.code))) for card in DECK}
@@ -100,6 +113,25 @@ def _phe_heads_up(hands: list[list[int]], needs: list[int], unseen: list[int]) -
     return [share, 1 - share]
 
 
+def _phe_completions_once(seats: Seats, dead: list[Card]) -> list[float]:
+    """Heads-up: each seat's completions valued once by phevaluator's C core, the
+    disjoint pairs compared with numpy broadcasting."""
+    evaluate = _pheval.evaluate_7cards
+    used = {c for cards in seats.values() for c in cards} | set(dead)
+    unseen = [c.index for c in DECK if c not in used]
+    values, masks = [], []
+    for cards in seats.values():
+        hand = [c.index for c in cards]
+        picks = list(combinations(unseen, 7 - len(hand)))
+        values.append(np.array([evaluate(*hand, *pick) for pick in picks]))
+        masks.append(np.array([sum(1 << c for c in pick) for pick in picks], dtype=np.uint64))
+    disjoint = (masks[0][:, None] & masks[1][None, :]) == 0
+    wins = ((values[0][:, None] < values[1][None, :]) & disjoint).sum()
+    ties = ((values[0][:, None] == values[1][None, :]) & disjoint).sum()
+    share = (wins + ties / 2) / disjoint.sum()
+    return [float(share), float(1 - share)]
+
+
 def _phe_sampled(seats: Seats, samples: int, community: bool) -> list[float]:
     """The same number of random run-outs as ours, phevaluator's C core per seat."""
     evaluate = _pheval.evaluate_7cards
@@ -148,53 +180,81 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def _contenders(game: Game, heads_up: bool) -> list[str]:
+    if game is not Game.STUD:
+        return ["ours, cross product"]
+    if heads_up:
+        return ["phe, every run-out", "phe, completions once", "PokerKit (extrapolated)"]
+    return ["phe, every run-out", "PokerKit (extrapolated)"]
+
+
+def _contender(name: str, seats: Seats, dead: list[Card], game: Game, *,
+               runouts: int, community: bool, exact: bool) -> tuple[float, list[float] | None]:
+    """(seconds, its equities or None) of one contender on one spot."""
+    start = time.perf_counter()
+    if name == "phe, every run-out":
+        equities = (_phe_exact(seats, dead) if exact
+                    else _phe_sampled(seats, runouts, community))
+    elif name == "phe, completions once":
+        equities = _phe_completions_once(seats, dead)
+    elif name == "ours, cross product":
+        _cross_product(prepare(seats, dead, game))
+        equities = None
+    else:
+        return _pokerkit_per_runout(seats, dead, community) * runouts, None
+    return time.perf_counter() - start, equities
+
+
 def main() -> None:
     """Run the benchmark and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--spots", type=int, default=5, help="random spots per kind")
-    parser.add_argument("--repeat", type=int, default=10, help="timings of ours per spot")
+    parser.add_argument("--spots", type=int, default=20, help="fresh spots per kind")
     args = parser.parse_args()
     build, _ = _timed(tables)
-    print(f"table build (once per process): {build * 1000:.0f} ms")
+    print(f"table build (once per process): {build * 1000:.0f} ms;"
+          f" load average at start {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
     kinds = [
-        ("heads-up 5th street, exact", (5, 5), 5, 0.050),
-        ("three-way 6th street, exact", (6, 6, 6), 0, 0.050),
-        ("eight-way 3rd street, MC (SE <= 0.25 pt)", (3,) * 8, 0, 0.100),
+        ("heads-up 5th street, exact", Game.STUD, (5, 5), 5, 0.050),
+        ("heads-up 5th street, exact", Game.RAZZ, (5, 5), 5, 0.050),
+        ("heads-up 5th street, exact", Game.STUD8, (5, 5), 5, 0.005),
+        ("three-way 6th street, exact", Game.STUD, (6, 6, 6), 0, 0.050),
+        ("eight-way 3rd street, MC (SE <= 0.25 pt)", Game.STUD, (3,) * 8, 0, 0.100),
     ]
     rng = random.Random(2026)
-    print(f"{'spot':44} {'runouts':>9} {'ours med':>9} {'ours p99':>9} {'ours cpu':>9}"
-          f" {'target':>7} {'phe loop':>9} {'x':>6} {'PokerKit*':>10} {'x':>7} {'max|d|':>7}")
-    for name, counts, dead, target in kinds:
-        walls, cpus, phe_times, pk_times, runouts, diffs = [], [], [], [], [], []
-        for _ in range(args.spots):
+    for name, game, counts, dead, target in kinds:
+        walls, cpus, runouts, diffs = [], [], [], []
+        others: dict[str, list[float]] = {c: [] for c in _contenders(game, len(counts) == 2)}
+        spots = args.spots if len(counts) < 8 else max(3, args.spots // 4)
+        for _ in range(spots):
             seats, dead_cards = _spot(rng, counts, dead)
-            result = compute_equity(seats, dead_cards)
-            for _ in range(args.repeat):
-                wall, cpu = _timed(lambda s=seats, d=dead_cards: compute_equity(s, d))
-                walls.append(wall)
-                cpus.append(cpu)
+            wall, cpu = _timed(lambda s=seats, d=dead_cards, g=game: compute_equity(s, d, g))
+            result = compute_equity(seats, dead_cards, game)  # the result, untimed
+            walls.append(wall)
+            cpus.append(cpu)
             runouts.append(result.runouts)
-            if result.exact:
-                start = time.perf_counter()
-                reference = _phe_exact(seats, dead_cards)
-            else:
-                start = time.perf_counter()
-                reference = _phe_sampled(seats, result.runouts, result.community)
-            phe_times.append(time.perf_counter() - start)
-            diffs.extend(abs(a - b) for a, b in zip(result.equity.values(), reference,
-                                                    strict=True))
-            pk_times.append(_pokerkit_per_runout(seats, dead_cards, result.community)
-                            * result.runouts)
+            for contender, times in others.items():
+                seconds, equities = _contender(
+                    contender, seats, dead_cards, game, runouts=result.runouts,
+                    community=result.community, exact=result.exact)
+                times.append(seconds)
+                if equities is not None:
+                    diffs.extend(abs(a - b) for a, b in zip(result.equity.values(), equities,
+                                                            strict=True))
         med = statistics.median(walls)
-        phe = statistics.median(phe_times)
-        pk = statistics.median(pk_times)
-        print(f"{name:44} {statistics.median(runouts):>9,.0f} {med * 1000:>7.1f}ms"
-              f" {_pct(walls, 0.99) * 1000:>7.1f}ms {statistics.median(cpus) * 1000:>7.1f}ms"
-              f" {target * 1000:>5.0f}ms {phe * 1000:>7.0f}ms {phe / med:>6.1f}"
-              f" {pk:>9.1f}s {pk / med:>7.0f} {max(diffs):>7.4f}")
-    print("x = contender time / ours (median wall). PokerKit* = its time per sample x the"
-          " run-outs ours covered. max|d| = largest equity difference from the phevaluator"
-          " loop (exact spots: rounding only; MC spot: two independent samples).")
+        print(f"\n{name}, {game.value}: {len(walls)} fresh spots, run-outs"
+              f" {statistics.median(runouts):,.0f} (median); target {target * 1000:.0f} ms")
+        print(f"  ours: median {med * 1000:.2f} ms, p99 {_pct(walls, 0.99) * 1000:.2f} ms,"
+              f" CPU median {statistics.median(cpus) * 1000:.2f} ms")
+        for contender, times in others.items():
+            other = statistics.median(times)
+            unit = f"{other:.1f} s" if other >= 10 else f"{other * 1000:.1f} ms"
+            print(f"  {contender}: median {unit} = {other / med:,.1f} x ours")
+        if diffs:
+            print(f"  largest equity difference from the phevaluator loops: {max(diffs):.4f}")
+    print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
+    print("phe = phevaluator's C core (_pheval.evaluate_7cards) called from Python. Exact"
+          " spots differ from it by rounding only; the MC spot compares two independent"
+          " samples of the same size.")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 Three layers, each usable alone:
 
 * :class:`FirmwareModel` (pure): tags placed on antennas, one scan cycle at a time
-  with a per-tag dropout probability (stacked cards), the messages the firmware
+  with a per-tag dropout probability (stacked cards) or, when given one, what an RF
+  channel (:mod:`firmware_bridge.rf_channel`) says each antenna reads, the messages the firmware
   sends (TAG_ARRIVED / TAG_LEFT on change, INVENTORY, HEARTBEAT, HELLO) and its
   answers to host commands. No clock, no I/O: the caller says when a cycle happens.
 * :class:`NoiseChannel` (pure): byte errors, random insertions and deletions, and
@@ -64,6 +65,9 @@ DEFAULT_INVENTORY_PERIOD: Final = 2.0
 
 _READ_CHUNK: Final = 4096
 
+ChannelReads = Callable[[int, float], Sequence[str]]
+"""(antenna, scan time) -> the UIDs that antenna reads in that scan (an RF channel)."""
+
 
 class FirmwareModel:
     """What the reader firmware reports, as a pure state machine (see module doc).
@@ -71,6 +75,11 @@ class FirmwareModel:
     ``leave_after_misses`` is the firmware's own debounce: a reported tag is declared
     gone after that many consecutive scans without it. The default, 1, reports every
     dropout, the worst case the host must cope with.
+
+    ``reads``, if set, replaces the placed tags and the dropout: called per antenna
+    per scan with the scan's time, it returns the UIDs that antenna reads (the RF
+    channel's view, which includes cross-reads of tags lying on other antennas and
+    leaves out tags it does not read).
     """
 
     def __init__(
@@ -82,6 +91,7 @@ class FirmwareModel:
         dropout_probability: float = 0.0,
         leave_after_misses: int = 1,
         rng: random.Random | None = None,
+        reads: ChannelReads | None = None,
     ) -> None:
         if not 1 <= antenna_count <= MAX_ANTENNAS:
             raise ValueError(f"antenna count {antenna_count} outside 1..{MAX_ANTENNAS}")
@@ -91,6 +101,7 @@ class FirmwareModel:
         self.dropout_probability = dropout_probability
         self.leave_after_misses = leave_after_misses
         self.rng = rng if rng is not None else random.Random()
+        self.reads = reads
         # dicts, not sets: insertion order keeps inventories stable and readable.
         self._placed: list[dict[str, None]] = [{} for _ in range(antenna_count)]
         self._reported: list[dict[str, None]] = [{} for _ in range(antenna_count)]
@@ -129,13 +140,17 @@ class FirmwareModel:
         """Tags the firmware currently reports on ``antenna``."""
         return tuple(self._reported[antenna])
 
-    def scan(self) -> list[ReaderMessage]:
-        """Run one scan cycle over every antenna; return the arrivals and departures."""
+    def scan(self, now: float = 0.0) -> list[ReaderMessage]:
+        """Run one scan cycle over every antenna (at time ``now``, which only an RF
+        channel reads); return the arrivals and departures."""
         self.scan_cycles = (self.scan_cycles + 1) & U32_MAX
         out: list[ReaderMessage] = []
         dropout = self.dropout_probability
+        reads = self.reads
         for antenna, placed in enumerate(self._placed):
-            if dropout > 0.0:
+            if reads is not None:
+                seen = list(dict.fromkeys(reads(antenna, now)))
+            elif dropout > 0.0:
                 seen = [uid for uid in placed if self.rng.random() >= dropout]
             else:
                 seen = list(placed)
@@ -550,7 +565,7 @@ class ReaderEmulator:
                     continue
                 if now >= next_scan:
                     next_scan = max(next_scan + self.scan_period, now)
-                    self._send_locked(self.model.scan())
+                    self._send_locked(self.model.scan(now))
                 if now >= next_heartbeat:
                     next_heartbeat = max(next_heartbeat + self.heartbeat_period, now)
                     uptime_ms = int((now - self._boot_time) * 1000)

@@ -53,6 +53,7 @@ from table_controller.archive.store import (
 )
 from table_controller.mqtt.broker_config import configure_client
 from table_controller.mqtt.topics import ArchiveTopics, shown_name
+from table_controller.mqtt.unreachable import BrokerOutage
 
 log = structlog.get_logger(__name__)
 
@@ -120,6 +121,8 @@ class ArchiveService:
         self._last_status: tuple[Any, ...] | None = None
         self._writer = threading.Thread(target=self._write_loop, name="archive-writer",
                                         daemon=True)
+        self.outage = BrokerOutage("archive_mqtt_unreachable", cfg.broker.host, cfg.broker.port)
+        """Says once, with the reason, that the broker cannot be reached (issue 24)."""
         self.client = self._mqtt_client()
 
     # ------------------------------------------------------------------ MQTT in
@@ -136,6 +139,7 @@ class ArchiveService:
         client.will_set(self.topics.status, self._status_payload("lost", "connection lost"),
                         qos=1, retain=True)
         client.on_connect = self._on_connect
+        client.on_connect_fail = self.outage.on_connect_fail
         client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message
         return client
@@ -145,6 +149,7 @@ class ArchiveService:
         if reason.is_failure:
             log.error("archive_mqtt_refused", reason=str(reason))
             return
+        self.outage.connected()
         client.subscribe([(f, SubscribeOptions(qos=1))
                           for f in self.topics.filters(self.cfg.secure)])
         self.connected.set()

@@ -55,27 +55,45 @@ def run_broadcast(args: argparse.Namespace) -> int:
     try:
         cfg = load_broadcast_config(args.config)
     except ConfigError as exc:
-        print(exc, file=sys.stderr)
+        print(f"stud-table broadcast: {exc}", file=sys.stderr)
         return EXIT_BAD_CONFIG
     from table_controller.broadcast.service import Broadcast  # noqa: PLC0415 - web stack
+    from table_controller.broadcast.store import StoreInUseError  # noqa: PLC0415
     from table_controller.daemon.logging import configure_logging  # noqa: PLC0415
 
     configure_logging("console" if sys.stderr.isatty() else "json")
     try:
         service = Broadcast(cfg)
+    except StoreInUseError as exc:  # a second instance: it would knock the first off
+        print(f"{args.config}: state_file: {exc}", file=sys.stderr)
+        return EXIT_BAD_CONFIG
     except OSError as exc:
-        print(f"{args.config}: state_file: cannot open: {exc}", file=sys.stderr)
+        print(f"stud-table broadcast: {args.config}: state_file: cannot open {cfg.state_file}:"
+              f" {exc.strerror}", file=sys.stderr)
         return EXIT_BAD_CONFIG
     except sqlite3.Error as exc:  # damaged or not ours: a person must look at it
-        print(f"{args.config}: state_file: {cfg.state_file} cannot be used: {exc}",
-              file=sys.stderr)
+        print(f"stud-table broadcast: {args.config}: state_file: {cfg.state_file} cannot be"
+              f" used: {exc}", file=sys.stderr)
         return EXIT_NEEDS_PERSON
+    try:
+        # Bound before the broker is joined: a port in use stops here, in one line.
+        sock = service.bind()
+    except OSError as exc:
+        service.store.close()
+        print(f"{args.config}: http: {exc}", file=sys.stderr)
+        return EXIT_BAD_CONFIG
 
     def ready(port: int) -> None:
-        print(f"stud-table broadcast: serving on http://{cfg.http.host}:{port}/", flush=True)
+        for line in service.delay_lines():  # which delay is in force, and why
+            print(f"stud-table broadcast: {line}", flush=True)
+        # http.port = 0 takes any free port: said, so nobody hunts for the page (issue 24).
+        picked = " (http.port = 0: a free port was picked; set one for production)" if (
+            cfg.http.port == 0) else ""
+        print(f"stud-table broadcast: serving on http://{cfg.http.host}:{port}/{picked}",
+              flush=True)
 
     try:
-        asyncio.run(service.serve(ready))
+        asyncio.run(service.serve(ready, sock))
     except KeyboardInterrupt:
         return 0
     except OSError as exc:

@@ -12,6 +12,7 @@ the password itself except to check a login against the hash.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any, Final
 
@@ -46,11 +47,26 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+_ORIGIN: Final = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?")
+
+
+def _origins(value: list[str]) -> list[str]:
+    for origin in value:
+        if not _ORIGIN.fullmatch(origin):
+            raise ValueError(f"{origin[:80]!r} is not an origin (http[s]://host[:port])")
+    return value
+
+
 class HttpConfig(_Section):
     """``[http]``: where the pages are served. Localhost unless said otherwise."""
 
     host: str = Field(default="127.0.0.1", description="Bind address; put TLS in front.")
     port: int = Field(default=8480, ge=0, le=65535, description="0: any free port.")
+    overlay_frame_ancestors: Annotated[list[str], AfterValidator(_origins)] = Field(
+        default_factory=list,
+        description="Origins whose pages may frame the overlay pages (a web-based"
+        " switcher). OBS's browser source does not frame a page: leave it empty."
+        " Every other page can never be framed.")
 
 
 class ProducerConfig(_Section):
@@ -58,6 +74,10 @@ class ProducerConfig(_Section):
 
     password_hash: Annotated[str, AfterValidator(checked_hash)] = Field(
         description="scrypt hash (stud-table broadcast --hash-password).")
+    confirm_cut: float = Field(
+        default=0.5, gt=0.0, le=1.0,
+        description="A delay cut by more than this fraction of the delay in force needs"
+        " a confirmation on the producer page.")
 
 
 class OutputConfig(_Section):

@@ -25,13 +25,19 @@ message of RAM (docs/broadcast.md, figures).
 **Reveal filter.** What a delayed output shows of the hole cards, per output:
 
 * ``all``: every hole card as dealt, also of hands folded or mucked later;
-* ``showdown``: only the hands that are shown down; because the output runs
-  behind the table, the hand's result is often already known when its first
-  cards are released, and then those seats' hole cards are shown from the deal
-  on (the broadcast practice). A hand folded, or mucked at showdown, stays
-  hidden;
+* ``showdown`` (the default, no spoiler): the hole cards of a hand that is shown
+  down, from the moment the *delayed* timeline reaches the showdown (the hand's
+  result as released on this output) on. Until then the output shows no more than
+  the public feed: a viewer cannot tell on 3rd street who will reach showdown;
+* ``showdown_early`` (spoils the hand): because the output runs behind the table,
+  the hand's result is often already known when its first cards are released;
+  then the seats that will be shown down are revealed from the deal on. Viewers
+  learn early who goes to showdown (the live hand is over by then: a spoiler, not
+  a leak);
 * ``never``: no hole card, only what the public feed carries (a hand shown
   down is public by then and appears in the result).
+
+A hand folded, or mucked at showdown, stays hidden in both showdown modes.
 
 Anything computed from a hidden down card is hidden with it: the seat's reading,
 and every seat's equity, win, tie, standard error and outs, which are computed
@@ -68,7 +74,14 @@ class Reveal(StrEnum):
 
     ALL = "all"
     SHOWDOWN = "showdown"
+    SHOWDOWN_EARLY = "showdown_early"
     NEVER = "never"
+
+    @property
+    def id_class(self) -> str:
+        """The store's id class of an output in this mode (store module docstring):
+        one that hides any hand leaves out the secure states that only add equity."""
+        return "n_se" if self is Reveal.ALL else "n_vis"
 
 
 class DelayError(ValueError):
@@ -166,7 +179,7 @@ def shown_seats(result: Mapping[str, Any] | None) -> frozenset[int] | None:
 def _revealed(seat: int, mode: Reveal, shown: frozenset[int] | None) -> bool:
     if mode is Reveal.ALL:
         return True
-    if mode is Reveal.SHOWDOWN:
+    if mode in (Reveal.SHOWDOWN, Reveal.SHOWDOWN_EARLY):
         return shown is not None and seat in shown
     return False
 

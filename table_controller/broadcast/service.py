@@ -7,9 +7,16 @@ Thin edges around the pure core (:mod:`.delay`):
   checked (a JSON object with the envelope's ``seq`` and ``ts``), stored on disk
   (:mod:`.store`, committed) and only then handed to the delay lines;
 * **out**: Starlette over uvicorn serves the pages and one server-sent-event stream
-  per page. Every SSE event carries the store's sequence number as its ``id``: a
-  browser's ``EventSource`` reconnects by itself after a blip and sends
-  ``Last-Event-ID``; the stream resumes right after it (no gap, no duplicate).
+  per page. Every SSE event carries the output's own dense number of the message
+  as its ``id`` (:mod:`.store`, "Per-output event ids"): a browser's
+  ``EventSource`` reconnects by itself after a blip and sends ``Last-Event-ID``;
+  the stream resumes right after it (no gap, no duplicate).
+
+Nothing a public or delayed output sends depends on what it may not show yet
+(issue 22): its ids count only what it shows, a ``reset`` compares the page's id
+only with what this output has released, keepalives keep their own rhythm,
+the daemon's envelope ``seq`` (which counts secure-only messages too) is left
+out of what it shows, and a malformed id is a 400 like any other.
 
 Outputs (docs/broadcast.md): ``venue`` (public feed, live), ``producer`` (secure
 feed, live, locked) and the configured delayed ones (secure feed, delay ``D``,
@@ -27,6 +34,7 @@ import base64
 import binascii
 import contextlib
 import json
+import math
 import secrets
 import socket
 import sqlite3
@@ -69,8 +77,11 @@ from table_controller.broadcast.delay import (
 from table_controller.broadcast.store import Store, Stored
 from table_controller.mqtt.broker_config import configure_client
 from table_controller.mqtt.topics import ROOT, TableTopics
+from table_controller.mqtt.unreachable import BrokerOutage
 from table_controller.web.inbound import parse_payload
 from table_controller.web.passwords import check_password
+from table_controller.web.security import SecurityHeaders, cross_origin, event_id
+from table_controller.web.throttle import LoginThrottle
 
 log = structlog.get_logger(__name__)
 
@@ -82,6 +93,8 @@ MAX_SESSIONS: Final = 1000
 """Producer logins remembered (cookies); past this the oldest is forgotten."""
 SESSION_EXPIRY_S: Final = 24 * 3600
 """How long the broker keeps our session (and queues messages) while we are down."""
+HASHES_AT_ONCE: Final = 2
+"""Password checks run at the same time (scrypt: 16 MiB and ~50 ms each)."""
 
 # (topic suffix after stud/v1/<table>/) -> (feed, kind)
 _ROUTES: Final = {
@@ -120,7 +133,23 @@ class Output:
     locked: bool
     floor_s: float = 0.0
     delayed: bool = True
+    source: str = "config"
+    """Where the delay in force comes from: ``config`` or ``producer``."""
+    config_delay_s: float = 0.0
     changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def id_class(self) -> str:
+        """The store's id class this output numbers its events in."""
+        return "n_all" if self.reveal is None else self.reveal.id_class
+
+    def why(self) -> str:
+        """One line: the delay in force and why (the producer page and the start line)."""
+        delay = f"{self.line.delay_s:g} s + {self.line.offset_ms} ms"
+        if self.source == "producer":
+            return (f"{delay}, set on the producer page (broadcast.toml says"
+                    f" {self.config_delay_s:g} s; a longer delay there would win)")
+        return f"{delay}, from broadcast.toml"
 
     def info(self) -> dict[str, Any]:
         """What a page shows about its output (no secret)."""
@@ -128,12 +157,18 @@ class Output:
                 "offset_ms": self.line.offset_ms,
                 "reveal": self.reveal.value if self.reveal else None,
                 "delayed": self.delayed, "backlog": self.line.backlog,
-                "min_delay_s": self.floor_s}
+                "min_delay_s": self.floor_s, "delay_source": self.source,
+                "config_delay_s": self.config_delay_s,
+                "delay_why": self.why() if self.delayed else "live"}
 
     def wake(self) -> None:
         """Wake every stream waiting on this output (they re-read the store)."""
         self.changed.set()
         self.changed = asyncio.Event()
+
+
+class ConfirmNeededError(DelayError):
+    """A delay change that needs the producer's confirmation (a large cut)."""
 
 
 class Broadcast:
@@ -145,7 +180,8 @@ class Broadcast:
         self.store = Store(cfg.state_file)
         self.outputs: dict[str, Output] = {}
         self._sessions: dict[str, None] = {}  # insertion-ordered: the oldest goes first
-        self._auth_lock = asyncio.Lock()
+        self.throttle = LoginThrottle()
+        self._hashing: asyncio.Semaphore | None = None  # made on the serving loop
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tick = asyncio.Event()
         self.refused = 0
@@ -156,6 +192,9 @@ class Broadcast:
         self._add("producer", "secure", None, locked=True, delay=0.0, delayed=False)
         for out in cfg.outputs:
             self._add_configured(out)
+        self.outage = BrokerOutage("broadcast_mqtt_unreachable", cfg.broker.host,
+                                   cfg.broker.port)
+        """Says once, with the reason, that the broker cannot be reached (issue 24)."""
         self.client = self._mqtt_client()
 
     # ------------------------------------------------------------------ outputs
@@ -167,23 +206,42 @@ class Broadcast:
     def _add(self, name: str, feed: str, reveal: Reveal | None, *, locked: bool, delay: float,
              offset: int = 0, floor: float = 0.0, delayed: bool = True) -> None:
         row = self.store.output(name)
-        if row is not None and delayed and (row.delay_s, row.offset_ms) != (delay, offset):
-            # The delay set from the producer page survives a restart: the show goes on.
-            log.info("broadcast_delay_kept", output=name, delay_s=row.delay_s,
-                     offset_ms=row.offset_ms, config_delay_s=delay)
-            delay, offset = max(row.delay_s, floor), row.offset_ms
+        config_delay, source = delay, "config"
+        if row is not None and delayed and row.source == "producer":
+            # Precedence (docs/broadcast.md "Which delay is in force"): a delay set on
+            # the producer page survives a restart, unless broadcast.toml now asks
+            # for a longer one (an operator matching a longer video delay must get
+            # it); a delay only ever written from the file follows the file.
+            if delay > row.delay_s:
+                log.info("broadcast_delay_from_config", output=name, delay_s=delay,
+                         producer_delay_s=row.delay_s)
+            else:
+                delay, offset, source = max(row.delay_s, floor), row.offset_ms, "producer"
+                log.info("broadcast_delay_from_producer", output=name, delay_s=delay,
+                         offset_ms=offset, config_delay_s=config_delay)
         line = DelayLine(delay_s=delay, offset_ms=offset, released=row.released if row else 0)
         for seq, ts in self.store.pending(feed, line.released):
             line.push(seq, ts)
-        self.outputs[name] = Output(name, feed, line, reveal, locked, floor, delayed)
+        self.outputs[name] = Output(name, feed, line, reveal, locked, floor, delayed,
+                                    source=source, config_delay_s=config_delay)
         self._save(self.outputs[name])
 
     def _save(self, out: Output) -> None:
         self.store.save_output(out.name, out.line.delay_s, out.line.offset_ms,
-                               out.line.released)
+                               out.line.released, out.source)
 
-    def set_delay(self, name: str, delay_s: float | None, offset_ms: int | None) -> Output:
-        """Change an output's delay and/or offset (persisted before it takes effect)."""
+    def delay_lines(self) -> list[str]:
+        """Each delayed output's delay in force and why (printed at start)."""
+        return [f"output {out.name}: delay {out.why()}" for out in self.outputs.values()
+                if out.delayed]
+
+    def set_delay(self, name: str, delay_s: float | None, offset_ms: int | None,
+                  *, confirmed: bool = True) -> Output:
+        """Change an output's delay and/or offset (persisted before it takes effect).
+
+        A delay below the output's floor is refused; one that cuts the delay in force
+        by more than ``[producer] confirm_cut`` needs ``confirmed`` (the page asks).
+        """
         out = self.outputs[name]
         if not out.delayed:
             raise DelayError(f"output {name} is live and has no delay")
@@ -194,9 +252,15 @@ class Broadcast:
                                  f" {out.floor_s:g} s (min_public_delay_s)")
         new_delay = out.line.delay_s if delay_s is None else float(delay_s)
         new_offset = out.line.offset_ms if offset_ms is None else check_offset(offset_ms)
-        self.store.save_output(name, new_delay, new_offset, out.line.released)
+        cut = 1.0 - new_delay / out.line.delay_s if out.line.delay_s > 0 else 0.0
+        if cut > self.cfg.producer.confirm_cut and not confirmed:
+            raise ConfirmNeededError(
+                f"cutting the delay of {name} from {out.line.delay_s:g} s to {new_delay:g} s"
+                f" ({cut:.0%}) releases what was held back: confirm to go ahead")
+        self.store.save_output(name, new_delay, new_offset, out.line.released, "producer")
         out.line.set_delay(new_delay)
         out.line.set_offset(new_offset)
+        out.source = "producer"
         log.info("broadcast_delay_set", output=name, delay_s=new_delay, offset_ms=new_offset)
         self._tick.set()
         out.wake()
@@ -259,36 +323,56 @@ class Broadcast:
     # ------------------------------------------------------------------ what a page gets
 
     def view(self, out: Output, msg: Stored) -> dict[str, Any] | None:
-        """What ``out`` shows of ``msg`` (``None``: nothing)."""
+        """What ``out`` shows of ``msg`` (``None``: nothing).
+
+        Only the producer gets the daemon's envelope ``seq``: it counts every message
+        of the table, secure-only ones too, so a gap in it would tell a public or
+        delayed page that a secret notice was published.
+        """
         if out.reveal is None:
             if out.feed == "public" and msg.kind not in ("state", "event"):
                 return None
+            if out.feed == "public":
+                return {"kind": msg.kind, "p": _without_seq(msg.payload)}
             return {"kind": msg.kind, "p": msg.payload}
-        result = self.store.result(msg.table, msg.hand)
+        # No spoiler: the result counts once this output has reached it (it comes
+        # before this message); early: as soon as the service has taken it.
+        before = msg.seq if out.reveal is Reveal.SHOWDOWN else None
+        result = self.store.result(msg.table, msg.hand, before=before)
         shown = shown_seats(result)
         body = filter_message(msg.kind, msg.payload, out.reveal, shown)
-        return None if body is None else {"kind": msg.kind, "p": body}
+        return None if body is None else {"kind": msg.kind, "p": _without_seq(body)}
 
     async def stream(self, out: Output, table: str, last_id: int | None) -> AsyncIterator[str]:
-        """The SSE stream of ``out`` for ``table``, resuming after ``last_id``."""
+        """The SSE stream of ``out`` for ``table``, resuming after ``last_id``.
+
+        Ids are ``out``'s own numbers (:attr:`Output.id_class`). A ``reset`` is sent
+        for an id above the newest *this output* has released for the table (a
+        replaced store): never by comparing with anything the output has not shown.
+        """
         yield "retry: 1000\n\n"
-        if last_id is not None and last_id > self.store.last_seq():
-            # An id this store never gave (its file was replaced): start afresh, and
-            # tell the page to forget its ids, or it would ignore every new one.
+        cls = out.id_class
+        if last_id is not None and last_id > self.store.released_id(
+                out.feed, table, out.line.released, cls):
+            # An id this output never gave: start afresh, and tell the page to forget
+            # its ids, or it would ignore every new one.
             last_id = None
             yield "event: reset\ndata: {}\n\n"
         if last_id is not None:
             cursor = last_id
         else:
-            cursor = self.store.snapshot_start(out.feed, table, out.line.released)
+            cursor = self.store.snapshot_start(out.feed, table, out.line.released, cls)
             # The daemon's status and the readers' health come before that state and
             # only when they change: a page opened later gets the newest of each first
-            # (it showed "unknown" status until the next change).
-            for msg in self.store.context(out.feed, table, cursor):
-                body = self.view(out, msg)
-                if body is not None:
-                    yield f"id: {msg.seq}\nevent: msg\ndata: {json.dumps(body)}\n\n"
+            # (it showed "unknown" status until the next change). The producer only:
+            # no other output shows them.
+            if out.reveal is None and out.feed == "secure":
+                for msg in self.store.context(out.feed, table, cursor):
+                    body = self.view(out, msg)
+                    if body is not None:
+                        yield f"id: {msg.id}\nevent: msg\ndata: {json.dumps(body)}\n\n"
         sent_info: dict[str, Any] | None = None
+        keepalive_at = time.monotonic() + KEEPALIVE_S
         while True:
             waiter = out.changed
             info = out.info()
@@ -296,18 +380,24 @@ class Broadcast:
             if info != sent_info:
                 sent_info = info
                 yield f"event: info\ndata: {json.dumps(info)}\n\n"
-            batch = self.store.read(out.feed, table, cursor, out.line.released)
+            batch = self.store.read(out.feed, table, cursor, out.line.released, cls)
             for msg in batch:
-                cursor = msg.seq
+                assert msg.id is not None
+                cursor = msg.id
                 body = self.view(out, msg)
                 if body is not None:
-                    yield f"id: {msg.seq}\nevent: msg\ndata: {json.dumps(body)}\n\n"
+                    yield f"id: {msg.id}\nevent: msg\ndata: {json.dumps(body)}\n\n"
             if batch:
                 continue
-            try:
-                await asyncio.wait_for(waiter.wait(), timeout=KEEPALIVE_S)
-            except TimeoutError:
+            # The keepalive keeps its own rhythm: a wake-up for messages this page
+            # does not get (another table's, secure-only ones) must not shift it.
+            left = keepalive_at - time.monotonic()
+            if left <= 0:
                 yield ": keepalive\n\n"
+                keepalive_at = time.monotonic() + KEEPALIVE_S
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(waiter.wait(), timeout=left)
 
     # ------------------------------------------------------------------ MQTT
 
@@ -324,6 +414,7 @@ class Broadcast:
         )
         configure_client(client, broker)
         client.on_connect = self._on_connect
+        client.on_connect_fail = self.outage.on_connect_fail
         client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message
         return client
@@ -333,6 +424,7 @@ class Broadcast:
         if reason.is_failure:
             log.error("broadcast_mqtt_refused", reason=str(reason))
             return
+        self.outage.connected()
         sock = client.socket()
         if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):
             # As the daemon does: small messages must not wait for Nagle + delayed ACK.
@@ -369,22 +461,42 @@ class Broadcast:
 
     # ------------------------------------------------------------------ web
 
-    async def _authorised(self, request: Request) -> bool:
+    async def _authorised(self, request: Request) -> bool | Response:
+        """True for the producer (cookie or password); False: ask for the password; a
+        429 response while this client is throttled (:mod:`table_controller.web.throttle`)."""
         if request.cookies.get(COOKIE) in self._sessions:
             return True
         header = request.headers.get("authorization", "")
         if not header.lower().startswith("basic "):
             return False
+        client = request.client.host if request.client else "?"
+        wait = self.throttle.wait(client, self.clock())
+        if wait > 0:
+            return _too_many(wait)
         try:
             _user, _, password = base64.b64decode(header[6:]).decode().partition(":")
         except (binascii.Error, UnicodeDecodeError):
-            return False
-        async with self._auth_lock:  # one scrypt at a time: no CPU flood from guesses
+            password = ""
+        if self._hashing is None:
+            self._hashing = asyncio.Semaphore(HASHES_AT_ONCE)
+        async with self._hashing:  # bounded CPU; no lock held while anyone waits
             ok = await asyncio.to_thread(check_password, password,
                                          self.cfg.producer.password_hash)
-            if not ok:
-                await asyncio.sleep(0.5)
-        return ok
+        if ok:
+            self.throttle.succeeded(client)
+            return True
+        failures = self.throttle.failed(client, self.clock())
+        if self.throttle.should_log(failures):
+            log.warning("broadcast_login_refused", client=client, failures=failures,
+                        locked=self.throttle.locked(failures))
+        return False
+
+    async def _gate(self, request: Request) -> Response | None:
+        """``None`` if the producer is logged in, else the answer to send."""
+        ok = await self._authorised(request)
+        if isinstance(ok, Response):
+            return ok
+        return None if ok else self._challenge()
 
     def _challenge(self) -> Response:
         return PlainTextResponse("producer password needed", status_code=401,
@@ -416,12 +528,12 @@ class Broadcast:
         out = self._output_for(page, request.path_params.get("output"))
         if table not in self.cfg.tables or out is None:
             return PlainTextResponse("no such table or output", status_code=404)
-        if out.locked and not await self._authorised(request):
-            return self._challenge()
+        if out.locked and (denied := await self._gate(request)) is not None:
+            return denied
         html = (STATIC / "page.html").read_text()
         html = (html.replace("{{PAGE}}", page).replace("{{TABLE}}", table)
                 .replace("{{OUTPUT}}", out.name))
-        response = HTMLResponse(html, headers={"Cache-Control": "no-store"})
+        response = HTMLResponse(html)
         return self._session(response, request) if out.locked else response
 
     async def events(self, request: Request) -> Response:
@@ -430,18 +542,24 @@ class Broadcast:
         out = self.outputs.get(request.path_params["output"])
         if table not in self.cfg.tables or out is None:
             return PlainTextResponse("no such table or output", status_code=404)
-        if out.locked and not await self._authorised(request):
-            return self._challenge()
-        last = request.headers.get("last-event-id") or request.query_params.get("last")
-        last_id = int(last) if last and last.isdigit() else None
+        if out.locked and (denied := await self._gate(request)) is not None:
+            return denied
+        try:
+            last_id = event_id(request.headers.get("last-event-id")
+                               or request.query_params.get("last"))
+        except ValueError as exc:
+            return PlainTextResponse(str(exc), status_code=400)
         return StreamingResponse(
             self.stream(out, table, last_id), media_type="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     async def delay(self, request: Request) -> Response:
-        """``POST /api/delay/<output>`` ``{"delay_s": .., "offset_ms": ..}`` (producer only)."""
-        if not await self._authorised(request):
-            return self._challenge()
+        """``POST /api/delay/<output>`` ``{"delay_s": .., "offset_ms": .., "confirm": ..}``
+        (producer only): 409 when the change needs ``"confirm": true``."""
+        if (refused := cross_origin(request)) is not None:
+            return PlainTextResponse(refused, status_code=403)
+        if (denied := await self._gate(request)) is not None:
+            return denied
         if request.headers.get("x-stud-table") != "1":  # no cross-site form can set it
             return PlainTextResponse("missing X-Stud-Table header", status_code=400)
         name = request.path_params["output"]
@@ -452,21 +570,28 @@ class Broadcast:
             if not isinstance(body, dict):
                 raise ValueError("body must be a JSON object")
             delay_s, offset_ms = body.get("delay_s"), body.get("offset_ms")
+            confirm = body.get("confirm", False)
+            if not isinstance(confirm, bool):
+                raise ValueError("confirm must be true or false")
+            if delay_s is None and offset_ms is None:
+                raise ValueError("give delay_s and/or offset_ms")
             for value, what in ((delay_s, "delay_s"), (offset_ms, "offset_ms")):
                 if value is not None and (isinstance(value, bool)
                                           or not isinstance(value, int | float)):
                     raise ValueError(f"{what} must be a number")
             if offset_ms is not None and not isinstance(offset_ms, int):
                 raise ValueError("offset_ms must be a whole number")
-            out = self.set_delay(name, delay_s, offset_ms)
+            out = self.set_delay(name, delay_s, offset_ms, confirmed=confirm)
+        except ConfirmNeededError as exc:
+            return PlainTextResponse(str(exc), status_code=409)
         except (ValueError, DelayError) as exc:
             return PlainTextResponse(str(exc), status_code=400)
         return JSONResponse(out.info())
 
     async def outputs_info(self, request: Request) -> Response:
         """``/api/outputs``: every output's settings (producer only)."""
-        if not await self._authorised(request):
-            return self._challenge()
+        if (denied := await self._gate(request)) is not None:
+            return denied
         return JSONResponse([{**out.info(), "store_errors": self.store_errors,
                               "refused": self.refused} for out in self.outputs.values()])
 
@@ -484,8 +609,16 @@ class Broadcast:
             f' · <a href="/producer/{t}">producer {t}</a></li>' for t in self.cfg.tables)
         return HTMLResponse(f"<!doctype html><title>stud-table broadcast</title><ul>{links}</ul>")
 
-    def app(self) -> Starlette:
-        """The ASGI app."""
+    def _frame_ancestors(self, path: str) -> str | None:
+        if path.startswith("/overlay/") and self.cfg.http.overlay_frame_ancestors:
+            return " ".join(self.cfg.http.overlay_frame_ancestors)
+        return None
+
+    def app(self) -> SecurityHeaders:
+        """The ASGI app, every response with the security headers (:mod:`..web.security`)."""
+        return SecurityHeaders(self._routes(), self._frame_ancestors)
+
+    def _routes(self) -> Starlette:
         return Starlette(routes=[
             Route("/", self.index),
             Route("/overlay/{table}", self.page),
@@ -500,35 +633,69 @@ class Broadcast:
 
     # ------------------------------------------------------------------ run
 
-    async def serve(self, ready: Callable[[int], None] | None = None) -> None:
-        """Connect to the broker, serve HTTP until cancelled."""
+    def bind(self) -> socket.socket:
+        """The listening socket, bound before anything else starts (a port in use is
+        one ``OSError`` line, not a traceback from a half-started service)."""
+        host, port = self.cfg.http.host, self.cfg.http.port
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+            sock.listen(128)
+        except OSError as exc:
+            sock.close()
+            raise OSError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
+        sock.setblocking(False)
+        return sock
+
+    async def serve(self, ready: Callable[[int], None] | None = None,
+                    sock: socket.socket | None = None) -> None:
+        """Serve HTTP on ``sock`` (bound by :meth:`bind` if not given), then connect to
+        the broker; run until cancelled."""
+        sock = sock if sock is not None else self.bind()
         self._loop = asyncio.get_running_loop()
+        self._hashing = asyncio.Semaphore(HASHES_AT_ONCE)
         broker = self.cfg.broker
-        props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
-        props.SessionExpiryInterval = SESSION_EXPIRY_S
-        self.client.connect_async(broker.host, broker.port, keepalive=broker.keepalive,
-                                  clean_start=False, properties=props)
-        self.client.loop_start()
-        config = uvicorn.Config(self.app(), host=self.cfg.http.host, port=self.cfg.http.port,
-                                log_level="warning", access_log=False, lifespan="off",
+        config = uvicorn.Config(self.app(), log_level="warning", access_log=False,
+                                lifespan="off",
                                 # open SSE streams never end by themselves
                                 timeout_graceful_shutdown=1)
         server = uvicorn.Server(config)
-        ticker = asyncio.create_task(self.ticker())
-        serving = asyncio.create_task(server.serve())
+        serving = asyncio.create_task(server.serve(sockets=[sock]))
+        ticker: asyncio.Task[None] | None = None
         try:
             while not server.started:
                 if serving.done():
                     await serving
                     raise OSError(f"cannot serve on {self.cfg.http.host}:{self.cfg.http.port}")
                 await asyncio.sleep(0.05)
-            port = server.servers[0].sockets[0].getsockname()[1]
+            props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+            props.SessionExpiryInterval = SESSION_EXPIRY_S
+            self.client.connect_async(broker.host, broker.port, keepalive=broker.keepalive,
+                                      clean_start=False, properties=props)
+            self.client.loop_start()
+            ticker = asyncio.create_task(self.ticker())
+            port = sock.getsockname()[1]
             log.info("broadcast_serving", host=self.cfg.http.host, port=port)
             if ready is not None:
                 ready(port)
             await serving
         finally:
-            ticker.cancel()
+            if ticker is not None:
+                ticker.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await ticker
             self.client.disconnect()  # first: the network thread then ends at once
             self.client.loop_stop()
+            self._loop = None  # a late message is not handed to a closed store
             self.store.close()
+
+
+def _without_seq(payload: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in payload.items() if k != "seq"}
+
+
+def _too_many(wait: float) -> Response:
+    return PlainTextResponse(f"too many wrong passwords: try again in {math.ceil(wait)} s",
+                             status_code=429, headers={"Retry-After": str(math.ceil(wait))})

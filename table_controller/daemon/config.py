@@ -58,7 +58,13 @@ class TableConfig(ConfigSection):
     )
     game: Game = Field(
         default=Game.STUD,
-        description="The game dealt (RULES.md \"Variants\"): stud, razz or stud8.",
+        description="The game dealt (docs/rules.md \"Variants\"): stud, razz or stud8.",
+    )
+    unread_stacks: bool = Field(
+        default=False,
+        description="Down-card antennas may miss a stacked card altogether (ISO 14443"
+        " boards): infer an unread down card instead of alerting out_of_order"
+        " (docs/engine.md \"Reads that fail\").",
     )
 
 
@@ -106,7 +112,7 @@ class DaemonConfig(ConfigSection):
     table: TableConfig
     rules: RuleProfile = Field(
         default_factory=RuleProfile,
-        description="``[rules]``: the engine's own rule profile (RULES.md settings).",
+        description="``[rules]``: the engine's own rule profile (docs/rules.md settings).",
     )
     stakes: StakesConfig
     broker: BrokerConfig = BrokerConfig()

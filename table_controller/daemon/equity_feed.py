@@ -19,7 +19,7 @@ timing.
 Where it computes (``compute``): in this worker thread
 (:func:`~table_controller.domain.equity.live.compute_live`; numpy releases the GIL in
 its sorts and array loops, the rest holds it) or, with :class:`ChildProcess`,
-in a child process at a lower CPU priority (:mod:`.equity_child`, nice +5) that the
+in a child process at a lower CPU priority (:mod:`.equity_child`, nice 19) that the
 thread waits on without holding the GIL, so the engine thread and paho's never
 wait for it. The daemon uses the child process (bench/bench_daemon_equity.py
 compares both).
@@ -202,6 +202,10 @@ class ChildProcess:
         process = subprocess.Popen(
             [sys.executable, "-m", "table_controller.daemon.equity_child", self._game.value],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True,
+            # Its own process group: a Ctrl-C at the terminal reaches the daemon only,
+            # which stops the child by closing its input (no KeyboardInterrupt
+            # traceback from the child, issue 24); it ends with its input anyway.
+            start_new_session=True,
         )
         assert process.stdin is not None
         assert process.stdout is not None

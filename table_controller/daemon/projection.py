@@ -60,7 +60,7 @@ def betting_of(hand: HandState | None) -> BettingHand | None:
 
     The engine gives a hand its betting at the hand's first console input.
     """
-    if hand is None or hand.console is None:
+    if hand is None or hand.console is None or not hand.console.betting_known:
         return None
     return hand.console.betting
 
@@ -214,10 +214,10 @@ def _event_fields(
     if kind is GameEventKind.HAND_STARTED:
         fields: dict[str, Any] = {"players": list(hand.players) if hand else []}
     elif kind is GameEventKind.CARD_DEALT_UP:
-        fields = {"seat": event.seat, "card": card}
+        fields = {"seat": event.seat, "card": card, "manual": event.manual}
     elif kind is GameEventKind.CARD_DEALT_DOWN:
-        return {"kind": kind.value, "seat": event.seat}, {
-            "kind": kind.value, "seat": event.seat, "card": card,
+        return {"kind": kind.value, "seat": event.seat, "manual": event.manual}, {
+            "kind": kind.value, "seat": event.seat, "card": card, "manual": event.manual,
         }
     elif kind is GameEventKind.CARD_BURNED:
         return {"kind": kind.value}, {"kind": kind.value, "card": card}

@@ -22,7 +22,8 @@ from typing import Any
 
 import structlog
 
-from firmware_bridge.link import ConnectionState, LinkStats, ReaderLink
+from firmware_bridge.kinds import AnyReaderLink, open_link
+from firmware_bridge.link import ConnectionState, LinkStats
 from firmware_bridge.messages import ReaderMessage
 from table_controller.daemon.config import DaemonConfig
 from table_controller.daemon.core import (
@@ -37,6 +38,8 @@ from table_controller.daemon.core import (
 )
 from table_controller.daemon.equity_feed import ChildProcess, Compute, EquityWorker
 from table_controller.daemon.inbox import ANONYMOUS, Inbox
+from table_controller.daemon.journal_gate import StartEvidence, start_finding
+from table_controller.daemon.reconcile import leftover_piles
 from table_controller.domain.engine.alerts import AlertCode
 from table_controller.domain.engine.settings import TableSettings
 from table_controller.domain.engine.variants import warm_up
@@ -51,9 +54,9 @@ from table_controller.records.journal import (
     JournalError,
     JournalLock,
     JournalLockedError,
-    archived_last_jseq,
     current_hand_records,
     last_hand_number,
+    newest_archive,
     read_journal,
 )
 from table_controller.records.script import event_to_op, parse_settings
@@ -77,6 +80,11 @@ For benchmarks and diagnosis (bench/bench_daemon_equity.py compares them)."""
 TICK_OVERDUE = 0.5
 """Seconds a due timer may wait for the table lane to empty (a reader pouring
 frames without pause must not stop the timers altogether)."""
+
+
+FILE_CHECK_PERIOD = 1.0
+"""Seconds between checks that the live journal is still at its path and the lock
+file still ours (issue 21 items 1 and 5); the journal also checks at every append."""
 
 
 HEAP_COLLECT_PERIOD = 60.0
@@ -122,6 +130,7 @@ def table_settings(config: DaemonConfig, layout: TableLayout) -> TableSettings:
         rules=config.rules,  # the engine's RuleProfile itself: no field-by-field copy
         auto_hands=True,
         game=config.table.game,
+        unread_stacks=config.table.unread_stacks,
     )
 
 
@@ -196,25 +205,29 @@ class Daemon:
             ) from None
         stack.callback(self.lock.release)
         self._journal_path = journal_path(config)
+        live_exists = self._journal_path.exists()
+        damaged = False
         try:
-            self._records = read_journal(self._journal_path).records
+            found = read_journal(self._journal_path)
+            self._records = found.records
+            damaged = found.damaged
             self._unreadable: str | None = None
         except OSError as exc:
             # Not damage we can recover from by reading around it: the file
             # itself cannot be read. Refused once the broker has been told.
             self._records = []
             self._unreadable = f"{self._journal_path}: cannot read the journal: {exc}"
-        self._missing = (
-            not self._journal_path.exists()
-            and sequence_path(config).exists()
-            and not archived_last_jseq(self._journal_path)
-        )
-        self._open_counters(config)
+        had_floor = hand_floor_path(config).exists()
+        had_floor = self._open_counters(config, had_floor)
+        self._evidence = self._start_evidence(live_exists, damaged, had_floor)
         self.journal: Journal | None = None
         self._open_error: str | None = None
         if self._unreadable is None:
             try:
                 self.journal = self._open_journal()
+            except JournalLockedError as exc:
+                # Issue 21 item 5: the lock file was deleted, the journal's own is held.
+                raise StartRefusedError(str(exc)) from None  # the stack releases the lock
             except JournalError as exc:
                 self._open_error = str(exc)
             else:
@@ -224,9 +237,10 @@ class Daemon:
         self._next_collect = math.inf
         """When the engine loop runs its next full collection (settled daemons only)."""
 
-    def _open_counters(self, config: DaemonConfig) -> None:
+    def _open_counters(self, config: DaemonConfig, had_floor: bool) -> bool:
         """The hand floor, the sequence counter (raising :class:`StartRefusedError`)
-        and the alert ids, each persisted beside the journal."""
+        and the alert ids, each persisted beside the journal. Returns whether the
+        hand floor counts as evidence the table ran (``had_floor``, or unreadable)."""
         try:
             self.hand_floor: SequenceCounter | None = SequenceCounter(
                 hand_floor_path(config), block=1
@@ -235,6 +249,7 @@ class Daemon:
             # Only a floor under the journal's own numbers: go on without it.
             log.error("hand_floor_unreadable", error=str(exc))
             self.hand_floor = None
+            had_floor = True  # it exists, unreadable: not evidence of a lost journal
         try:
             sequence = SequenceCounter(sequence_path(config), clock=time.time)
             self.sequence = sequence
@@ -249,6 +264,7 @@ class Daemon:
             alert_ids = sequence  # still never repeats; costs a seq gap per alert
         table_id = config.table.id
         self.new_alert_id: Callable[[], str] = lambda: f"{table_id}:{alert_ids.next()}"
+        return had_floor
 
     def _build_parts(self, config: DaemonConfig, registry: DeckRegistry) -> None:
         """The publisher, the links, the equity worker and the core (nothing started)."""
@@ -268,12 +284,15 @@ class Daemon:
             on_alert=lambda alert: self.inbox.put(PublishedAlert(alert)),
             log_quota=self.log_quota,
         )
-        self.links = {
-            reader.id: ReaderLink(
+        # Our boards or a commercial reader (the layout's `kind`): the same messages.
+        self.links: dict[int, AnyReaderLink] = {
+            reader.id: open_link(
+                reader.kind,
                 reader.device,
                 reader.id,
                 on_message=self._on_message,
                 on_state=self._on_state,
+                antennas=reader.antennas,
                 heartbeat_period=config.table.heartbeat_period,
             )
             for reader in self.layout.readers
@@ -310,6 +329,24 @@ class Daemon:
                 prepare=self.equity_child.start if self.equity_child is not None else None,
             )
 
+    def _start_evidence(self, live_exists: bool, damaged: bool, had_floor: bool
+                        ) -> StartEvidence:
+        """What the files say about this table's past (issue 21: for journal_gate)."""
+        last_hand = last_hand_number(self._records)
+        newest = newest_archive(self._journal_path)
+        if not last_hand and newest is not None:
+            try:  # a live file without hands: its hands are in the newest rotated file
+                last_hand = last_hand_number(read_journal(newest[0]).records)
+            except OSError as exc:
+                log.error("journal_archive_unreadable", path=str(newest[0]), error=str(exc))
+        floor = self.hand_floor
+        return StartEvidence(
+            live_exists=live_exists, live_records=len(self._records), live_damaged=damaged,
+            ran_before=sequence_path(self.config).exists(), archived=newest is not None,
+            journal_last_hand=last_hand,
+            hand_floor_next=floor.peek() if floor is not None and had_floor else None,
+        )
+
     def _open_journal(self) -> Journal:
         """Open the live journal, recovering a damaged one, headed by the ``table`` op."""
         config = self.config
@@ -324,7 +361,25 @@ class Daemon:
             journal.close()
             raise
         journal.header = self._journal_header
+        journal.on_incident = self._journal_incident
         return journal
+
+    def _journal_incident(self, problem: str) -> None:
+        """The live journal vanished while running and a new one was begun (engine thread)."""
+        self.core.journal_replaced(problem)
+
+    def _check_files(self) -> None:
+        """Issue 21 items 1 and 5, every :data:`FILE_CHECK_PERIOD` (and the journal at
+        every append): the live journal still at its path, the lock file still ours."""
+        if self.lock.check():
+            log.warning("journal_lock_file_replaced", path=str(self.lock.path),
+                        note="the lock file was deleted or replaced; taken again")
+        journal = self.core.journal
+        if journal is not None:
+            try:
+                journal.verify(time.time())
+            except JournalError as exc:
+                self.core.journal_unavailable(str(exc))
 
     def _journal_header(self) -> list[dict[str, Any]]:
         """What heads a journal file begun by rotation: the table's settings, the
@@ -368,8 +423,13 @@ class Daemon:
             core.report_journal(self.journal)
         elif self._open_error is not None:
             core.journal_unavailable(self._open_error)
-        if self._missing:
-            core.report_missing_journal(str(self._journal_path))
+        finding = start_finding(self._evidence, time.time())
+        if finding.lost is not None:
+            core.report_missing_journal(str(self._journal_path), finding.lost)
+        if finding.from_clock:
+            log.warning("hand_numbers_from_clock", next_hand=finding.last_hand + 1,
+                        note="the journal and the hand number file are both gone")
+        core.last_hand = max(core.last_hand, finding.last_hand)
         if self.sequence.damaged is not None:
             log.error("sequence_file_damaged", error=self.sequence.damaged)
             core.alert(
@@ -392,7 +452,7 @@ class Daemon:
                     self.journal.begin_new_file_at_next_hand()
         # Issue 9 item 9: the hand numbers go on from the highest ever used.
         core.last_hand = max(core.last_hand, last_hand_number(records))
-        core.restore(current_hand_records(records))
+        core.restore(current_hand_records(records), leftovers=leftover_piles(records))
         core.begin_reconcile()
         # Read once, for this: kept, the whole journal read at start would stay
         # in memory (and be frozen by settle_heap) for the daemon's life.
@@ -467,11 +527,15 @@ class Daemon:
         """Serve the inbox: the table lane first; the core's timers when due and the
         table lane is empty (or overdue by :data:`TICK_OVERDUE`); then console work."""
         core, inbox = self.core, self.inbox
+        next_check = time.monotonic() + FILE_CHECK_PERIOD
         while True:
             now = time.monotonic()
             if now >= self._next_collect:
                 gc.collect()  # empties CPython's free lists too (settle_heap)
                 self._next_collect = now + HEAP_COLLECT_PERIOD
+            if now >= next_check:
+                self._check_files()
+                next_check = now + FILE_CHECK_PERIOD
             deadline = core.next_deadline()
             due = now >= deadline
             if due and (inbox.table_waiting() == 0 or now >= deadline + TICK_OVERDUE):
@@ -480,7 +544,8 @@ class Daemon:
                     continue
                 due = False  # a timer that stays due must not stop console work
             # While a timer is due only the table lane is served (it empties first).
-            timeout = 0.0 if due else max(0.0, min(deadline, self._next_collect) - now)
+            timeout = 0.0 if due else max(
+                0.0, min(deadline, self._next_collect, next_check) - now)
             item = inbox.get(timeout, console=not due)
             if item is None:
                 continue

@@ -24,6 +24,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Final, TextIO
 
+from firmware_bridge.rf_channel import RFParams
 from table_controller.daemon.logging import configure_logging
 from table_controller.demo.broadcast import DEFAULT_DELAY, SEAT_NAMES, DemoBroadcast
 from table_controller.demo.dealer import VirtualDealer
@@ -172,6 +173,7 @@ def run_demo(
     keep: bool = False,
     broadcast: bool = False,
     delay: float = DEFAULT_DELAY,
+    rf: RFParams | None = None,
 ) -> int:
     """Run the demo until ``hands`` hands are done (None: until Ctrl-C); exit code.
 
@@ -181,7 +183,8 @@ def run_demo(
     directory (the daemon's journal and log) instead of deleting it; either way
     the last line says where it is or was. ``broadcast`` also runs the broadcast
     service (overlay delayed ``delay`` seconds, venue and producer pages) and
-    names the players (:mod:`table_controller.demo.broadcast`).
+    names the players (:mod:`table_controller.demo.broadcast`). ``rf``: the emulated
+    readers read through this RF channel (``--rf PROFILE``, docs/presence.md).
     """
     if speed <= 0:
         raise ValueError("speed must be positive")
@@ -198,7 +201,7 @@ def run_demo(
     with _stop_on_signals(stop):
         try:
             return _run(console, workdir, stop, hands=hands, speed=speed, seed=seed, keep=keep,
-                        broadcast=delay if broadcast else None)
+                        broadcast=delay if broadcast else None, rf=rf)
         except (BrokerError, DemoError) as exc:
             print(f"stud-table demo: {exc}", file=sys.stderr)
             return EXIT_FAILURE
@@ -220,9 +223,9 @@ def _leftovers_line(workdir: Path, keep: bool) -> str:
 
 def _run(console: Console, workdir: Path, stop: threading.Event, *,
          hands: int | None, speed: float, seed: int, keep: bool = False,
-         broadcast: float | None = None) -> int:
+         broadcast: float | None = None, rf: RFParams | None = None) -> int:
     """The demo itself; ``broadcast``: the overlay's delay, or None for no service."""
-    table = DemoTable(workdir, scan_period=scan_period_for(speed))
+    table = DemoTable(workdir, scan_period=scan_period_for(speed), rf=rf)
     feed: TableFeed | None = None
     dealer: VirtualDealer | None = None
     service: DemoBroadcast | None = None

@@ -112,7 +112,7 @@ class DemoBroadcast:
         Raises :class:`DemoError` (with the end of its log) if it exits or does not
         serve within :data:`START_TIMEOUT`; returns early if ``stop()`` turns true.
         """
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        (self.workdir / "broadcast").mkdir(parents=True, exist_ok=True)  # its state_file's
         self.config_path.write_text(self.config_text(), encoding="utf-8")
         with self.log_path.open("ab") as log:
             # Its own session: Ctrl-C reaches only the demo, which stops it in order.

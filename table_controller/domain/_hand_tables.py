@@ -26,16 +26,22 @@ Evaluating 5, 6 or 7 distinct cards (card indices 0..51, ``(rank - 2) * 4 + suit
    a full house can coexist with a flush, so the value is that suit's best flush or
    straight flush, looked up by the suit's 13-bit rank mask in ``Tables.flush_values``.
 
-The tables are built on first use (:func:`tables`, about 0.7 s) from the
+The tables are built on first use (:func:`tables`, about 0.3-0.7 s) from the
 rules of poker written out below, not from any other evaluator; the tests cross-check them
-against phevaluator and PokerKit.
+against phevaluator and PokerKit. A program may keep them between processes
+(:mod:`table_controller.domain.table_store`: the command line loads them from a file in
+a few milliseconds instead of building them at every start).
 """
 
 from __future__ import annotations
 
+import struct
+from array import array
 from functools import cache
 from itertools import combinations_with_replacement
 from typing import Final, NamedTuple
+
+from table_controller.domain import table_store
 
 HIGH_CARD: Final = 0
 PAIR: Final = 1
@@ -80,7 +86,24 @@ def _straight_top_of(rank_mask: int) -> int:
     return 0
 
 
-STRAIGHT_TOPS: Final[tuple[int, ...]] = tuple(_straight_top_of(mask) for mask in range(1 << 13))
+def _straight_tops() -> tuple[int, ...]:
+    """:func:`_straight_top_of` of every mask, by marking each window's supersets (lowest
+    straight first, so a higher one overwrites): 2,560 writes, not 8,192 searches at
+    import (issue 25: the command line imports this at every start)."""
+    tops = [0] * (1 << 13)
+    windows = [(5, _WHEEL_MASK)] + [(top, 0b11111 << (top - 6)) for top in range(6, ACE + 1)]
+    for top, window in windows:
+        free = ((1 << 13) - 1) & ~window
+        subset = free
+        while True:  # every subset of the free bits, largest first
+            tops[window | subset] = top
+            if not subset:
+                break
+            subset = (subset - 1) & free
+    return tuple(tops)
+
+
+STRAIGHT_TOPS: Final[tuple[int, ...]] = _straight_tops()
 """13-bit rank mask (bit ``rank - 2``) -> top rank of its best straight, 0 for none.
 
 The wheel (A-2-3-4-5) is five high.
@@ -167,14 +190,96 @@ class Tables(NamedTuple):
     """13-bit rank mask of one suit -> strength of its best flush or straight flush."""
 
 
+def build_tables() -> Tables:
+    """Build the evaluation tables from the rules (about 0.3-0.7 s)."""
+    return Tables(_build_rank_table(), _build_flush_table())
+
+
+_HEADER: Final = struct.Struct("<III")  # rank keys, distinct values, flush entries
+
+
+def dump_tables(built: Tables) -> bytes:
+    """The tables as bytes for :func:`load_tables` (this machine's byte order)."""
+    distinct = sorted(set(built.rank_multiset_values.values()))
+    number = {value: i for i, value in enumerate(distinct)}
+    keys = array("q", built.rank_multiset_values)
+    which = array("H", (number[v] for v in built.rank_multiset_values.values()))
+    flush = array("q", built.flush_values)
+    values = array("q", distinct)
+    return (_HEADER.pack(len(keys), len(values), len(flush)) + keys.tobytes()
+            + which.tobytes() + values.tobytes() + flush.tobytes())
+
+
+def load_tables(data: bytes) -> Tables:
+    """The tables :func:`dump_tables` wrote; ``ValueError`` if ``data`` is not such."""
+    if len(data) < _HEADER.size:
+        raise ValueError("hand tables: too short")
+    n_keys, n_values, n_flush = _HEADER.unpack_from(data)
+    parts = ((array("q"), n_keys), (array("H"), n_keys), (array("q"), n_values),
+             (array("q"), n_flush))
+    at = _HEADER.size
+    for part, count in parts:
+        end = at + count * part.itemsize
+        part.frombytes(data[at:end])
+        if len(part) != count:
+            raise ValueError("hand tables: truncated")
+        at = end
+    if at != len(data) or n_flush != 1 << 13:
+        raise ValueError("hand tables: wrong size")
+    keys, which, values, flush = (part for part, _ in parts)
+    # One int object per distinct value, as _build_rank_table shares them.
+    shared = values.tolist()
+    if which and max(which) >= len(shared):
+        raise ValueError("hand tables: value out of range")
+    return Tables(dict(zip(keys, map(shared.__getitem__, which), strict=True)),
+                  flush.tolist())
+
+
+_obtained: Tables | None = None  # set by tables(): then rank_value and flush reads it
+
+
 @cache
 def tables() -> Tables:
-    """Build (once, about 0.7 s) and return the evaluation tables.
+    """Return the evaluation tables: built once per process (about 0.3-0.7 s), or
+    loaded from the program's :mod:`~table_controller.domain.table_store`.
 
-    Built lazily rather than at import so that importing the package, e.g. for the
+    Obtained lazily rather than at import so that importing the package, e.g. for the
     CLI's ``--help``, stays instant.
     """
-    return Tables(_build_rank_table(), _build_flush_table())
+    global _obtained  # noqa: PLW0603 - the one cache of this module
+    _obtained = table_store.obtain("hand-tables", (__name__,), build_tables, dump_tables,
+                                   load_tables)
+    return _obtained
+
+
+_one_by_one: dict[int, int] = {}
+"""Values computed one hand at a time before :func:`tables` was asked for (at most the
+73,775 keys of the table: bounded)."""
+
+
+def rank_value(key: int) -> int:
+    """:attr:`Tables.rank_multiset_values` of one base-5 rank key.
+
+    From the tables once a caller has obtained them (the daemon and every batch do);
+    until then the value is computed for this key alone, so a command that values a
+    handful of hands (``stud-table replay``, the equity door's readings) pays
+    microseconds, not the 73,775-entry table (issue 25).
+    """
+    if _obtained is not None:
+        return _obtained.rank_multiset_values[key]
+    value = _one_by_one.get(key)
+    if value is None:
+        ranks = tuple(rank for rank in range(2, ACE + 1)
+                      for _ in range(key // _POW5[rank] % 5))
+        value = _one_by_one[key] = value_from_ranks(ranks)
+    return value
+
+
+def flush_rank_value(rank_mask: int) -> int:
+    """:attr:`Tables.flush_values` of one suit's rank mask, as :func:`rank_value` does."""
+    if _obtained is not None:
+        return _obtained.flush_values[rank_mask]
+    return flush_value(rank_mask)
 
 
 CARD_CODES: Final[tuple[int, ...]] = tuple(

@@ -12,7 +12,7 @@ from typing import Final
 
 
 class Suit(IntEnum):
-    """Suits in bring-in order, low to high (RULES.md: clubs, diamonds, hearts, spades)."""
+    """Suits in bring-in order, low to high (docs/rules.md: clubs, diamonds, hearts, spades)."""
 
     CLUBS = 0
     DIAMONDS = 1

@@ -1,6 +1,6 @@
 """Zone events: what the table physically did, as the rules engine consumes it.
 
-Presence tracking (from RFID readers) and table scripts (CONFORMANCE.md) both
+Presence tracking (from RFID readers) and table scripts (docs/conformance.md) both
 produce these; the journal stores them; the engine applies them. ``at`` is a
 timestamp in seconds supplied by the edge that saw the event: the engine never
 reads a clock.
@@ -23,12 +23,15 @@ class CardPlaced:
 
     ``deck`` names the deck file the tag belongs to, so two physical copies of
     one card (two decks on the table) stay distinguishable without a tag UID.
+    ``manual``: entered by hand for a tag no reader can read (a dead tag); it
+    counts as the card read there (docs/conformance.md "Reads that fail").
     """
 
     zone: Zone
     card: Card
     at: float = 0.0
     deck: str | None = None
+    manual: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +82,7 @@ class UnknownTagRemoved:
 
 
 class BetAction(StrEnum):
-    """A betting action as the dealer's console names it (CONFORMANCE.md ``act``
+    """A betting action as the dealer's console names it (docs/conformance.md ``act``
     lines, ``cmd/act``): the one vocabulary from the wire to the betting engine,
     which also names what an action turned out to be with it (an ``allin`` is
     classified as the bring-in, call, completion, bet or raise it amounts to)."""

@@ -1,6 +1,6 @@
 """Poker hands: showdown values, the hand showing on board, bring-in and first to act.
 
-Showdown (RULES.md: best five of seven, ties split):
+Showdown (docs/rules.md: best five of seven, ties split):
 :func:`evaluate` gives a :class:`HandValue` for 5, 6 or 7 cards; bigger is better and
 equal values split the pot. :func:`best_five` names the five cards that play and
 :func:`describe` says the hand the way a dealer would ("kings full of fours").
@@ -54,7 +54,7 @@ __all__ = [
 
 
 class Game(StrEnum):
-    """The stud games of RULES.md "Variants": one parameter of every evaluation."""
+    """The stud games of docs/rules.md "Variants": one parameter of every evaluation."""
 
     STUD = "stud"
     RAZZ = "razz"
@@ -127,7 +127,7 @@ class ShowingValue(_Packed):
     """The rank of the face-up cards alone, for choosing who acts first.
 
     Compare with ``<``/``==``; suits never enter it, so equal values are ties that
-    position breaks (RULES.md). ``strength`` uses the same packing as
+    position breaks (docs/rules.md). ``strength`` uses the same packing as
     :class:`HandValue`, with only the ranks actually showing.
     """
 
@@ -161,7 +161,7 @@ def _flush_strength(hand: Sequence[int], total: int) -> int:
     suit = (lanes.bit_length() >> 2) - 1
     bits = _t.SUIT_RANK_BITS
     suit_ranks = sum([bits[i] for i in hand]) >> (16 * suit) & 0x1FFF
-    return _t.tables().flush_values[suit_ranks]
+    return _t.flush_rank_value(suit_ranks)
 
 
 def _strength(indices: Sequence[int]) -> int:
@@ -174,7 +174,7 @@ def _strength(indices: Sequence[int]) -> int:
         total = sum([codes[i] for i in indices])
     if ((total >> _SUIT_SHIFT) + _FLUSH_PROBE) & _FLUSH_LANES:
         return _flush_strength(indices, total)
-    return _t.tables().rank_multiset_values[total & _RANK_KEY_MASK]
+    return _t.rank_value(total & _RANK_KEY_MASK)
 
 
 def _code_sums(hands: Sequence[Sequence[int]]) -> list[int]:
@@ -531,7 +531,7 @@ def _low_board(ranks: tuple[int, ...]) -> int:
 def low_showing(up_cards: Sequence[Card]) -> int:
     """The razz rank of the face-up cards alone (1 to 7 cards): bigger is a better low.
 
-    RULES.md "Variants": in razz the lowest hand showing acts first. Ace-to-five:
+    docs/rules.md "Variants": in razz the lowest hand showing acts first. Ace-to-five:
     aces low, straights and flushes never count, pairs count against (any pair
     showing is worse than any unpaired board), then the highest card decides
     (7-4-3-2 is worse than 6-5-4-3). Five or more cards showing (rule 15's

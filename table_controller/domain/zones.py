@@ -1,4 +1,4 @@
-"""Zones: the places on the table a reader antenna watches (CONFORMANCE.md).
+"""Zones: the places on the table a reader antenna watches (docs/conformance.md).
 
 ``seatN.down`` and ``seatN.up`` for seats 1..8, plus the dealer's ``burn``,
 ``muck`` and ``board``. Zones are interned like cards.
@@ -11,7 +11,7 @@ from enum import Enum
 from typing import Final
 
 MAX_SEATS: Final = 8
-"""Seven Card Stud is dealt to at most eight players (RULES.md)."""
+"""Seven Card Stud is dealt to at most eight players (docs/rules.md)."""
 
 
 class ZoneKind(Enum):
@@ -28,7 +28,7 @@ _KIND_NUMBER: Final = {"down": 0, "up": 1, "burn": 2, "muck": 3, "board": 4}
 
 
 class ZoneParseError(ValueError):
-    """A zone name is not one of the names in CONFORMANCE.md."""
+    """A zone name is not one of the names in docs/conformance.md."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,19 +51,28 @@ def run_floor(args: argparse.Namespace) -> int:
     try:
         cfg = load_floor_config(args.config)
     except ConfigError as exc:
-        print(exc, file=sys.stderr)
+        print(f"stud-table floor: {exc}", file=sys.stderr)
         return EXIT_BAD_CONFIG
     from table_controller.daemon.logging import configure_logging  # noqa: PLC0415
     from table_controller.floor.service import Floor  # noqa: PLC0415 - web stack
 
     configure_logging("console" if sys.stderr.isatty() else "json")
     service = Floor(cfg)
+    try:
+        sock = service.bind()  # before the broker: a port in use stops here, in one line
+    except OSError as exc:
+        print(f"{args.config}: http: {exc}", file=sys.stderr)
+        return EXIT_BAD_CONFIG
 
     def ready(port: int) -> None:
-        print(f"stud-table floor: serving on http://{cfg.http.host}:{port}/", flush=True)
+        # http.port = 0 takes any free port: said, so nobody hunts for the page (issue 24).
+        picked = " (http.port = 0: a free port was picked; set one for production)" if (
+            cfg.http.port == 0) else ""
+        print(f"stud-table floor: serving on http://{cfg.http.host}:{port}/{picked}",
+              flush=True)
 
     try:
-        asyncio.run(service.serve(ready))
+        asyncio.run(service.serve(ready, sock))
     except KeyboardInterrupt:
         return 0
     except OSError as exc:

@@ -69,8 +69,11 @@ from table_controller.mqtt.topics import (
     check_level,
     every_table,
 )
+from table_controller.mqtt.unreachable import connect_failure_reason
 from table_controller.web.inbound import parse_payload
-from table_controller.web.passwords import check_password
+from table_controller.web.passwords import check_password, dummy_hash_like
+from table_controller.web.security import SecurityHeaders, cross_origin
+from table_controller.web.throttle import LoginThrottle
 
 log = structlog.get_logger(__name__)
 
@@ -89,6 +92,8 @@ MAX_NOTE: Final = 200
 MAX_BODY: Final = 4096
 """Largest command or login body taken from a page."""
 COMMANDS: Final = frozenset({"ack", "resolve", "dealer"})
+HASHES_AT_ONCE: Final = 2
+"""Password checks run at the same time (scrypt: 16 MiB and ~50 ms each)."""
 
 
 class CommandError(ValueError):
@@ -160,7 +165,11 @@ class Floor:
         """Messages refused (not JSON, no envelope); shown on the page, logged."""
         self.connected = threading.Event()
         self._sessions: dict[str, tuple[str, float]] = {}  # token -> (name, expires)
-        self._auth_lock = asyncio.Lock()
+        self.throttle = LoginThrottle()
+        self._hashing: asyncio.Semaphore | None = None  # made on the serving loop
+        # An unknown name is checked against this (the first supervisor's scrypt
+        # parameters): the same work, so the answer's timing says nothing.
+        self._dummy_hash = dummy_hash_like(cfg.supervisors[0].password_hash)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._changed = asyncio.Event()
         self._cached: tuple[int, str] = (-1, "")
@@ -268,7 +277,8 @@ class Floor:
         if not self._unreachable_logged:
             self._unreachable_logged = True
             broker = self.cfg.broker
-            log.error("floor_mqtt_unreachable", host=broker.host, port=broker.port)
+            log.error("floor_mqtt_unreachable", host=broker.host, port=broker.port,
+                      reason=connect_failure_reason())
 
     def _on_disconnect(self, _c: mqtt.Client, _u: object, _f: object, reason: ReasonCode,
                        _p: object) -> None:
@@ -339,22 +349,41 @@ class Floor:
         return name
 
     async def login(self, request: Request) -> Response:
-        """``GET /login``: the form; ``POST /login``: check name and password."""
+        """``GET /login``: the form; ``POST /login``: check name and password.
+
+        Same-origin only; per client a backoff and then a lockout after wrong
+        guesses (:mod:`table_controller.web.throttle`), answered with 429 without
+        checking anything; an unknown name costs the same hash as a known one.
+        """
         if request.method == "GET":
             return self._login_page("")
+        if (refused := cross_origin(request)) is not None:
+            log.warning("floor_cross_origin_refused", path="/login", problem=refused)
+            return PlainTextResponse(refused, status_code=403)
+        client = request.client.host if request.client else "?"
+        wait = self.throttle.wait(client, self.clock())
+        if wait > 0:
+            seconds = math.ceil(wait)
+            return self._login_page(f"Too many wrong passwords: try again in {seconds} s.",
+                                    status=429, headers={"Retry-After": str(seconds)})
         raw = await request.body()
         form = urllib.parse.parse_qs(raw[:MAX_BODY].decode("utf-8", "replace"))
         name = (form.get("name") or [""])[0]
         password = (form.get("password") or [""])[0]
         supervisor = self.cfg.supervisor(name)
-        async with self._auth_lock:  # one scrypt at a time: no CPU flood from guesses
-            ok = supervisor is not None and await asyncio.to_thread(
-                check_password, password, supervisor.password_hash)
-            if not ok:
-                await asyncio.sleep(0.5)
+        stored = supervisor.password_hash if supervisor is not None else self._dummy_hash
+        if self._hashing is None:
+            self._hashing = asyncio.Semaphore(HASHES_AT_ONCE)
+        async with self._hashing:  # bounded CPU; no lock held while anyone waits
+            ok = await asyncio.to_thread(check_password, password, stored)
+        ok = ok and supervisor is not None
         if not ok:
-            log.warning("floor_login_refused", name=name[:40])
+            failures = self.throttle.failed(client, self.clock())
+            if self.throttle.should_log(failures):
+                log.warning("floor_login_refused", name=name[:40], client=client,
+                            failures=failures, locked=self.throttle.locked(failures))
             return self._login_page("Unknown name or wrong password.", status=401)
+        self.throttle.succeeded(client)
         token = secrets.token_urlsafe(32)
         if len(self._sessions) >= MAX_SESSIONS:
             self._sessions.pop(next(iter(self._sessions)))
@@ -366,16 +395,21 @@ class Floor:
         return response
 
     async def logout(self, request: Request) -> Response:
-        """``POST /logout``: forget the session."""
+        """``POST /logout``: forget the session (same-origin only: a page of another
+        origin, even on this host, cannot log the supervisor out)."""
+        if (refused := cross_origin(request)) is not None:
+            log.warning("floor_cross_origin_refused", path="/logout", problem=refused)
+            return PlainTextResponse(refused, status_code=403)
         self._sessions.pop(request.cookies.get(COOKIE) or "", None)
         response = RedirectResponse("/login", status_code=303)
         response.delete_cookie(COOKIE, path="/")
         return response
 
-    def _login_page(self, problem: str, status: int = 200) -> Response:
+    def _login_page(self, problem: str, status: int = 200,
+                    headers: dict[str, str] | None = None) -> Response:
         html = (STATIC / "login.html").read_text().replace(
             "{{PROBLEM}}", problem.replace("<", "&lt;"))
-        return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
+        return HTMLResponse(html, status_code=status, headers=headers)
 
     # ------------------------------------------------------------------ pages and API
 
@@ -411,6 +445,11 @@ class Floor:
         name = self.supervisor_of(request)
         if name is None:
             return self._denied()
+        if (refused := cross_origin(request)) is not None:
+            log.warning("floor_cross_origin_refused", path=request.url.path[:60],
+                        problem=refused)
+            return JSONResponse({"accepted": False, "code": "cross_origin",
+                                 "reason": refused}, status_code=403)
         if request.headers.get("x-stud-table") != "1":  # no cross-site form can set it
             return self._refuse("missing X-Stud-Table header")
         raw = await request.body()
@@ -525,8 +564,11 @@ class Floor:
             return PlainTextResponse("not found", status_code=404)
         return FileResponse(STATIC / name, headers={"Cache-Control": "no-cache"})
 
-    def app(self) -> Starlette:
-        """The ASGI app."""
+    def app(self) -> SecurityHeaders:
+        """The ASGI app, every response with the security headers (no page framable)."""
+        return SecurityHeaders(self._routes())
+
+    def _routes(self) -> Starlette:
         return Starlette(routes=[
             Route("/", self.page),
             Route("/login", self.login, methods=["GET", "POST"]),
@@ -543,25 +585,44 @@ class Floor:
 
     # ------------------------------------------------------------------ run
 
-    async def serve(self, ready: Callable[[int], None] | None = None) -> None:
-        """Connect to the broker, serve HTTP until cancelled."""
+    def bind(self) -> socket.socket:
+        """The listening socket, bound before anything else starts (a port in use is
+        one ``OSError`` line, not a traceback)."""
+        host, port = self.cfg.http.host, self.cfg.http.port
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+            sock.listen(128)
+        except OSError as exc:
+            sock.close()
+            raise OSError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
+        sock.setblocking(False)
+        return sock
+
+    async def serve(self, ready: Callable[[int], None] | None = None,
+                    sock: socket.socket | None = None) -> None:
+        """Serve HTTP on ``sock`` (bound by :meth:`bind` if not given), then connect to
+        the broker; run until cancelled."""
+        sock = sock if sock is not None else self.bind()
         self._loop = asyncio.get_running_loop()
+        self._hashing = asyncio.Semaphore(HASHES_AT_ONCE)
         broker = self.cfg.broker
-        self.client.connect_async(broker.host, broker.port, keepalive=broker.keepalive,
-                                  clean_start=True)
-        self.client.loop_start()
-        config = uvicorn.Config(self.app(), host=self.cfg.http.host, port=self.cfg.http.port,
-                                log_level="warning", access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=1)
+        config = uvicorn.Config(self.app(), log_level="warning", access_log=False,
+                                lifespan="off", timeout_graceful_shutdown=1)
         server = uvicorn.Server(config)
-        serving = asyncio.create_task(server.serve())
+        serving = asyncio.create_task(server.serve(sockets=[sock]))
         try:
             while not server.started:
                 if serving.done():
                     await serving
                     raise OSError(f"cannot serve on {self.cfg.http.host}:{self.cfg.http.port}")
                 await asyncio.sleep(0.05)
-            port = server.servers[0].sockets[0].getsockname()[1]
+            self.client.connect_async(broker.host, broker.port, keepalive=broker.keepalive,
+                                      clean_start=True)
+            self.client.loop_start()
+            port = sock.getsockname()[1]
             log.info("floor_serving", host=self.cfg.http.host, port=port)
             if ready is not None:
                 ready(port)
@@ -569,5 +630,6 @@ class Floor:
         finally:
             self.client.disconnect()
             self.client.loop_stop()
+            self._loop = None
             with contextlib.suppress(Exception):
                 self._changed.set()

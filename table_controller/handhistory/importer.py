@@ -1,4 +1,4 @@
-"""A :class:`StudHand` -> a physical table script (CONFORMANCE.md JSON Lines).
+"""A :class:`StudHand` -> a physical table script (docs/conformance.md JSON Lines).
 
 Theory of operation
 -------------------
@@ -85,7 +85,7 @@ def table_settings(hand: StudHand, rules: RuleProfile | None = None) -> TableSet
 
 
 def table_op(settings: TableSettings) -> dict[str, Any]:
-    """The CONFORMANCE.md ``table`` op of ``settings`` (rules only where not default;
+    """The docs/conformance.md ``table`` op of ``settings`` (rules only where not default;
     ``game`` only for razz and stud8, so a stud script reads as before)."""
     op: dict[str, Any] = {
         "op": "table",

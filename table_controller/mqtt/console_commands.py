@@ -5,7 +5,8 @@ to :func:`parse_command` on the engine thread. A well-formed command becomes
 the :mod:`table_controller.domain.events` event the engine applies and the journal
 stores (``hand`` -> :class:`HandStarted`, ``act`` -> :class:`ConsoleAction`,
 ``kill``/``live`` -> :class:`FloorRuling`, ``end`` -> :class:`HandEnded`,
-``seat`` -> :class:`SeatName`); the floor's commands (issue 14) become floor
+``seat`` -> :class:`SeatName`, ``card`` -> a manual :class:`CardPlaced`, issue 19:
+the dealer enters a card whose tag no reader reads); the floor's commands (issue 14) become floor
 commands the daemon applies itself, never the engine (``ack`` -> :class:`AlertAck`,
 ``resolve`` -> :class:`AlertResolve`, ``dealer`` -> :class:`DealerChange`), and
 whether the alert they name exists is the daemon's alert book's call.
@@ -30,7 +31,12 @@ from typing import Any, Final
 
 from table_controller.domain.engine.outputs import ReplyCode
 from table_controller.domain.events import (
+    FLOOR_RULINGS,
+    AlertAck,
+    AlertResolve,
+    CardPlaced,
     ConsoleAction,
+    DealerChange,
     FloorCommand,
     FloorRuling,
     HandEnded,
@@ -42,13 +48,15 @@ from table_controller.records.ops import (
     INVALID,
     UNKNOWN_SEAT,  # re-exported: a seat number this table does not have
     OpError,
+    floor_op,
     parse_act,
+    parse_card,
     parse_floor,
     parse_hand,
     parse_ruling,
     parse_seat,
 )
-from table_controller.records.script import load_json
+from table_controller.records.script import event_to_op, load_json
 
 BAD_JSON: Final = ReplyCode.BAD_JSON
 """The payload is not JSON (or not UTF-8)."""
@@ -71,7 +79,8 @@ __all__ = [
     "parse_command",
 ]
 
-CommandEvent = HandStarted | ConsoleAction | FloorRuling | HandEnded | SeatName | FloorCommand
+CommandEvent = (HandStarted | ConsoleAction | FloorRuling | HandEnded | SeatName | CardPlaced
+                | FloorCommand)
 """What a valid console command turns into: a table event for the engine, or (``ack``,
 ``resolve``, ``dealer``, issue 14) a floor command the daemon applies itself."""
 
@@ -117,9 +126,10 @@ REGISTRY: Final[dict[str, CommandSpec]] = {spec.name: spec for spec in (
                 lambda obj, seats, at: parse_hand(obj, seats, at, console=True)),
     CommandSpec("act", frozenset({"seat", "action", "amount"}), parse_act),
     *(CommandSpec(name, frozenset({"seat", "reason"}), _ruling(name))
-      for name in ("kill", "live")),
+      for name in sorted(FLOOR_RULINGS)),
     CommandSpec("end", frozenset(), lambda _obj, _seats, at: HandEnded(at)),
     CommandSpec("seat", frozenset({"seat", "name", "country"}), parse_seat),
+    CommandSpec("card", frozenset({"zone", "card"}), parse_card),
     CommandSpec("ack", frozenset({"alert", "by"}), _floor("ack"), floor=True),
     CommandSpec("resolve", frozenset({"alert", "by", "note"}), _floor("resolve"), floor=True),
     CommandSpec("dealer", frozenset({"action", "id", "name"}), _floor("dealer"), floor=True),
@@ -142,6 +152,38 @@ def parse_command(name: str, payload: bytes, seats: int, at: float = 0.0) -> Com
     so a command and a script line with the same fields get the same verdict
     and the same words.
     """
+    event = _parse(name, payload, seats, at)
+    _check_publishable(name, event)
+    return event
+
+
+def _check_publishable(name: str, event: CommandEvent) -> None:
+    """Refuse an event any of whose text could not be published (issue 21 item 7):
+    the field checks above already refuse what cannot be shown; this is the net under
+    them, so that no input is journaled and applied that the state cannot carry."""
+    if isinstance(event, AlertAck | AlertResolve | DealerChange):
+        op = floor_op(event)
+    else:
+        op = event_to_op(event)
+    for value in _strings(op):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise CommandError(INVALID_COMMAND, f"{name}: a text field cannot be published"
+                               " (not valid Unicode)") from None
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for key, item in value.items() for s in (*_strings(key), *_strings(item))]
+    if isinstance(value, list | tuple):
+        return [s for item in value for s in _strings(item)]
+    return []
+
+
+def _parse(name: str, payload: bytes, seats: int, at: float) -> CommandEvent:
     spec = REGISTRY.get(name)
     if spec is None:
         raise CommandError(

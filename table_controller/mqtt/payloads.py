@@ -44,7 +44,7 @@ from table_controller.domain.events import BetAction
 from table_controller.domain.zones import MAX_SEATS
 
 CardCode = Annotated[str, StringConstraints(pattern=r"^[2-9TJQKA][cdhs]$")]
-"""A card as its two-character code (CONFORMANCE.md), e.g. ``Kd``."""
+"""A card as its two-character code (docs/conformance.md), e.g. ``Kd``."""
 
 Seat = Annotated[int, Field(ge=1, le=MAX_SEATS)]
 """A seat number, 1..8."""
@@ -55,7 +55,7 @@ Street = Annotated[int, Field(ge=3, le=7)]
 ZoneName = Annotated[
     str, StringConstraints(pattern=r"^(seat[1-8]\.(down|up)|burn|muck|board)$")
 ]
-"""A zone name from CONFORMANCE.md."""
+"""A zone name from docs/conformance.md."""
 
 SeatStatus = Literal["active", "folded", "dead", "empty"]
 """``empty``: nobody dealt in at that seat this hand."""
@@ -110,12 +110,12 @@ class StatusPayload(Envelope):
 
 
 class AlertFields(_Model):
-    """One alert or notice (CONFORMANCE.md alert codes; docs/alerts.md)."""
+    """One alert or notice (docs/conformance.md alert codes; docs/alerts.md)."""
 
     code: AlertCode = Field(description="Stable code, e.g. missing_burn (docs/alerts.md).")
     seat: Seat | None = None
     street: Street | None = None
-    rule: int | None = Field(default=None, description="Rule number in RULES.md, or null.")
+    rule: int | None = Field(default=None, description="Rule number in docs/rules.md, or null.")
     message: str = Field(description="Readable text for the floor.")
 
 
@@ -390,6 +390,10 @@ class CardDealtUpEvent(Envelope):
     kind: Literal["card_dealt_up"] = "card_dealt_up"
     seat: Seat
     card: CardCode
+    manual: bool = Field(
+        default=False,
+        description="Entered by hand at the console for a tag no reader can read (a dead"
+        " tag); false for a card the readers saw.")
 
 
 class PublicCardDealtDownEvent(Envelope):
@@ -397,6 +401,10 @@ class PublicCardDealtDownEvent(Envelope):
 
     kind: Literal["card_dealt_down"] = "card_dealt_down"
     seat: Seat
+    manual: bool = Field(
+        default=False,
+        description="Entered by hand at the console for a tag no reader can read (a dead"
+        " tag); false for a card the readers saw.")
 
 
 class SecureCardDealtDownEvent(Envelope):
@@ -405,6 +413,10 @@ class SecureCardDealtDownEvent(Envelope):
     kind: Literal["card_dealt_down"] = "card_dealt_down"
     seat: Seat
     card: CardCode
+    manual: bool = Field(
+        default=False,
+        description="Entered by hand at the console for a tag no reader can read (a dead"
+        " tag); false for a card the readers saw.")
 
 
 class PublicCardBurnedEvent(Envelope):

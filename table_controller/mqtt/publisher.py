@@ -112,6 +112,7 @@ from table_controller.mqtt.payloads import (
 )
 from table_controller.mqtt.sequence import SequenceCounter
 from table_controller.mqtt.topics import TableTopics, shown_name
+from table_controller.mqtt.unreachable import connect_failure_reason
 
 log = structlog.get_logger(__name__)
 
@@ -174,6 +175,10 @@ BUSY_CODE: Final = ReplyCode.BUSY
 
 _TAKEN_OVER: Final = 0x8E
 """MQTT 5 DISCONNECT reason *Session taken over*: another client used our id."""
+
+_NOT_AUTHORISED: Final = frozenset({0x86, 0x87})
+"""MQTT 5 CONNACK *Bad user name or password* and *Not authorized* (paho maps the
+MQTT 3.1.1 return codes 4 and 5 onto these)."""
 
 _CONNECTION_CLOSED: Final = 0x80
 """The reason paho gives when the broker closed the socket without a DISCONNECT:
@@ -715,6 +720,9 @@ class MqttPublisher:
             if self._life is PublisherState.ONLINE:
                 self._last_republish = time.monotonic()
                 self._counts.republishes += 1
+                # The whole retained set, status included (issue 24: a consumer that
+                # lost it learns online/degraded from the rebirth too).
+                self._send(self.topics.status, self._live_status(), retain=True)
                 self._republish_locked()
 
     def reply(self, request: CommandRequest, payload: bytes, *, limit: int = REPLY_LIMIT) -> bool:
@@ -1029,7 +1037,16 @@ class MqttPublisher:
         _props: Properties | None,
     ) -> None:
         if reason.is_failure:
-            log.error("mqtt_connect_refused", reason=str(reason))
+            if reason.value in _NOT_AUTHORISED:
+                # The usual cause on an install: a rotated password not in the config.
+                user = self._broker.username or "(none)"
+                log.error("mqtt_not_authorised", reason=str(reason), username=user,
+                          message=f"not authorised: check [broker] username {user!r} and"
+                          " password against the broker's (deploy/mosquitto-setup"
+                          f" --new-passwords writes /etc/stud-table/mqtt/{user}.password"
+                          " and the configs)")
+            else:
+                log.error("mqtt_connect_refused", reason=str(reason))
             return
         with self._lock:
             self._counts.connects += 1
@@ -1075,7 +1092,8 @@ class MqttPublisher:
     def _handle_connect_fail(self, _client: mqtt.Client, _userdata: object) -> None:
         with self._lock:
             self._trouble.suspect_takeover = False
-        log.warning("mqtt_connect_failed", host=self._broker.host, port=self._broker.port)
+        log.warning("mqtt_connect_failed", host=self._broker.host, port=self._broker.port,
+                    reason=connect_failure_reason())
 
     def _handle_disconnect(
         self,

@@ -26,6 +26,8 @@ from table_controller.mqtt.topics import TableTopics
 DEFAULT_TIMEOUT: Final = 10.0
 """Seconds to wait for the reply."""
 
+CONNACK_WAIT: Final = 5.0
+"""Seconds the broker has to answer CONNECT (at least; half the timeout if longer)."""
 RETRIES: Final = 2
 """Times a request is sent again (same correlation data: applied once) without a reply."""
 
@@ -54,6 +56,7 @@ def send_request(
     reply_topic = topics.reply(client_id)
     correlation = uuid.uuid4().bytes
     done = threading.Event()
+    connected = threading.Event()
     subscribed = threading.Event()
     outcome: dict[str, Any] = {}
     props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
@@ -73,6 +76,7 @@ def send_request(
             outcome["error"] = f"the broker refused the connection: {reason}"
             done.set()
             return
+        connected.set()
         _no_delay(c)
         # Subscribe first: a reply published before our SUBACK would be lost.
         c.subscribe(reply_topic, qos=1)
@@ -107,6 +111,13 @@ def send_request(
     client.loop_start()
     try:
         deadline = time.monotonic() + timeout
+        # The broker answers CONNECT at once when it is there: without a CONNACK the
+        # broker was never reached (a TCP connection alone can be a proxy or a
+        # firewall), which is not "is the daemon running?" (issue 24).
+        wait = min(timeout, max(CONNACK_WAIT, timeout / 2))
+        if not connected.wait(wait) and not done.is_set():
+            raise NoReplyError(f"cannot reach the broker at {host}:{port}: no MQTT answer"
+                               f" within {wait:g} s (is it an MQTT broker, and is it up?)")
         answered = done.wait(timeout / (RETRIES + 1))
         for _ in range(RETRIES):
             if answered or not subscribed.is_set():

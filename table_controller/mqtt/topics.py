@@ -40,7 +40,7 @@ ROOT: Final = "stud/v1"
 SECURE_LEVEL: Final = "secure"
 """The topic level under a table that marks production-only topics."""
 
-_LEVEL_RE: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_LEVEL_RE: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 # One topic level: no '/', no wildcards '+'/'#', no spaces, bounded length.
 # A table or reader id that could contain '/' or '#' would let a config value
 # escape its own subtree (and its ACL), so ids are checked here.
@@ -61,7 +61,7 @@ def check_level(value: str, what: str) -> str:
 
     Allowed: 1..64 characters from ``A-Z a-z 0-9 _ . -``.
     """
-    if not _LEVEL_RE.match(value):
+    if not _LEVEL_RE.fullmatch(value):
         raise TopicError(
             f"bad {what} {value!r}: use 1-64 characters from A-Z a-z 0-9 _ . -"
             " (no '/', '+', '#' or spaces)"
@@ -239,7 +239,7 @@ class TableTopics:
         if not topic.startswith(root):
             return None
         table, _, rest = topic[len(root):].partition("/")
-        if not _LEVEL_RE.match(table) or not rest:
+        if not _LEVEL_RE.fullmatch(table) or not rest:
             return None
         kind = _FIXED_KINDS.get(rest)
         if kind is not None:
@@ -247,9 +247,9 @@ class TableTopics:
         if rest.startswith("cmd/"):
             return ParsedTopic(table, TopicKind.COMMAND, rest[len("cmd/"):])
         levels = rest.split("/")
-        if len(levels) == 2 and levels[0] == "reply" and _LEVEL_RE.match(levels[1]):
+        if len(levels) == 2 and levels[0] == "reply" and _LEVEL_RE.fullmatch(levels[1]):
             return ParsedTopic(table, TopicKind.REPLY, levels[1])
-        if levels[0] == "readers" and len(levels) in (2, 3) and _LEVEL_RE.match(levels[1]):
+        if levels[0] == "readers" and len(levels) in (2, 3) and _LEVEL_RE.fullmatch(levels[1]):
             if len(levels) == 2:
                 return ParsedTopic(table, TopicKind.READER, levels[1])
             if levels[2] == "stats":
@@ -289,7 +289,7 @@ class TableTopics:
         prefix = self.reply_prefix
         if not topic.startswith(prefix):
             return f"a reply may only go to {prefix}<client>, not {shown_name(topic)!r}"
-        if not _LEVEL_RE.match(topic[len(prefix) :]):
+        if not _LEVEL_RE.fullmatch(topic[len(prefix) :]):
             return (
                 f"the response topic {shown_name(topic)!r} must be {prefix}<client> with"
                 " <client> 1-64 characters from A-Z a-z 0-9 _ . - (one level, no wildcard)"
@@ -391,6 +391,6 @@ class ArchiveTopics:
         table, rest = levels[len(root)], "/".join(levels[len(root) + 1 :])
         kind = {"hands": "hand", f"{SECURE_LEVEL}/hands": "secure_hand", "alerts": "alert",
                 "alerts/changes": "change"}.get(rest)
-        if kind is None or table == ARCHIVE_LEVEL or not _LEVEL_RE.match(table):
+        if kind is None or table == ARCHIVE_LEVEL or not _LEVEL_RE.fullmatch(table):
             return None
         return table, kind

@@ -1,6 +1,6 @@
 """The operations table scripts and console commands share: one parser (issue 10).
 
-A script's ``hand``, ``act``, ``kill`` and ``live`` lines (CONFORMANCE.md, and the
+A script's ``hand``, ``act``, ``kill`` and ``live`` lines (docs/conformance.md, and the
 journal, which stores console commands in the same form) and the console's
 ``cmd/hand``, ``cmd/act``, ``cmd/kill`` and ``cmd/live`` payloads carry the same
 fields. They used to be parsed twice, by rules that had drifted apart (a script
@@ -16,11 +16,11 @@ The rules, decided once:
 * seats are JSON integers (``"4"`` and ``true`` are not seat 4) from 1 to the
   table's seat count; chips and amounts are whole numbers from 0 to
   :data:`~table_controller.domain.engine.settings.MAX_CHIPS`;
-* ``hand``: ``players`` lists distinct seats, at least two (RULES.md: 2-8 players),
+* ``hand``: ``players`` lists distinct seats, at least two (docs/rules.md: 2-8 players),
   or none at all: a card-only hand whose players are the seats dealt in the first
   round (the daemon's journal writes it; a console hand always names its players);
   ``stacks`` (optional) maps seats *of players* (keys are seat numbers as strings)
-  to their chips behind after the ante. **Partial stacks are allowed**: CONFORMANCE.md
+  to their chips behind after the ante. **Partial stacks are allowed**: docs/conformance.md
   makes ``stacks`` optional without asking for every player, and a seat whose stack
   is not given is played as when no stacks are given at all (unknown chips: the
   betting is checked for turn and size, its stack is shown as null). A player with
@@ -44,12 +44,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from table_controller.domain.cards import Card, CardParseError
 from table_controller.domain.engine.outputs import ReplyCode
 from table_controller.domain.engine.settings import MAX_CHIPS
 from table_controller.domain.events import (
     AlertAck,
     AlertResolve,
     BetAction,
+    CardPlaced,
     ConsoleAction,
     DealerChange,
     FloorCommand,
@@ -57,6 +59,7 @@ from table_controller.domain.events import (
     HandStarted,
     SeatName,
 )
+from table_controller.domain.zones import Zone, ZoneParseError
 
 INVALID: Final = ReplyCode.INVALID_COMMAND
 """Console reply code of a malformed field (docs/console.md)."""
@@ -88,7 +91,7 @@ ALERT_OP: Final = "alert"
 open alerts after a restart, whichever hand or file it was raised in."""
 
 MIN_PLAYERS: Final = 2
-"""RULES.md "Structure of a hand": 2-8 players."""
+"""docs/rules.md "Structure of a hand": 2-8 players."""
 
 
 class OpError(ValueError):
@@ -149,7 +152,7 @@ def parse_hand(obj: Mapping[str, Any], seats: int, at: float = 0.0, *,
         twice = next(s for s in chosen if chosen.count(s) > 1)
         raise OpError(op, "players", f"seat {twice} is listed twice")
     if 0 < len(chosen) < MIN_PLAYERS:
-        raise OpError(op, "players", "a hand needs at least two players (RULES.md),"
+        raise OpError(op, "players", "a hand needs at least two players (docs/rules.md),"
                       " or none for a card-only hand")
     stacks: dict[int, int] | None = None
     raw = obj.get("stacks")
@@ -203,8 +206,14 @@ def parse_ruling(op: str, obj: Mapping[str, Any], seats: int, at: float = 0.0) -
     reason = obj.get("reason", "")
     if not isinstance(reason, str):
         raise OpError(op, "reason", "must be a string", seat=seat)
+    # Issue 21 item 7: the reason goes out in the public announcement, so it gets
+    # the check seat names get (one line, nothing that cannot be shown: a lone
+    # surrogate could not even be serialised, after it was journaled and applied).
+    reason = " ".join(reason.split())
     if len(reason) > MAX_REASON_CHARS:
         raise OpError(op, "reason", f"is longer than {MAX_REASON_CHARS} characters", seat=seat)
+    if any(not ch.isprintable() for ch in reason):
+        raise OpError(op, "reason", "has a character that cannot be shown", seat=seat)
     return FloorRuling(seat, op, reason, at)
 
 
@@ -228,6 +237,31 @@ def parse_seat(obj: Mapping[str, Any], seats: int, at: float = 0.0) -> SeatName:
         raise OpError(op, "country", f"must be an ISO 3166 code like \"FR\" or \"USA\","
                       f" got {_shown(country)}", seat=seat)
     return SeatName(seat, name, country if name else None, at)
+
+
+def parse_card(obj: Mapping[str, Any], seats: int, at: float = 0.0) -> CardPlaced:
+    """The manual :class:`CardPlaced` of a console ``card``: ``zone`` (``seat3.down``,
+    ``burn``, ``board``...) and ``card`` (``As``): the dealer enters a card whose tag
+    no reader can read (issue 19); it counts as read there."""
+    op = "card"
+    name = obj.get("zone")
+    if not isinstance(name, str):
+        raise OpError(op, "zone", "must be a zone name such as \"seat3.down\" or \"burn\"")
+    try:
+        zone = Zone.parse(name)
+    except ZoneParseError as exc:
+        raise OpError(op, "zone", str(exc)) from None
+    if zone.seat is not None and zone.seat > seats:
+        raise OpError(op, "zone", f"this table has {seats} seats", code=UNKNOWN_SEAT)
+    code = obj.get("card")
+    if not isinstance(code, str):
+        raise OpError(op, "card", f"must be a card code such as \"As\", got {_shown(code)}",
+                      seat=zone.seat)
+    try:
+        card = Card.parse(code)
+    except CardParseError as exc:
+        raise OpError(op, "card", str(exc), seat=zone.seat) from None
+    return CardPlaced(zone, card, at, None, manual=True)
 
 
 # ----------------------------------------------------------------- the floor (issue 14)

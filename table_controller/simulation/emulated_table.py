@@ -4,18 +4,30 @@ The demo, the simulator and the end-to-end tests deal cards *physically*:
 a card placed in a zone becomes its tag placed on the first antenna covering
 that zone, on the emulated reader that owns the antenna. The daemon on the other
 side sees nothing but real serial frames, exactly as from a real table.
+
+With ``rf`` (an :class:`~firmware_bridge.rf_channel.RFParams`, ``--rf PROFILE``) the
+tags are not simply seen: one :class:`~firmware_bridge.rf_channel.RFChannel` for the
+whole table decides, per scan of each antenna, what it reads (stack loss, pile depth,
+dead tags, flicker, cross-reads into neighbouring zones, the dealer's hand passing
+over the antennas as a card is dealt), and every emulated reader reports that.
 """
 
 from __future__ import annotations
 
+import random
+import threading
+import time
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from firmware_bridge.emulator import ReaderEmulator
+from firmware_bridge.rf_channel import RFChannel, RFParams
 from table_controller.domain.events import CardPlaced, CardRemoved, TableEvent, UnknownTag
 from table_controller.domain.zones import Zone
+from table_controller.simulation.rf import channel_map, same_seat_antennas
 from table_controller.table.deck import DeckRegistry
 from table_controller.table.layout import TableLayout
 
@@ -33,6 +45,8 @@ class EmulatedTable:
         scan_period: float = 0.05,
         heartbeat_period: float = 0.5,
         inventory_period: float = 2.0,
+        rf: RFParams | None = None,
+        seed: int = 0,
     ) -> None:
         self.layout = layout
         self.registry = registry
@@ -51,6 +65,33 @@ class EmulatedTable:
             )
             for reader in layout.readers
         }
+        self.channel: RFChannel | None = None
+        self._lock = threading.Lock()
+        self._rng = random.Random(f"{seed}:hands")
+        self._base_params = rf
+        self._same_seat = same_seat_antennas(layout)
+        if rf is not None:
+            kinds, neighbours = channel_map(layout)
+            self.channel = RFChannel(rf, kinds, neighbours, seed=seed)
+            for reader_id, reader in self.readers.items():
+                reader.model.reads = self._reads_of(reader_id)
+
+    def _reads_of(self, reader_id: int) -> Callable[[int, float], Sequence[str]]:
+        channel = self.channel
+        assert channel is not None
+
+        def reads(port: int, now: float) -> list[str]:
+            with self._lock:
+                return [read.uid for read in channel.reads((reader_id, port), now)]
+        return reads
+
+    def set_flicker(self, flicker: float | None) -> None:
+        """Set the channel's per-scan flicker (None: back to the profile's)."""
+        if self.channel is None:
+            return
+        with self._lock:
+            base = self._base_params or self.channel.params
+            self.channel.params = base if flicker is None else replace(base, flicker=flicker)
 
     def start(self) -> EmulatedTable:
         """Plug every reader in."""
@@ -103,11 +144,37 @@ class EmulatedTable:
             uid = self.registry.uid_for(event.card, event.deck or self.deck)
             if isinstance(event, CardPlaced):
                 reader.place(port, uid)
+                self._channel_place(reader.reader_id, port, uid)
             else:
                 reader.remove(port, uid)
+                self._channel_remove(uid)
         elif isinstance(event, UnknownTag):
             reader, port = self._antenna(event.zone)
             reader.place(port, event.uid)
+            self._channel_place(reader.reader_id, port, event.uid)
+
+    def remove_tag(self, zone: Zone, uid: str) -> None:
+        """Take the tag ``uid`` off ``zone``'s antenna (unknown tags too)."""
+        reader, port = self._antenna(zone)
+        reader.remove(port, uid)
+        self._channel_remove(uid)
+
+    def _channel_place(self, reader_id: int, port: int, uid: str) -> None:
+        if self.channel is None:
+            return
+        now = time.monotonic()
+        with self._lock:
+            # The dealer's hand passed over the antennas just before the card landed.
+            self.channel.forget_shadows(now - 10.0)
+            self.channel.hand_pass((reader_id, port), now, self._rng,
+                                   self._same_seat.get((reader_id, port), ()))
+            self.channel.place(uid, (reader_id, port), now)
+
+    def _channel_remove(self, uid: str) -> None:
+        if self.channel is None:
+            return
+        with self._lock:
+            self.channel.remove(uid, time.monotonic())
 
     def apply_all(self, events: Iterable[TableEvent]) -> None:
         """Apply several events in order."""

@@ -89,7 +89,7 @@ class KindSpec:
         return self.level is Level.CONSOLE
 
 
-def _first_difference(deal: PhysicalDeal, injection: Injection) -> int:
+def first_difference(deal: PhysicalDeal, injection: Injection) -> int:
     """Index (in the injected events) of the first event the injection changed."""
     for index, (a, b) in enumerate(zip(deal.events, injection.events, strict=False)):
         if a != b:
@@ -120,17 +120,17 @@ def card_only_visible(kind: ErrorKind) -> VisibleCheck | None:
     """
     if kind is ErrorKind.OUT_OF_ORDER:
         def out_of_order(deal: PhysicalDeal, injection: Injection) -> bool:
-            index = _first_difference(deal, injection)
+            index = first_difference(deal, injection)
             return _first_round_over(injection.events, index)
         return out_of_order
     if kind is ErrorKind.CARD_TO_INACTIVE_SEAT:
         def inactive(deal: PhysicalDeal, injection: Injection) -> bool:
-            index = _first_difference(deal, injection)
+            index = first_difference(deal, injection)
             return _first_round_over(injection.events, index)
         return inactive
     if kind is ErrorKind.UNKNOWN_CARD:
         def unknown(deal: PhysicalDeal, injection: Injection) -> bool:
-            index = _first_difference(deal, injection)
+            index = first_difference(deal, injection)
             assert isinstance(injection.events[index], UnknownTag)
             return any(isinstance(e, CardPlaced) for e in injection.events[:index])
         return unknown

@@ -29,11 +29,13 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import signal
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import partial
@@ -45,10 +47,12 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
+from firmware_bridge.rf_channel import RFParams
 from table_controller.domain.events import (
     CardPlaced,
     CardRemoved,
     TableEvent,
+    UnknownTag,
     UnknownTagRemoved,
 )
 from table_controller.mqtt.local_broker import BrokerError
@@ -56,7 +60,8 @@ from table_controller.mqtt.topics import TableTopics
 from table_controller.records.journal import decode_line
 from table_controller.simulation.kinds import ReaderSettings
 from table_controller.simulation.plan import SimHand, plan_hands
-from table_controller.simulation.report import ObservedAlert
+from table_controller.simulation.report import HandRF, ObservedAlert, SimulationInterrupted
+from table_controller.simulation.rf import timeline
 from table_controller.simulation.session import BLUE_DECK_FILE, DECK_FILE, DemoError, DemoTable
 
 TABLE_ID: Final = "sim"
@@ -110,14 +115,16 @@ class SimulatedTable(DemoTable):
     """The demo's table session as table ``sim`` with both decks, quiet and without
     fsync, plus what the simulator needs: reader disturbances and unknown tags."""
 
-    def __init__(self, workdir: Path, *, speed: float = 1.0) -> None:
-        """Prepare everything in ``workdir``; nothing runs before :meth:`start`."""
+    def __init__(self, workdir: Path, *, speed: float = 1.0, rf: RFParams | None = None
+                 ) -> None:
+        """Prepare everything in ``workdir``; nothing runs before :meth:`start`.
+        ``rf``: the emulated readers read through this RF channel."""
         try:
             # fsync "never": a simulation has nothing to lose in a power cut, and
             # the journal is still written line by line before the engine runs.
             super().__init__(workdir, table_id=TABLE_ID, decks=DECK_FILES,
                              scan_period=scan_period_for(speed), presence_hold=PRESENCE_HOLD,
-                             fsync="never", log_level="warning")
+                             fsync="never", log_level="warning", rf=rf)
         except DemoError as exc:
             raise LiveError(str(exc)) from exc
 
@@ -133,6 +140,9 @@ class SimulatedTable(DemoTable):
         """Turn a reader disturbance on (or every disturbance off, with None)."""
         assert self.table is not None
         wanted = settings or ReaderSettings()
+        if self.table.channel is not None:
+            # The channel decides what is read: a flicker hand flickers there.
+            self.table.set_flicker(wanted.dropout_probability or None)
         for reader in self.table.readers.values():
             reader.model.dropout_probability = wanted.dropout_probability
             reader.noise.frame_drop_probability = wanted.frame_drop_probability
@@ -142,8 +152,7 @@ class SimulatedTable(DemoTable):
         """Make the emulated table show ``event`` (unknown tags taken off too)."""
         assert self.table is not None
         if isinstance(event, UnknownTagRemoved):
-            reader_id, port = self.layout.antennas_of(event.zone)[0]
-            self.table.readers[reader_id].remove(port, event.uid)
+            self.table.remove_tag(event.zone, event.uid)
         else:
             self.table.apply(event)
 
@@ -326,6 +335,55 @@ def _play(table: SimulatedTable, hand: SimHand, speed: float, journal: JournalWa
         table.apply(clear)
 
 
+def _play_timed(table: SimulatedTable, hand: SimHand, speed: float, rf: RFParams,
+                journal: JournalWatch) -> HandRF:
+    """Deal ``hand`` on a table read through an RF channel: the fast mode's timeline
+    (:func:`~.rf.timeline`: betting pauses, folds and pickups outlasting the presence
+    hold, players peeking at hole cards), its gaps divided by ``speed``. As in
+    :func:`_play`, the dealer sees a card land before the next (the journal shows it),
+    but only for a card the channel reads: one it never reads is never shown. The
+    pauses after a fold or a pickup outlast the daemon's hold at any speed; a peek
+    lasts its planned time divided by ``speed``. Returns what the channel did."""
+    emulated = table.table
+    assert emulated is not None
+    channel = emulated.channel
+    rng = random.Random(f"{hand.number}:dealer")
+    actions, _console = timeline(hand, table.registry, rf, rng, hold=PRESENCE_HOLD * speed)
+    previous = actions[0].at if actions else 0.0
+    dead: set[str] = set()
+    unread: Counter[str] = Counter()
+    masked: str | None = None
+    cross = 0
+    for action in actions:
+        time.sleep(max(0.0, action.at - previous) / speed)
+        previous = action.at
+        found = table.registry.lookup(action.uid)
+        if found is None:
+            if action.place:
+                table.apply(UnknownTag(action.zone, action.uid))
+            else:
+                emulated.remove_tag(action.zone, action.uid)
+            continue
+        if not action.place:
+            table.apply(CardRemoved(action.zone, found.card, deck=found.deck))
+            continue
+        table.apply(CardPlaced(action.zone, found.card, deck=found.deck))
+        placement = channel.placement(action.uid) if channel is not None else None
+        if placement is None:
+            continue
+        cross += placement.cross is not None
+        if placement.why_unread is not None and action.source >= 0:
+            unread[placement.why_unread] += 1
+            dead.update([action.uid] if placement.why_unread == "dead" else [])
+            if action.source == hand.evidence:
+                masked = placement.why_unread
+        if placement.read and placement.cross is None:
+            seen = partial(_journal_shows, journal, (action.zone.name, found.card.code))
+            _wait(seen, CARD_SEEN_TIMEOUT, table.daemon_alive)
+    peeks = sum(1 for a in actions if a.peek and a.place)
+    return HandRF(len(dead), masked, peeks, cross, tuple(sorted(unread.items())))
+
+
 def _moves_on(removed: CardRemoved, following: TableEvent | None) -> bool:
     """Whether ``following`` continues the movement that ``removed`` began: the same
     card landing in another zone (a fold to the muck), or the next card of the same
@@ -407,9 +465,10 @@ def _stopped_by_sigterm() -> Iterator[None]:
 
 
 @contextmanager
-def _running(speed: float) -> Iterator[tuple[SimulatedTable, AlertWatch]]:
+def _running(speed: float, rf: RFParams | None = None
+             ) -> Iterator[tuple[SimulatedTable, AlertWatch]]:
     workdir = Path(tempfile.mkdtemp(prefix="stud-simulate-"))
-    table = SimulatedTable(workdir, speed=speed)
+    table = SimulatedTable(workdir, speed=speed, rf=rf)
     watch: AlertWatch | None = None
     with _stopped_by_sigterm():
         try:
@@ -432,10 +491,15 @@ def run_daemon(
     *,
     speed: float = 1.0,
     progress: Callable[[int], None] | None = None,
+    rf: RFParams | None = None,
+    facts: dict[int, HandRF] | None = None,
 ) -> tuple[list[SimHand], list[ObservedAlert], dict[str, int]]:
     """Deal the planned hands through the real table (module docstring); return the
-    hands, the alerts read from MQTT, and the wire figures. Raises :class:`LiveError`."""
-    return deal_through_daemon(plan_hands(hands, seed, rates), speed=speed, progress=progress)
+    hands, the alerts read from MQTT, and the wire figures. ``rf``: the emulated
+    readers read through this RF channel (``facts`` gets what it did per hand).
+    Raises :class:`LiveError`."""
+    return deal_through_daemon(plan_hands(hands, seed, rates), speed=speed, progress=progress,
+                               rf=rf, facts=facts)
 
 
 def deal_through_daemon(
@@ -443,12 +507,14 @@ def deal_through_daemon(
     *,
     speed: float = 1.0,
     progress: Callable[[int], None] | None = None,
+    rf: RFParams | None = None,
+    facts: dict[int, HandRF] | None = None,
 ) -> tuple[list[SimHand], list[ObservedAlert], dict[str, int]]:
     """Deal ``hands`` through a fresh table, in order; see :func:`run_daemon`. Hands
     must be numbered 1, 2, ... (the daemon numbers its hands from 1)."""
     if speed <= 0:
         raise ValueError("speed must be positive")
-    with _running(speed) as (table, watch):
+    with _running(speed, rf) as (table, watch):
         readers = len(table.layout.readers)
         if not _wait(lambda: watch.ready(readers), READY_TIMEOUT, table.daemon_alive):
             raise LiveError("the daemon did not publish its table with every reader online"
@@ -457,21 +523,35 @@ def deal_through_daemon(
         journal = JournalWatch(table.journal_path)
         planned: list[SimHand] = []
         wrong = missed = 0
-        for expected_number, hand in enumerate(hands, start=1):
-            if hand.number != expected_number:
-                raise ValueError(f"hand {hand.number} dealt as the table's hand"
-                                 f" {expected_number}: renumber it")
-            planned.append(hand)
-            table.set_readers(hand.readers)
-            _play(table, hand, speed, journal)
-            dealt = _dealt(hand)
-            _wait_cleared(table, journal, hand.number, dealt)
-            table.set_readers(None)
-            seen = journal.placed.get(hand.number, set())
-            wrong += len(seen - dealt)
-            missed += len(dealt - seen)
-            if progress is not None:
-                progress(hand.number)
+        try:
+            for expected_number, hand in enumerate(hands, start=1):
+                if hand.number != expected_number:
+                    raise ValueError(f"hand {hand.number} dealt as the table's hand"
+                                     f" {expected_number}: renumber it")
+                table.set_readers(hand.readers)
+                if rf is None:
+                    _play(table, hand, speed, journal)
+                else:
+                    found = _play_timed(table, hand, speed, rf, journal)
+                    if facts is not None:
+                        facts[hand.number] = found
+                dealt = _dealt(hand)
+                _wait_cleared(table, journal, hand.number, dealt)
+                planned.append(hand)  # dealt whole: a Ctrl-C drops the hand half dealt
+                table.set_readers(None)
+                seen = journal.placed.get(hand.number, set())
+                wrong += len(seen - dealt)
+                missed += len(dealt - seen)
+                if progress is not None:
+                    progress(hand.number)
+        except KeyboardInterrupt:
+            # The report of the hands dealt whole, from the alerts read so far (the
+            # table is stopped by the context manager as on every exit).
+            done = {hand.number for hand in planned}
+            seen_alerts = [a for a in watch.snapshot() if a.hand in done]
+            raise SimulationInterrupted(planned, seen_alerts,
+                                        {"wrong_cards": wrong, "missed_cards": missed}
+                                        ) from None
         before = watch.request_rebirth()
         if not _wait(lambda: watch.state_count() > before, SYNC_TIMEOUT, table.daemon_alive):
             raise LiveError("the daemon did not republish its state on cmd/rebirth")

@@ -5,7 +5,7 @@ Theory of operation
 A :class:`_Shoe` models the cards in the dealer's hands: the *fresh* deck, the
 burn pile, and (only when the deck runs short on 7th street) the *pool* of burn
 cards scrambled with the last fresh card. Dealing a hand walks the streets the
-way RULES.md describes:
+way docs/rules.md describes:
 
 * 3rd street: optional burn (profile ``burn_before_third``), then three rounds
   in position order (seat order ascending; seat 1 is at the dealer's left):

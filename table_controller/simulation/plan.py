@@ -50,8 +50,15 @@ from table_controller.domain.events import (
     UnknownTagRemoved,
 )
 from table_controller.domain.zones import MAX_SEATS, Zone, ZoneKind
-from table_controller.simulation.kinds import DEAL_KINDS, KINDS, Level, ReaderSettings
-from table_controller.simulation.physical import deal_random
+from table_controller.simulation.errors import Injection
+from table_controller.simulation.kinds import (
+    DEAL_KINDS,
+    KINDS,
+    Level,
+    ReaderSettings,
+    first_difference,
+)
+from table_controller.simulation.physical import PhysicalDeal, deal_random
 from table_controller.simulation.players import deal_betting
 
 INJECT_ATTEMPTS = 20
@@ -88,6 +95,10 @@ class SimHand:
     clear: tuple[ClearEvent, ...]
     not_injectable: str | None = None
     """A kind that was drawn but found no place in this hand (the hand is clean)."""
+    evidence: int | None = None
+    """Deal kinds: the index in ``events`` of the first card (or tag) put down
+    differently from the clean deal: the placement the table must read to see the
+    mistake (an RF channel may not read it; :mod:`.rf`)."""
 
     @property
     def readers(self) -> ReaderSettings | None:
@@ -171,7 +182,7 @@ def plan_hand(
 ) -> SimHand:
     """Hand ``number`` (1-based) of the run with ``seed`` (module docstring);
     ``betting``: the players bet through the console; ``game``: what they play
-    (RULES.md "Variants": the deal is the same, the bring-in, first to act, bet
+    (docs/rules.md "Variants": the deal is the same, the bring-in, first to act, bet
     sizes and showdown differ)."""
     rng = random.Random(f"{seed}:{number}")
     kind = choose_kind(rng, rates)
@@ -195,8 +206,9 @@ def plan_hand(
             if injection is None:
                 break  # this deal gives the kind no chance at all: deal again
             if betting or spec.visible is None or spec.visible(deal, injection):
-                return _hand(number, deal.seats, kind, code=kind, seat=injection.seat,
+                hand = _hand(number, deal.seats, kind, code=kind, seat=injection.seat,
                              events=injection.events, betting=betting)
+                return replace(hand, evidence=_evidence(hand.events, deal, injection, betting))
     hand = _hand(number, deal.seats, None, code=None, seat=None, events=deal.events,
                  betting=betting)
     return replace(hand, not_injectable=kind)
@@ -212,6 +224,24 @@ def _hand(number: int, seats: tuple[int, ...], kind: str | None, *, code: str | 
     else:
         dealt = _no_start(events)  # a card-only table has no console: no hand line
     return SimHand(number, seats, kind, code, seat, dealt, tuple(clear_events(dealt)))
+
+
+def _evidence(events: Sequence[TableEvent], deal: PhysicalDeal,
+              injection: Injection, betting: bool) -> int | None:
+    """Index in ``events`` (the hand's events as dealt) of the first placement at or
+    after the injection's first change; None if it changed no placement."""
+    changed = first_difference(deal, injection)
+    target = injection.events[changed:]
+    for index, event in enumerate(target, start=changed):
+        if isinstance(event, CardPlaced | UnknownTag):
+            # A card-only hand's events lack the HandStarted the injection's have.
+            dropped = 0 if betting else sum(
+                isinstance(e, HandStarted) for e in injection.events[:index])
+            at = index - dropped
+            if 0 <= at < len(events) and events[at] == event:
+                return at
+            return None
+    return None
 
 
 def _no_start(events: Sequence[TableEvent]) -> tuple[TableEvent, ...]:

@@ -141,7 +141,7 @@ class BettingPlayers:
     decisions: list[Decision] = field(default_factory=list)
 
     variant: Variant = field(init=False)
-    """The game's choices (RULES.md "Variants"), from ``settings.game``."""
+    """The game's choices (docs/rules.md "Variants"), from ``settings.game``."""
 
     def __post_init__(self) -> None:
         self.variant = variant(self.settings.game)

@@ -17,6 +17,20 @@ Rules of attribution (every alert carries the number of its hand):
   bearing one of those codes would be a false alert like any other.
 
 Precision of a code = flagged / (flagged + false alerts with that code).
+
+With an RF channel (``--rf``) two more rules apply:
+
+* an injection whose evidence (the first card put down differently from the clean
+  deal) the channel never read (a dead tag, a stack or a pile too deep), or that is
+  missed in a hand where a dead tag was dealt, is *masked*:
+  counted per reason and left out of the recall, which is over what the table could
+  see; a kind the read conditions make undetectable as a whole
+  (:func:`~.rf.undetectable_kinds`) is listed with the reason, its figures shown but
+  left out of the total recall;
+* an alert in a clean hand where a dead tag was dealt is a *dead-tag alert*
+  (a documented consequence of a tag nobody can read, to be answered by manual
+  entry): counted apart per code, not as false; every other alert in a clean hand is
+  false as before.
 """
 
 from __future__ import annotations
@@ -27,8 +41,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from firmware_bridge.rf_channel import RFParams
 from table_controller.simulation.kinds import KINDS, WIRE_NOISE, Level
 from table_controller.simulation.plan import SimHand
+from table_controller.simulation.rf import undetectable_kinds
 
 MAX_LISTED: Final = 20
 """Missed injections and false alerts listed by hand, for a look at the cases."""
@@ -46,6 +62,20 @@ class ObservedAlert:
     """A notice (needs no action): counted apart, never a false alert."""
 
 
+@dataclass(frozen=True, slots=True)
+class HandRF:
+    """What the RF channel did to one hand, as the report needs it."""
+
+    dead: int = 0
+    """Dead tags dealt in the hand."""
+    masked: str | None = None
+    """Why the injected error's evidence was never read (None: it was read)."""
+    peeks: int = 0
+    cross_reads: int = 0
+    unread: tuple[tuple[str, int], ...] = ()
+    """Placements never read, per reason (``dead``, ``stack``, ``pile``)."""
+
+
 @dataclass(slots=True)
 class KindTally:
     """Counts for one kind."""
@@ -57,18 +87,37 @@ class KindTally:
     """Deal kinds: false alerts bearing this kind's code anywhere. Reader kinds:
     false alerts raised in this kind's hands."""
     secondary: Counter[str] = field(default_factory=Counter)
+    masked: Counter[str] = field(default_factory=Counter)
+    """Injections not flagged whose evidence the RF channel never read, per reason."""
+
+    @property
+    def detectable(self) -> int:
+        """Injections the channel let the table see (not masked)."""
+        return self.injected - sum(self.masked.values())
 
     def recall(self, level: Level) -> float | None:
-        """flagged / injected (deal and console kinds with at least one injection)."""
-        if level is Level.READER or not self.injected:
+        """flagged / detectable injections (deal and console kinds with at least one)."""
+        if level is Level.READER or not self.detectable:
             return None
-        return self.flagged / self.injected
+        return self.flagged / self.detectable
 
     def precision(self, level: Level) -> float | None:
         """flagged / (flagged + false alerts) for a deal or console kind's code."""
         if level is Level.READER or not self.flagged + self.false_alerts:
             return None
         return self.flagged / (self.flagged + self.false_alerts)
+
+
+class SimulationInterrupted(Exception):  # noqa: N818 - it is the user's Ctrl-C, not an error
+    """Ctrl-C during a run: the hands fully dealt so far and what they raised, for a
+    partial report (:func:`simulate` turns it into one)."""
+
+    def __init__(self, planned: list[SimHand], alerts: list[ObservedAlert],
+                 wire: dict[str, int] | None = None) -> None:
+        super().__init__("interrupted")
+        self.planned = planned
+        self.alerts = alerts
+        self.wire = wire
 
 
 @dataclass(slots=True)
@@ -94,20 +143,43 @@ class DetectionReport:
     wire: dict[str, int] | None = None
     """Daemon mode: ``wrong_cards`` (journaled placements the dealer never made) and
     ``missed_cards`` (placements never journaled)."""
+    interrupted_of: int | None = None
+    """Ctrl-C stopped the run: the hands asked for (``hands`` is those fully dealt)."""
+    rf: dict[str, Any] | None = None
+    """The RF channel (``--rf``): profile, parameters, undetectable kinds, and what it
+    did over the run (hands with dead tags, peeks, cross-reads, unread placements)."""
+    undetectable: dict[str, str] = field(default_factory=dict)
+    dead_tag_alerts: Counter[str] = field(default_factory=Counter)
+    """Alerts in clean hands where a dead tag was dealt (not false: module docstring)."""
+
+    def set_rf(self, name: str, params: RFParams) -> None:
+        """Record the channel the run deals through."""
+        self.undetectable = undetectable_kinds(params)
+        self.rf = {"profile": name, "params": params.describe(),
+                   "undetectable": dict(self.undetectable), "dead_tag_hands": 0,
+                   "peeks": 0, "cross_reads": 0, "unread_placements": Counter(), "masked": 0}
 
     def tally(self, kind: str) -> KindTally:
         """The tally of ``kind`` (created on first use)."""
         return self.kinds.setdefault(kind, KindTally())
 
-    def judge(self, hands: Iterable[SimHand], alerts: Iterable[ObservedAlert]) -> None:
-        """Match ``alerts`` to the planned ``hands`` (module docstring) and count."""
+    def judge(self, hands: Iterable[SimHand], alerts: Iterable[ObservedAlert],
+              rf: Mapping[int, HandRF] | None = None) -> None:
+        """Match ``alerts`` to the planned ``hands`` (module docstring) and count;
+        ``rf``: what the RF channel did to each hand."""
         by_hand: dict[int | None, list[ObservedAlert]] = {}
         for alert in alerts:
             by_hand.setdefault(alert.hand, []).append(alert)
         seen: set[int] = set()
         for hand in hands:
             seen.add(hand.number)
-            self._judge_hand(hand, by_hand.get(hand.number, []))
+            facts = rf.get(hand.number) if rf else None
+            if facts is not None and self.rf is not None:
+                self.rf["dead_tag_hands"] += facts.dead > 0
+                self.rf["peeks"] += facts.peeks
+                self.rf["cross_reads"] += facts.cross_reads
+                self.rf["unread_placements"].update(dict(facts.unread))
+            self._judge_hand(hand, by_hand.get(hand.number, []), facts)
         for number, stray in by_hand.items():
             if number is None or number not in seen:
                 for alert in stray:
@@ -116,7 +188,8 @@ class DetectionReport:
                     else:
                         self._false(alert, None)
 
-    def _judge_hand(self, hand: SimHand, alerts: list[ObservedAlert]) -> None:
+    def _judge_hand(self, hand: SimHand, alerts: list[ObservedAlert],
+                    facts: HandRF | None = None) -> None:
         self.hands += 1
         if hand.not_injectable is not None:
             self.tally(hand.not_injectable).not_injectable += 1
@@ -129,7 +202,10 @@ class DetectionReport:
         if hand.kind is None:
             self.clean_hands += 1
             for alert in errors:
-                self._false(alert, None)
+                if facts is not None and facts.dead:
+                    self.dead_tag_alerts[alert.code] += 1
+                else:
+                    self._false(alert, None)
             return
         spec = KINDS[hand.kind]
         tally = self.tally(hand.kind)
@@ -148,6 +224,12 @@ class DetectionReport:
         )
         if match is not None:
             tally.flagged += 1
+        elif facts is not None and (facts.masked is not None or facts.dead):
+            # The channel hid the evidence, or a dead tag in the hand left the table a
+            # card short (what manual entry is for): not the table's miss.
+            tally.masked[facts.masked or "dead tag in the hand"] += 1
+            if self.rf is not None:
+                self.rf["masked"] += 1
         elif len(self.missed) < MAX_LISTED:
             self.missed.append({
                 "hand": hand.number, "kind": hand.kind, "seat": hand.expected_seat,
@@ -171,20 +253,30 @@ class DetectionReport:
 
     # ------------------------------------------------------------- figures
 
+    def _counted(self, kind: str) -> bool:
+        return KINDS[kind].expects_alert and kind not in self.undetectable
+
     @property
     def injected(self) -> int:
-        """Deal- and console-kind errors injected."""
-        return sum(t.injected for k, t in self.kinds.items() if KINDS[k].expects_alert)
+        """Deal- and console-kind errors injected (kinds the read conditions leave
+        detectable)."""
+        return sum(t.injected for k, t in self.kinds.items() if self._counted(k))
+
+    @property
+    def detectable(self) -> int:
+        """Of those, the injections whose evidence the channel read."""
+        return sum(t.detectable for k, t in self.kinds.items() if self._counted(k))
 
     @property
     def flagged(self) -> int:
-        """Deal- and console-kind errors flagged."""
-        return sum(t.flagged for k, t in self.kinds.items() if KINDS[k].expects_alert)
+        """Deal- and console-kind errors flagged (detectable kinds)."""
+        return sum(t.flagged for k, t in self.kinds.items() if self._counted(k))
 
     @property
     def recall(self) -> float | None:
-        """All deal kinds together."""
-        return self.flagged / self.injected if self.injected else None
+        """All detectable deal kinds together, over the injections the channel let
+        the table see."""
+        return self.flagged / self.detectable if self.detectable else None
 
     @property
     def precision(self) -> float | None:
@@ -217,6 +309,9 @@ class DetectionReport:
                 "secondary_alerts": dict(sorted(tally.secondary.items())),
                 "not_injectable": tally.not_injectable,
             }
+            if self.rf is not None:
+                kinds[name]["masked"] = dict(sorted(tally.masked.items()))
+                kinds[name]["undetectable"] = self.undetectable.get(name)
         return {
             "mode": self.mode,
             "game": self.game,
@@ -238,6 +333,10 @@ class DetectionReport:
             "missed": list(self.missed),
             "false_alert_list": list(self.false_listed),
             "wire": dict(self.wire) if self.wire is not None else None,
+            **({"rf": {**self.rf, "dead_tag_alerts": dict(sorted(self.dead_tag_alerts.items())),
+                       "unread_placements": dict(sorted(self.rf["unread_placements"].items())),
+                       "detectable": self.detectable}}
+               if self.rf is not None else {}),
         }
 
 
@@ -246,11 +345,22 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{math.floor(10_000 * value) / 100:.2f}%"
 
 
+def _n(count: int, noun: str) -> str:
+    """``1 hand``, ``2 hands``: a count with its noun (issue 24: no "1 hands")."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _hands(count: int) -> str:
+    return _n(count, "hand")
+
+
 def render(report: DetectionReport) -> str:
     """The report as a table for people."""
     data = report.as_json()
+    stopped = ("" if report.interrupted_of is None else
+               f" (interrupted by Ctrl-C: {report.interrupted_of} asked for)")
     lines = [
-        f"stud-table simulate: {data['hands']} hands, mode {data['mode']}"
+        f"stud-table simulate: {_hands(data['hands'])}{stopped}, mode {data['mode']}"
         f"{', players betting' if report.betting else ''}"
         f"{'' if report.game == 'stud' else ', game ' + report.game}, seed {data['seed']},"
         f" {data['seconds']:.1f} s ({data['hands_per_second']:g} hands/s)",
@@ -260,7 +370,13 @@ def render(report: DetectionReport) -> str:
     ]
     for name, row in data["kinds"].items():
         secondary = ", ".join(f"{code} {n}" for code, n in row["secondary_alerts"].items())
-        skipped = f" (no place in {row['not_injectable']} hands)" if row["not_injectable"] else ""
+        skipped = (f" (no place in {_n(row['not_injectable'], 'hand')})"
+                   if row["not_injectable"] else "")
+        if row.get("masked"):
+            skipped += " (channel hid " + ", ".join(
+                f"{n} {why}" for why, n in row["masked"].items()) + ")"
+        if row.get("undetectable"):
+            skipped += " [undetectable]"
         flagged = "-" if row["flagged"] is None else str(row["flagged"])
         lines.append(
             f"{name:<24}{row['rate']:>7g}{row['injected']:>10}{flagged:>9}"
@@ -270,14 +386,25 @@ def render(report: DetectionReport) -> str:
     totals = data["totals"]
     lines += [
         "",
-        f"total: {totals['injected']} errors injected, {totals['flagged']} flagged"
-        f" (recall {_pct(totals['recall'])}), {totals['false_alerts']} false alerts"
-        f" (precision {_pct(totals['precision'])}); {data['clean_hands']} clean hands",
+        f"total: {_n(totals['injected'], 'error')} injected, {totals['flagged']} flagged"
+        f" (recall {_pct(totals['recall'])}), {_n(totals['false_alerts'], 'false alert')}"
+        f" (precision {_pct(totals['precision'])}); {_n(data['clean_hands'], 'clean hand')}",
     ]
     if data["false_alerts"]:
         lines.append("false alerts: " + _counts(data["false_alerts"]))
     if data["notices"]:
         lines.append("notices (no action needed, not errors): " + _counts(data["notices"]))
+    if data.get("rf") is not None:
+        rf = data["rf"]
+        params = ", ".join(f"{k}={v}" for k, v in rf["params"].items())
+        lines.append(f"RF channel {rf['profile']}: {params}")
+        unread = _counts(rf["unread_placements"]) or "none"
+        lines.append(f"  placements never read: {unread}; {rf['cross_reads']}"
+                     f" cross-reads, {rf['peeks']} peeks, {rf['dead_tag_hands']} hands with a"
+                     f" dead tag (their alerts: {_counts(rf['dead_tag_alerts']) or 'none'}),"
+                     f" {rf['masked']} injections hidden by the channel")
+        for kind, why in rf["undetectable"].items():
+            lines.append(f"  undetectable here: {kind}: {why}")
     if data["wire"] is not None:
         lines.append(f"cards on the wire: {data['wire']['wrong_cards']} wrong,"
                      f" {data['wire']['missed_cards']} missed")

@@ -16,15 +16,19 @@ the card events, on a console table (:data:`~.plan.BETTING_SETTINGS`).
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Final, Literal
 
+from firmware_bridge.rf_channel import RFParams
 from table_controller.domain.engine.alerts import Alert, Notice
 from table_controller.domain.engine.dealing import DealingEngine, HandState
 from table_controller.domain.engine.outputs import EngineOutput, GameEvent, GameEventKind
 from table_controller.domain.engine.settings import TableSettings
 from table_controller.domain.engine.variants import Game
-from table_controller.simulation.kinds import KINDS, Level
+from table_controller.domain.events import TableEvent
+from table_controller.simulation.kinds import FLICKER_SETTINGS, KINDS, READER_FLICKER, Level
 from table_controller.simulation.live import run_daemon
 from table_controller.simulation.plan import (
     RateError,
@@ -33,7 +37,16 @@ from table_controller.simulation.plan import (
     check_rates,
     plan_hands,
 )
-from table_controller.simulation.report import DetectionReport, ObservedAlert
+from table_controller.simulation.report import (
+    DetectionReport,
+    HandRF,
+    ObservedAlert,
+    SimulationInterrupted,
+)
+from table_controller.simulation.rf import RFTable
+from table_controller.simulation.session import BLUE_DECK_FILE, DECK_FILE, LAYOUT_FILE
+from table_controller.table.deck import load_decks
+from table_controller.table.layout import load_layout
 
 Mode = Literal["fast", "daemon"]
 
@@ -54,14 +67,19 @@ def simulate(
     progress: Progress | None = None,
     betting: bool = False,
     game: Game = Game.STUD,
+    rf: RFParams | None = None,
+    rf_name: str | None = None,
 ) -> DetectionReport:
     """Deal ``hands`` hands from ``seed`` with errors drawn at ``rates`` (kind -> chance
     per hand, summing to at most 1) and return the detection report.
 
     ``speed`` (daemon mode) makes the virtual dealer N times faster than a real
     one. ``betting``: the players bet through the console (fast mode only).
-    ``game``: stud, razz or stud8 (RULES.md "Variants"; fast mode only: the
-    daemon's game is its config's ``[table] game``).
+    ``game``: stud, razz or stud8 (docs/rules.md "Variants"; fast mode only: the
+    daemon's game is its config's ``[table] game``). ``rf``: deal through the RF
+    channel with these parameters (profile ``rf_name``): fast mode reads the table
+    with the daemon's own presence tracking (:mod:`.rf`), daemon mode puts the
+    channel in the emulated readers.
     Raises :class:`RateError` for unusable rates (reader kinds in fast mode,
     console kinds without betting among them) and, in daemon mode, ``LiveError``
     when the table cannot run.
@@ -74,19 +92,33 @@ def simulate(
     if game is not Game.STUD and mode != "fast":
         raise RateError("--game runs in --mode fast only (the daemon plays its config's game)")
     if mode == "fast":
-        readers = [k for k in rates if KINDS[k].level is Level.READER and rates[k] > 0]
+        # With a channel, reader_flicker acts on it; wire noise needs real wires.
+        readers = [k for k in rates if KINDS[k].level is Level.READER and rates[k] > 0
+                   and not (rf is not None and k == READER_FLICKER)]
         if readers:
-            raise RateError(f"{', '.join(readers)} needs --mode daemon (it acts on the readers)")
+            raise RateError(f"{', '.join(readers)} needs --mode daemon (it acts on the readers)"
+                            + ("" if rf is not None or readers != [READER_FLICKER]
+                               else " or an RF channel (--rf)"))
     report = DetectionReport(mode=mode, seed=seed, rates=dict(rates), betting=betting,
                              game=game.value)
+    if rf is not None:
+        report.set_rf(rf_name or "custom", rf)
     started = time.perf_counter()
-    if mode == "fast":
-        planned, alerts = run_fast(hands, seed, rates, progress, betting=betting, game=game)
-    else:
-        planned, alerts, wire = run_daemon(hands, seed, rates, speed=speed, progress=progress)
-        report.wire = wire
+    facts: dict[int, HandRF] = {}
+    try:
+        if mode == "fast":
+            planned, alerts = run_fast(hands, seed, rates, progress, betting=betting,
+                                       game=game, rf=rf, facts=facts)
+        else:
+            planned, alerts, wire = run_daemon(hands, seed, rates, speed=speed,
+                                               progress=progress, rf=rf, facts=facts)
+            report.wire = wire
+    except SimulationInterrupted as stop:
+        # Ctrl-C: the report of the hands fully dealt (issue 24), flagged as partial.
+        planned, alerts, report.wire = stop.planned, stop.alerts, stop.wire
+        report.interrupted_of = hands
     report.seconds = time.perf_counter() - started
-    report.judge(planned, alerts)
+    report.judge(planned, alerts, facts)
     return report
 
 
@@ -98,25 +130,60 @@ def run_fast(
     *,
     betting: bool = False,
     game: Game = Game.STUD,
+    rf: RFParams | None = None,
+    facts: dict[int, HandRF] | None = None,
 ) -> tuple[list[SimHand], list[ObservedAlert]]:
     """Deal every hand into one engine; return the hands and every alert and notice
-    raised (notices flagged ``notice``)."""
+    raised (notices flagged ``notice``). With ``rf`` the hands go through the RF
+    channel and presence tracking first (:mod:`.rf`) and ``facts`` gets what the
+    channel did to each hand."""
     settings = betting_settings(game) if betting else FAST_SETTINGS
     if settings.game is not game:
         settings = settings.model_copy(update={"game": game})
     engine = DealingEngine(settings)
     planned: list[SimHand] = []
     alerts: list[ObservedAlert] = []
-    for hand in plan_hands(hands, seed, rates, betting=betting, game=game):
-        # Only what the report needs is kept: 100,000 hands' events would not fit.
-        planned.append(_summary(hand))
-        for event in (*hand.events, *hand.clear):
-            before = engine.hand
-            _observe(before, engine, engine.apply(event), alerts)
-        if progress is not None:
-            progress(hand.number)
-    _observe(engine.hand, engine, engine.finish_hand(), alerts)
+    table = rf_table(rf, seed) if rf is not None else None
+    try:
+        for hand in plan_hands(hands, seed, rates, betting=betting, game=game):
+            if table is None:
+                inputs: list[TableEvent] | tuple[TableEvent, ...] = (*hand.events, *hand.clear)
+            else:
+                inputs, found = table.deal(hand, _hand_params(table.params, hand))
+                if facts is not None:
+                    masked = (found.unread_at(hand.evidence)
+                              if hand.evidence is not None else None)
+                    why = Counter(reason for _i, _z, reason in found.unread)
+                    facts[hand.number] = HandRF(found.dead, masked, found.peeks,
+                                                found.cross_reads, tuple(sorted(why.items())))
+            raised: list[ObservedAlert] = []
+            for event in inputs:
+                before = engine.hand
+                _observe(before, engine, engine.apply(event), raised)
+            # Only what the report needs is kept: 100,000 hands' events would not fit.
+            # Kept once the hand is dealt whole: a Ctrl-C drops the hand half dealt.
+            planned.append(_summary(hand))
+            alerts += raised
+            if progress is not None:
+                progress(hand.number)
+        _observe(engine.hand, engine, engine.finish_hand(), alerts)
+    except KeyboardInterrupt:
+        raise SimulationInterrupted(planned, alerts) from None
     return planned, alerts
+
+
+def rf_table(params: RFParams, seed: int) -> RFTable:
+    """The 8-seat layout with the example decks (red and blue) read through ``params``."""
+    layout = load_layout(LAYOUT_FILE)
+    registry = load_decks([DECK_FILE, BLUE_DECK_FILE])
+    return RFTable(params, layout, registry, seed=seed)
+
+
+def _hand_params(params: RFParams, hand: SimHand) -> RFParams:
+    """A reader_flicker hand's channel flickers as that kind says (one scan in five)."""
+    if hand.kind == READER_FLICKER:
+        return replace(params, flicker=max(params.flicker, FLICKER_SETTINGS.dropout_probability))
+    return params
 
 
 def _observe(
@@ -141,4 +208,4 @@ def _observe(
 def _summary(hand: SimHand) -> SimHand:
     """``hand`` without its events (the report only needs the expectation)."""
     return SimHand(hand.number, hand.seats, hand.kind, hand.expected_code,
-                   hand.expected_seat, (), (), hand.not_injectable)
+                   hand.expected_seat, (), (), hand.not_injectable, hand.evidence)

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final, Literal
 
+from firmware_bridge.rf_channel import RFParams
 from table_controller.mqtt.local_broker import LocalBroker, stop_process
 from table_controller.simulation.emulated_table import EmulatedTable
 from table_controller.table.deck import DeckRegistry, load_decks
@@ -76,6 +77,7 @@ class DemoTable:
         fsync: FsyncPolicy = "always",
         log_level: str = "info",
         daemon_command: Sequence[str] = DAEMON_COMMAND,
+        rf: RFParams | None = None,
     ) -> None:
         """Prepare (nothing starts before :meth:`start`). ``daemon_command`` is run
         with ``--config table.toml`` appended (the benchmark wraps the daemon)."""
@@ -88,6 +90,8 @@ class DemoTable:
         self.layout: TableLayout = load_layout(LAYOUT_FILE)
         self.registry: DeckRegistry = load_decks(self.decks)
         self.scan_period = scan_period
+        self.rf = rf
+        """The RF channel the emulated readers read through (None: every tag, always)."""
         self.presence_hold = presence_hold
         self.fsync = fsync
         self.log_level = log_level
@@ -107,7 +111,7 @@ class DemoTable:
         self.broker.start()
         self.table = EmulatedTable(
             self.layout, self.registry, self.workdir / "dev",
-            scan_period=self.scan_period, heartbeat_period=READER_HEARTBEAT,
+            scan_period=self.scan_period, heartbeat_period=READER_HEARTBEAT, rf=self.rf,
         ).start()
         self.table.write_layout(LAYOUT_FILE, self.workdir / "layout.toml")
         self.config_path.write_text(self._config_text(), encoding="utf-8")

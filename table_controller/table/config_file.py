@@ -53,6 +53,8 @@ def read_toml(path: Path | str) -> dict[str, Any]:
             return tomllib.load(handle)
     except FileNotFoundError:
         raise ConfigError(file, "", "file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(file, "", "is a directory, not a file") from None
     except OSError as err:
         raise ConfigError(file, "", f"cannot read file: {err.strerror or err}") from None
     except UnicodeDecodeError as err:
@@ -117,8 +119,11 @@ def resolve_path(value: Path, info: ValidationInfo) -> Path:
 
 def _existing_file(value: Path, info: ValidationInfo) -> Path:
     value = resolve_path(value, info)
+    if value.is_dir():  # "file not found" would send the user looking for a missing file
+        raise ValueError(f"is a directory, not a file: {value}")
     if not value.is_file():
-        raise ValueError(f"file not found: {value}")
+        raise ValueError(f"file not found: {value}" if not value.exists()
+                         else f"not a regular file: {value}")
     return value
 
 

@@ -27,7 +27,9 @@ PASSWORD_HASH = hash_password(PASSWORD, salt=b"0123456789abcdef")
 
 def write_config(tmp: Path, broker_port: int, *, delay_s: float = 2.0, reveal: str = "showdown",
                  extra_outputs: str = "", min_public: float = 0.0, tables: str = '["t1"]') -> Path:
-    """A broadcast.toml for the test's broker, any free HTTP port."""
+    """A broadcast.toml for the test's broker, any free HTTP port (its state_file's
+    directory ``bc/`` made: the service never creates one)."""
+    (tmp / "bc").mkdir(exist_ok=True)
     path = tmp / "broadcast.toml"
     path.write_text(f"""
 tables = {tables}

@@ -15,7 +15,7 @@ checking or calling. What we read back:
 
 PokerKit decides rule 15 its own way: it deals a community card only when the deck
 *plus the burn and muck piles* cannot serve every live player, and it reuses mucked
-cards; RULES.md only scrambles the burn cards, so with seven or eight players a
+cards; docs/rules.md only scrambles the burn cards, so with seven or eight players a
 table may need a community card where PokerKit still deals hole cards. Such a hand
 is reported ``diverged`` at 7th street and only its earlier streets are comparable.
 """
@@ -54,7 +54,7 @@ GAME_CLASSES: dict[Game, Any] = {
     Game.RAZZ: pokerkit.FixedLimitRazz,
     Game.STUD8: pokerkit.FixedLimitSevenCardStudHighLowSplitEightOrBetter,
 }
-"""PokerKit's class of each game (RULES.md "Variants")."""
+"""PokerKit's class of each game (docs/rules.md "Variants")."""
 
 _FULL_DECK = tuple(pokerkit.Card.parse("".join(card.code for card in DECK)))
 _TO_PK: dict[Card, Any] = dict(zip(DECK, _FULL_DECK, strict=True))
@@ -92,7 +92,7 @@ def compare_dealing(
     deal: PhysicalDeal, hand: HandState, ref: PokerKitResult
 ) -> tuple[list[str], int]:
     """The bring-in and later first-to-act differences of ``hand`` from PokerKit's
-    ``ref`` (RULES.md bring-in and first-to-act rules), and how many streets were
+    ``ref`` (docs/rules.md bring-in and first-to-act rules), and how many streets were
     compared. The 7th-street opener of a community-card hand is skipped: PokerKit
     ranks the up cards without the community card (rule 15)."""
     problems: list[str] = []

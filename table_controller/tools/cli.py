@@ -7,55 +7,103 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
-
-from table_controller.records.replay import replay_path
-from table_controller.records.script import ScriptError
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
 """The daemon could not run (e.g. a damaged journal it refuses to append to)."""
 EXIT_BAD_INPUT = 2
 """Malformed script or invalid configuration: one line on stderr says what and where."""
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+"""Ctrl-C: what a shell shows for a program SIGINT stopped (after a partial report)."""
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 """Our stdout was closed by its reader: the status a shell shows for `cat` there."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser of ``stud-table`` with all subcommands."""
-    from table_controller.archive.command import add_archive_parser
-    from table_controller.broadcast.command import add_broadcast_parser
-    from table_controller.floor.command import add_floor_parser
-    from table_controller.handhistory.commands import add_phh_parser
-    from table_controller.simulation.kinds import CONSOLE_KINDS, KINDS
-    from table_controller.tools.console_client import add_console_parser
-    from table_controller.tools.deck_command import add_deck_parser
-    from table_controller.tools.emulate import add_emulate_parser
-    from table_controller.tools.equity_command import add_equity_parser
-    from table_controller.tools.readers_view import add_readers_parser
-    from table_controller.tools.republish import add_mqtt_arguments
+_COMMAND_HELP: dict[str, str] = {
+    "replay": "replay a table script or journal through the rules engine",
+    "run": "run the table controller daemon",
+    "demo": "a simulated 8-seat table dealt live through the daemon and a local broker",
+    "simulate": "deal simulated hands with injected dealing errors and report what was caught",
+    "phh": "import PHH hand histories as table scripts, export recorded hands to PHH",
+    "console": "send a dealer-console command to a running daemon over MQTT",
+    "equity": "pot equity, outs and hand readings of one moment of a hand",
+    "broadcast": "serve delayed overlay, venue and producer pages from tables' feeds",
+    "deck": "register a new deck of RFID cards, or check a deck",
+    "emulate": "run a layout's readers emulated on ptys, driven by hand or a script",
+    "floor": "serve the floor dashboard: every table, open alerts, search, shift report",
+    "archive": "store every finished hand and alert of many tables (SQLite or PostgreSQL)",
+    "readers": "see live what every reader and antenna of a layout reads; walk the layout",
+}
+"""Each subcommand's line in ``stud-table --help``, in order: the same words its own
+parser gives (a test compares them), so that --help lists every command without
+importing any of them (issue 25)."""
 
+_ADDERS: dict[str, tuple[str, str]] = {
+    "phh": ("table_controller.handhistory.commands", "add_phh_parser"),
+    "console": ("table_controller.tools.console_client", "add_console_parser"),
+    "equity": ("table_controller.tools.equity_command", "add_equity_parser"),
+    "broadcast": ("table_controller.broadcast.command", "add_broadcast_parser"),
+    "deck": ("table_controller.tools.deck_command", "add_deck_parser"),
+    "emulate": ("table_controller.tools.emulate", "add_emulate_parser"),
+    "floor": ("table_controller.floor.command", "add_floor_parser"),
+    "archive": ("table_controller.archive.command", "add_archive_parser"),
+    "readers": ("table_controller.tools.readers_view", "add_readers_parser"),
+}
+"""The subcommands whose parser lives in their own module: (module, function)."""
+
+
+def build_parser(only: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """Return the argument parser of ``stud-table`` with all subcommands.
+
+    ``only``: build just these subcommands' arguments (importing their modules) and
+    list the others by name and help line, which is all ``stud-table --help`` shows
+    and all an invalid command's message needs; ``None`` builds every one.
+    """
     parser = argparse.ArgumentParser(
         prog="stud-table", description="RFID Seven Card Stud table controller"
     )
+    parser.add_argument("--version", action="version", version=f"stud-table {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
-    replay = _add_replay_parser(commands)
-    add_mqtt_arguments(replay)
+    local = {"replay": _add_replay_command, "run": _add_run_parser,
+             "demo": _add_demo_parser, "simulate": _add_simulate_parser}
+    for name, help_line in _COMMAND_HELP.items():
+        if only is not None and name not in only:
+            commands.add_parser(name, help=help_line)
+        elif name in local:
+            local[name](commands)
+        else:
+            module, function = _ADDERS[name]
+            getattr(importlib.import_module(module), function)(commands)
+    return parser
+
+
+def _add_replay_command(commands: Any) -> None:
+    from table_controller.tools.republish import add_mqtt_arguments
+
+    add_mqtt_arguments(_add_replay_parser(commands))
+
+
+def _add_run_parser(commands: Any) -> None:
     run = commands.add_parser(
         "run",
-        help="run the table controller daemon",
+        help=_COMMAND_HELP["run"],
         description="Read the table's RFID readers, track the hand and publish it over MQTT.",
     )
     run.add_argument("--config", type=Path, required=True, help="table.toml (see README)")
+
+
+def _add_demo_parser(commands: Any) -> None:
     demo = commands.add_parser(
         "demo",
-        help="a simulated 8-seat table dealt live through the daemon and a local broker",
+        help=_COMMAND_HELP["demo"],
         description="Start a private Mosquitto, emulated readers and the daemon, and deal"
         " random hands; show the table live. Ctrl-C stops.",
     )
@@ -69,11 +117,17 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--broadcast", action="store_true",
                       help="also run the broadcast service and print its overlay, venue and"
                       " producer URLs with a one-time producer password (docs/broadcast.md)")
+    _add_rf_arguments(demo)
     demo.add_argument("--delay", type=_non_negative_float, default=None,
                       help="seconds the --broadcast overlay runs behind the table (default 10)")
+
+
+def _add_simulate_parser(commands: Any) -> None:
+    from table_controller.simulation.kinds import CONSOLE_KINDS, KINDS
+
     simulate = commands.add_parser(
         "simulate",
-        help="deal simulated hands with injected dealing errors and report what was caught",
+        help=_COMMAND_HELP["simulate"],
         description="A virtual dealer deals random hands, injecting at most one error per"
         " hand at the given rates, and prints the detection report (recall, false alerts)."
         " Kinds: " + ", ".join(KINDS) + ".",
@@ -94,35 +148,68 @@ def build_parser() -> argparse.ArgumentParser:
                           help="fast mode: the players bet through the dealer's console"
                           " (adds the console kinds: " + ", ".join(CONSOLE_KINDS) + ")")
     simulate.add_argument("--game", choices=("stud", "razz", "stud8"), default="stud",
-                          help="the game dealt (RULES.md \"Variants\"; default stud;"
+                          help="the game dealt (docs/rules.md \"Variants\"; default stud;"
                           " --mode fast only)")
+    _add_rf_arguments(simulate)
     simulate.add_argument("--json", action="store_true", help="print the report as JSON")
     simulate.add_argument(
         "--hand-log", type=Path, default=None, metavar="FILE",
         help="also write every hand with each street's equities and hand readings to FILE"
         " (it shows every hole card: production room only)",
     )
-    add_phh_parser(commands)
-    add_console_parser(commands)
-    add_equity_parser(commands)
-    add_broadcast_parser(commands)
-    add_deck_parser(commands)
-    add_emulate_parser(commands)
-    add_floor_parser(commands)
-    add_archive_parser(commands)
-    add_readers_parser(commands)
-    return parser
+
+
+def _version() -> str:
+    """The installed package's version (pyproject.toml), or "unknown" when run from a
+    source tree that was never installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("stud-table")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _add_rf_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--rf PROFILE`` and ``--rf-param NAME=VALUE`` (docs/presence.md, "The RF channel")."""
+    from firmware_bridge.rf_channel import PROFILES
+
+    parser.add_argument("--rf", choices=tuple(PROFILES), default=None, metavar="PROFILE",
+                        help="read the table through a realistic RF channel: "
+                        + ", ".join(PROFILES) + " (default: every tag read, always)")
+    parser.add_argument("--rf-param", action="append", default=[], metavar="NAME=VALUE",
+                        help="override one channel parameter, e.g. muck_depth=0,"
+                        " stack_loss=0.15, cross_read=0.05 (repeatable; needs --rf)")
+
+
+def rf_from_args(args: argparse.Namespace, command: str) -> tuple[Any, int | None]:
+    """The channel parameters of ``--rf``/``--rf-param`` (None without ``--rf``), or an
+    exit code after a one-line message on stderr."""
+    from firmware_bridge.rf_channel import ChannelError, profile
+
+    if args.rf is None:
+        if args.rf_param:
+            print(f"stud-table {command}: --rf-param needs --rf PROFILE", file=sys.stderr)
+            return None, EXIT_BAD_INPUT
+        return None, None
+    try:
+        return profile(args.rf, args.rf_param), None
+    except ChannelError as exc:
+        print(f"stud-table {command}: {exc}", file=sys.stderr)
+        return None, EXIT_BAD_INPUT
 
 
 def _add_replay_parser(commands: Any) -> argparse.ArgumentParser:
     replay: argparse.ArgumentParser = commands.add_parser(
         "replay",
-        help="replay a table script or journal through the rules engine",
-        description="Replay a table script (CONFORMANCE.md) or a journal and report the hands.",
+        help=_COMMAND_HELP["replay"],
+        description="Replay a table script (docs/conformance.md) or a journal and report the"
+        " hands.",
     )
-    replay.add_argument("script", type=Path, help="table script (JSON Lines) or journal")
+    replay.add_argument("script", type=Path,
+                        help="table script (JSON Lines) or journal; - for standard input")
     replay.add_argument(
-        "--json", action="store_true", help="print the CONFORMANCE.md JSON report on stdout"
+        "--json", action="store_true", help="print the docs/conformance.md JSON report on stdout"
     )
     return replay
 
@@ -136,31 +223,44 @@ def _replay_only_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_FULL_PARSER_OPTIONS = ("-h", "--help", "--mqtt", "--table", "--speed")
+_FULL_PARSER_OPTIONS = ("-h", "--help", "--mqtt", "--table", "--speed", "--version")
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:  # argparse would say "invalid _positive_int value"
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
     return value
 
 
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
+
+
 def _positive_float(text: str) -> float:
-    value = float(text)
+    value = _number(text)
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be positive, not {text}")
     return value
 
 
 def _non_negative_float(text: str) -> float:
-    value = float(text)
+    value = _number(text)
     if not 0 <= value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be zero or positive, not {text}")
     return value
 
 
 def _replay(args: argparse.Namespace) -> int:
+    from table_controller.records.replay import replay_path
+    from table_controller.records.script import ScriptError
+
     if args.mqtt is not None:
         from table_controller.tools.republish import run_republish
 
@@ -194,7 +294,7 @@ def text_report(report: dict[str, Any], notes: Sequence[Sequence[str]] = (),
     """The readable summary of a replay report (``stud-table replay`` without ``--json``).
 
     ``notes``: per hand, lines shown after its seats (each street's equities);
-    ``game``: the table's game (RULES.md "Variants"), named on the first line.
+    ``game``: the table's game (docs/rules.md "Variants"), named on the first line.
     """
     lines: list[str] = []
     if game is not None:
@@ -275,22 +375,38 @@ def _demo(args: argparse.Namespace) -> int:
     if args.delay is not None and args.delay > MAX_DELAY_S:
         print(f"stud-table demo: --delay: at most {MAX_DELAY_S:.0f} s", file=sys.stderr)
         return 2
+    rf, failed = rf_from_args(args, "demo")
+    if failed is not None:
+        return failed
     return run_demo(hands=args.hands, speed=args.speed, seed=args.seed, keep=args.keep,
-                    broadcast=args.broadcast,
+                    broadcast=args.broadcast, rf=rf,
                     **({"delay": args.delay} if args.delay is not None else {}))
 
 
 def _simulate(args: argparse.Namespace) -> int:
     from table_controller.daemon.logging import configure_logging
     from table_controller.domain.hands import Game
-    from table_controller.simulation.kinds import CONSOLE_KINDS, DEAL_KINDS, READER_KINDS
+    from table_controller.simulation.kinds import (
+        CONSOLE_KINDS,
+        DEAL_KINDS,
+        READER_FLICKER,
+        READER_KINDS,
+    )
     from table_controller.simulation.live import LiveError
     from table_controller.simulation.plan import RateError, parse_rates
     from table_controller.simulation.progress import ProgressBar
     from table_controller.simulation.report import render as render_report
     from table_controller.simulation.runner import simulate
 
-    kinds = DEAL_KINDS + READER_KINDS if args.mode == "daemon" else DEAL_KINDS
+    rf, failed = rf_from_args(args, "simulate")
+    if failed is not None:
+        return failed
+    if args.mode == "daemon":
+        kinds = DEAL_KINDS + READER_KINDS
+    elif rf is not None:
+        kinds = (*DEAL_KINDS, READER_FLICKER)  # the channel flickers; wire noise needs wires
+    else:
+        kinds = DEAL_KINDS
     if args.betting:
         kinds += CONSOLE_KINDS
     try:
@@ -303,31 +419,53 @@ def _simulate(args: argparse.Namespace) -> int:
     except RateError as exc:
         print(f"stud-table simulate: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if args.hand_log is not None:
+        from table_controller.records.files import output_problem
+
+        problem = output_problem(args.hand_log)  # before the work, not after (issue 24)
+        if problem is not None:
+            print(f"stud-table simulate: --hand-log: {args.hand_log}: {problem}",
+                  file=sys.stderr)
+            return EXIT_BAD_INPUT
     configure_logging("console", "warning")  # the report is the output, not info logs
     bar = ProgressBar(args.hands, sys.stderr)
     try:
         report = simulate(args.hands, args.seed, rates, args.mode, speed=args.speed,
-                          progress=bar.update, betting=args.betting, game=Game(args.game))
+                          progress=bar.update, betting=args.betting, game=Game(args.game),
+                          rf=rf, rf_name=args.rf)
     except LiveError as exc:
         print(f"stud-table simulate: {exc}", file=sys.stderr)
         return EXIT_FAILURE
+    except KeyboardInterrupt:  # before the first hand (the table was starting)
+        print("stud-table simulate: interrupted before any hand was dealt", file=sys.stderr)
+        return EXIT_INTERRUPTED
     finally:
         bar.close()
-    if args.hand_log is not None:
-        from table_controller.simulation.hand_log import write_hand_log
-
-        try:
-            with args.hand_log.open("w", encoding="utf-8") as out:
-                write_hand_log(out, args.hands, args.seed, rates, betting=args.betting)
-        except OSError as exc:
-            print(f"stud-table simulate: cannot write {args.hand_log}: {exc.strerror}",
-                  file=sys.stderr)
-            return EXIT_FAILURE
     if args.json:
         json.dump(report.as_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         print(render_report(report))
+    if report.interrupted_of is not None:
+        if args.hand_log is not None:
+            print(f"stud-table simulate: interrupted: {args.hand_log} not written",
+                  file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if args.hand_log is not None:
+        from table_controller.records.files import private_output
+        from table_controller.simulation.hand_log import write_hand_log
+
+        try:  # every hole card is in it: 0600, and whole or not at all
+            with private_output(args.hand_log) as out:
+                write_hand_log(out, args.hands, args.seed, rates, betting=args.betting)
+        except OSError as exc:
+            print(f"stud-table simulate: cannot write {args.hand_log}: {exc.strerror}",
+                  file=sys.stderr)
+            return EXIT_FAILURE
+        except KeyboardInterrupt:
+            print(f"stud-table simulate: interrupted: {args.hand_log} not written",
+                  file=sys.stderr)
+            return EXIT_INTERRUPTED
     return EXIT_OK
 
 
@@ -336,8 +474,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     fast = arguments[:1] == ["replay"] and not any(
         arg.split("=")[0] in _FULL_PARSER_OPTIONS for arg in arguments)
-    parser = _replay_only_parser() if fast else build_parser()
+    named = next((arg for arg in arguments if not arg.startswith("-")), None)
+    parser = _replay_only_parser() if fast else build_parser(
+        {named} if named in _COMMAND_HELP else ())
     args = parser.parse_args(arguments)
+    if args.command != "run":
+        # The evaluators' tables from a file rather than built at every start (issue
+        # 25). The daemon builds its own, as before: a service may not write a home.
+        from table_controller.records import table_cache
+
+        table_cache.install()
     try:
         return _command(args)
     except BrokenPipeError:

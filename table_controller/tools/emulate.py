@@ -42,6 +42,7 @@ from typing import Final, TextIO
 
 from firmware_bridge.messages import MessageError
 from firmware_bridge.messages import normalize_uid as wire_uid
+from firmware_bridge.rf_channel import PROFILES, ChannelError, RFParams, profile
 from table_controller.daemon.logging import configure_logging
 from table_controller.domain.cards import Card, CardParseError
 from table_controller.domain.events import CardPlaced, CardRemoved
@@ -266,6 +267,14 @@ def add_emulate_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     emulate.add_argument("--script", type=Path, default=None, help="commands to run first")
     emulate.add_argument("--scan-period", type=float, default=0.05,
                          help="seconds per scan cycle of the emulated readers (default 0.05)")
+    emulate.add_argument("--rf", choices=tuple(PROFILES), default=None, metavar="PROFILE",
+                         help="read the tags through a realistic RF channel: "
+                         + ", ".join(PROFILES) + " (docs/presence.md; default: every tag"
+                         " on an antenna read in every scan)")
+    emulate.add_argument("--rf-param", action="append", default=[], metavar="NAME=VALUE",
+                         help="override one channel parameter, e.g. muck_depth=0 (repeatable)")
+    emulate.add_argument("--rf-seed", type=int, default=0,
+                         help="seed of the channel's draws (dead tags, stack losses; default 0)")
 
 
 def run_emulate(args: argparse.Namespace, stdin: TextIO | None = None,
@@ -283,7 +292,8 @@ def run_emulate(args: argparse.Namespace, stdin: TextIO | None = None,
                   else parse_script(args.script, layout, registry.decks))
         if not 0 < args.scan_period <= 5:
             raise EmulateError(f"--scan-period {args.scan_period} is outside (0, 5]")
-    except (ConfigError, EmulateError) as exc:
+        rf = _rf_params(args)
+    except (ConfigError, EmulateError, ChannelError) as exc:
         print(f"stud-table emulate: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     directory: Path = args.dir.resolve()  # the layout copy names absolute devices
@@ -294,7 +304,8 @@ def run_emulate(args: argparse.Namespace, stdin: TextIO | None = None,
               file=sys.stderr)
         return EXIT_BAD_INPUT
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
-    table = EmulatedTable(layout, registry, directory, scan_period=args.scan_period).start()
+    table = EmulatedTable(layout, registry, directory, scan_period=args.scan_period, rf=rf,
+                          seed=getattr(args, "rf_seed", 0)).start()
     try:
         layout_copy = table.write_layout(args.layout, directory / "layout.toml")
         _announce(sink, table, layout_copy, deck_paths)
@@ -310,6 +321,17 @@ def run_emulate(args: argparse.Namespace, stdin: TextIO | None = None,
         table.stop()
         signal.signal(signal.SIGTERM, previous)
     return EXIT_OK
+
+
+def _rf_params(args: argparse.Namespace) -> RFParams | None:
+    """``--rf PROFILE`` with its ``--rf-param`` overrides, or None."""
+    rf_name = getattr(args, "rf", None)
+    overrides = getattr(args, "rf_param", None) or []
+    if rf_name is None:
+        if overrides:
+            raise EmulateError("--rf-param needs --rf PROFILE")
+        return None
+    return profile(rf_name, overrides)
 
 
 def _stop_on_sigterm(_signum: int, _frame: FrameType | None) -> None:

@@ -1,4 +1,4 @@
-"""``stud-table equity SPEC [--json]``: the equity door (CONFORMANCE.md "Second door").
+"""``stud-table equity SPEC [--json]``: the equity door (docs/conformance.md "Second door").
 
 The only part of :mod:`table_controller.domain.equity` that does I/O: it reads the spec
 (a file, or ``-`` for stdin, at most :data:`~.spec.MAX_SPEC_BYTES`), prints the
@@ -27,7 +27,7 @@ def add_equity_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="pot equity, outs and hand readings of one moment of a hand",
         description="Compute each live seat's pot equity (exact or seeded Monte Carlo)"
         " from a JSON spec: {\"game\": \"stud\", \"seats\": {\"1\": [\"As\", \"Kd\", \"Qh\"],"
-        " ...}, \"dead\": [...]} (CONFORMANCE.md, docs/equity.md).",
+        " ...}, \"dead\": [...]} (docs/conformance.md, docs/equity.md).",
     )
     equity.add_argument("spec", help="the spec file (JSON), or - for stdin")
     equity.add_argument("--json", action="store_true", help="print the JSON document")
@@ -76,7 +76,8 @@ def run_equity(args: argparse.Namespace) -> int:
 
 def _text(doc: dict[str, object]) -> str:
     how = "exact" if doc["exact"] else "Monte Carlo"
-    lines = [f"{doc['game']}: {how} over {doc['runouts']:,} run-outs"
+    runouts = doc["runouts"]
+    lines = [f"{doc['game']}: {how} over {runouts:,} run-out{'' if runouts == 1 else 's'}"
              + (" (last card a community card, rule 15)" if doc["community"] else "")]
     equity, win, tie, hands = doc["equity"], doc["win"], doc["tie"], doc["hands"]
     stderr = doc["stderr"]

@@ -272,6 +272,14 @@ def run_republish(args: argparse.Namespace) -> int:
         json.dump(replay_file(args.script), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print(f"republished {stats.events} events ({stats.hands} hands, {stats.game_events}"
-              f" game events, {stats.alerts} alerts) to {host}:{port} as table {args.table}")
+        # The recording's inputs (cards, console) and what the engine published from
+        # them are different counts: say which is which (issue 24).
+        print(f"replayed {_count(stats.events, 'recorded input')} ({_count(stats.hands, 'hand')})"
+              f" and published {_count(stats.game_events, 'game event')} and"
+              f" {_count(stats.alerts, 'alert')} to {host}:{port} as table {args.table}")
     return 0
+
+
+def _count(number: int, noun: str) -> str:
+    """``1 hand``, ``2 hands``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"

@@ -55,3 +55,16 @@ def check_password(password: str, stored: str) -> bool:
     got = hashlib.scrypt(password.encode(), salt=salt, n=n, r=r, p=p, dklen=len(digest),
                          maxmem=256 * 1024 * 1024)
     return hmac.compare_digest(got, digest)
+
+
+def dummy_hash_like(stored: str) -> str:
+    """A hash with ``stored``'s scrypt parameters that no password matches.
+
+    Checked for an unknown login name, so that an unknown name costs the same
+    work (and time) as a known one with a wrong password: the name's existence
+    does not show in the answer's timing (issue 22).
+    """
+    n, r, p, _salt, digest = _parse_hash(stored)
+    b64 = base64.b64encode
+    salt, fake = b64(os.urandom(16)).decode(), b64(os.urandom(len(digest))).decode()
+    return f"scrypt${n}${r}${p}${salt}${fake}"

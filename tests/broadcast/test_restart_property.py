@@ -71,8 +71,10 @@ def test_pages_get_everything_once_in_order_never_early_across_restarts(
     def page() -> None:
         nonlocal last_id
         out = service.outputs["overlay"]
-        for msg in service.store.read(out.feed, "t1", last_id, out.line.released):
-            last_id = msg.seq
+        for msg in service.store.read(out.feed, "t1", last_id, out.line.released,
+                                      out.id_class):
+            assert msg.id == last_id + 1, "ids of an output are dense"
+            last_id = msg.id
             seq = msg.payload["seq"]
             assert clock.now >= ts_of[seq] + out.line.delay_s - 1e-6, "released early"
             got.append(seq)

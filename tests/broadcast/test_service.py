@@ -60,9 +60,12 @@ class Table:
                 row["down"] = down.get(no, [])
             seats.append(row)
         topic = "secure/state" if secure else "state"
+        # The pot differs from state to state: a delayed output that hides a hand
+        # leaves out a state that repeats the previous one (it could only be an
+        # equity update, whose timing depends on the hidden cards).
         return self.publish(topic, {"seats": seats, "street": 3, "bring_in": None,
-                                    "to_act": None, "community": None, "alerts": [], **extra},
-                            retain=True)
+                                    "to_act": None, "community": None, "alerts": [],
+                                    "pot": self.seq + 1, **extra}, retain=True)
 
     def close(self) -> None:
         """Disconnect."""
@@ -100,20 +103,43 @@ def test_delayed_output_releases_nothing_younger_than_d(service: Service, table:
     reader.close()
 
 
-def test_showdown_mode_reveals_shown_hands_once_the_result_is_known(
-        service: Service, table: Table) -> None:
-    """A result taken live (before the hand's messages are due) reveals the shown seats."""
-    reader = SseReader(service.port, "/sse/overlay/t1").start()
-    table.state({1: ["Ah", "2c"], 2: ["3d", "4h"]}, hand=7)
-    table.publish("secure/events", {"kind": "hand_result", "hand": 7, "winners": [2],
-                                    "shown": [{"seat": 2, "cards": ["3d", "4h", "Kd"],
-                                               "description": "king high"}]})
-    wait_until(lambda: any(m.data["p"].get("seats") for m in reader.msgs()), WAIT, "state")
-    state = next(m.data["p"] for m in reader.msgs() if m.data["kind"] == "state")
-    rows = {row["seat"]: row for row in state["seats"]}
-    assert rows[2]["down"] == ["3d", "4h"]
-    assert "down" not in rows[1]
-    reader.close()
+def test_both_showdown_modes(tmp_path: Path, mosquitto: MosquittoBroker,
+                             table: Table) -> None:
+    """``showdown`` (default, no spoiler): a shown seat's hole cards appear only once the
+    delayed timeline reaches the result; ``showdown_early``: from the deal on, as soon
+    as the service knows the result. A seat that is not shown stays hidden in both."""
+    config = write_config(tmp_path, mosquitto.port, delay_s=2.0, extra_outputs="""
+[[outputs]]
+name = "early"
+delay_s = 2.0
+reveal = "showdown_early"
+""")
+    svc = Service(config).start()
+    try:
+        calm = SseReader(svc.port, "/sse/overlay/t1").start()
+        early = SseReader(svc.port, "/sse/early/t1").start()
+        table.state({1: ["Ah", "2c"], 2: ["3d", "4h"]}, hand=7)
+        table.publish("secure/events", {"kind": "hand_result", "hand": 7, "winners": [2],
+                                        "shown": [{"seat": 2, "cards": ["3d", "4h", "Kd"],
+                                                   "description": "king high"}]})
+        table.state({1: ["Ah", "2c"], 2: ["3d", "4h"]}, hand=7)  # the state after it
+        for reader in (calm, early):
+            wait_until(lambda r=reader: len(r.msgs()) >= 3, WAIT, "state, result, state")
+
+        def rows(reader: SseReader, index: int) -> dict[int, dict[str, Any]]:
+            states = [m.data["p"] for m in reader.msgs() if m.data["kind"] == "state"]
+            return {row["seat"]: row for row in states[index]["seats"]}
+
+        assert "down" not in rows(calm, 0)[2], "no-spoiler mode revealed before showdown"
+        assert rows(calm, 1)[2]["down"] == ["3d", "4h"]
+        assert rows(early, 0)[2]["down"] == ["3d", "4h"]
+        for reader in (calm, early):
+            assert all("down" not in rows(reader, i)[1] for i in (0, 1))
+            assert [m.id for m in reader.msgs()] == [1, 2, 3]
+            reader.close()
+        assert "showdown" in (tmp_path / "broadcast.toml").read_text()
+    finally:
+        svc.stop()
 
 
 def test_venue_is_public_only_and_producer_is_locked(service: Service, table: Table) -> None:
@@ -174,11 +200,18 @@ def test_delay_control_needs_password_and_respects_the_rules(service: Service,
     assert reader.msgs() == []  # an hour: nothing
     status, text = service.get("/api/delay/overlay", method="POST", password=PASSWORD,
                                body={"delay_s": 60})
+    assert status == 409, text  # a cut of more than half: confirmation needed
+    assert "confirm" in text
+    time.sleep(0.5)
+    assert reader.msgs() == []  # not cut
+    status, text = service.get("/api/delay/overlay", method="POST", password=PASSWORD,
+                               body={"delay_s": 60, "confirm": True})
     assert status == 200, text
+    assert json.loads(text)["delay_source"] == "producer"
     wait_until(lambda: len(reader.msgs()) >= 1, WAIT, "the 100 s old message")
     time.sleep(1.0)
-    assert [m.data["p"]["seq"] for m in reader.msgs()] == [old["seq"]]
-    assert new["seq"] not in [m.data["p"]["seq"] for m in reader.msgs()]
+    assert [m.data["p"]["ts"] for m in reader.msgs()] == [old["ts"]]
+    assert new["ts"] not in [m.data["p"]["ts"] for m in reader.msgs()]
     status, text = service.get("/api/delay/overlay", method="POST", password=PASSWORD,
                                body={"delay_s": -1})
     assert status == 400
@@ -205,11 +238,11 @@ def test_kill9_loses_nothing_releases_nothing_early_repeats_nothing(
     again = SseReader(svc.port, "/sse/overlay/t1", last_id=last).start()
     wait_until(lambda: len(seen) + len(again.msgs()) >= len(sent), WAIT, "the rest")
     time.sleep(0.5)
-    got = [m.data["p"]["seq"] for m in seen + again.msgs()]
-    assert got == [b["seq"] for b in sent], "lost, repeated or reordered"
-    by_seq = {b["seq"]: b for b in sent}
+    got = [m.data["p"]["ts"] for m in seen + again.msgs()]
+    assert got == [b["ts"] for b in sent], "lost, repeated or reordered"
+    assert [m.id for m in seen + again.msgs()] == list(range(1, len(sent) + 1)), "ids dense"
     for msg in seen + again.msgs():
-        assert msg.at >= by_seq[msg.data["p"]["seq"]]["ts"] + 1.5
+        assert msg.at >= msg.data["p"]["ts"] + 1.5
     svc.stop()
 
 
@@ -220,7 +253,7 @@ def test_hostile_payloads_are_refused_and_the_service_goes_on(service: Service,
         table.client.publish(f"{ROOT}/state", raw, qos=1).wait_for_publish(WAIT)
     venue = SseReader(service.port, "/sse/venue/t1").start()
     body = table.state({1: ["Ah"]}, secure=False)
-    wait_until(lambda: any(m.data["p"]["seq"] == body["seq"] for m in venue.msgs()), WAIT,
+    wait_until(lambda: any(m.data["p"]["ts"] == body["ts"] for m in venue.msgs()), WAIT,
                "the good message after the bad ones")
     assert "broadcast_message_refused" in service.text()
     venue.close()
@@ -256,7 +289,7 @@ def test_bad_config_exits_2_with_file_key_problem(tmp_path: Path) -> None:
                 code = run_broadcast(argparse.Namespace(hash_password=False, config=path))
             line = err.getvalue().strip()
         assert code == 2, line
-        assert line.startswith(f"{path}: {key}"), line
+        assert line.startswith(f"stud-table broadcast: {path}: {key}"), line
         assert "\n" not in line
         assert "hunter2" not in line
 
@@ -289,7 +322,7 @@ def test_damaged_backlog_file_exits_3_naming_it(tmp_path: Path) -> None:
     from table_controller.broadcast.command import run_broadcast
 
     path = write_config(tmp_path, 1883)
-    (tmp_path / "bc").mkdir()
+    (tmp_path / "bc").mkdir(exist_ok=True)
     (tmp_path / "bc" / "state.sqlite").write_bytes(b"not a database" * 100)
     err = io.StringIO()
     with contextlib.redirect_stderr(err):

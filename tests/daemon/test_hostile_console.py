@@ -4,7 +4,7 @@ real daemon on a real Mosquitto, with emulated readers dealing real cards.
 Each test is the named regression test of one reported attack: the daemon must
 stay up and connected, carry out nothing it cannot answer, reply only under its
 own ``reply/`` tree, never run a retained command, and answer every ``cmd/``
-name (RULES.md is not involved: these are edge rules, docs/console.md).
+name (docs/rules.md is not involved: these are edge rules, docs/console.md).
 """
 
 from __future__ import annotations

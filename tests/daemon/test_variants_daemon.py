@@ -1,4 +1,4 @@
-"""The daemon's ``[table] game`` (RULES.md "Variants") reaches the engine, end to end.
+"""The daemon's ``[table] game`` (docs/rules.md "Variants") reaches the engine, end to end.
 
 Emulated readers on ptys -> the daemon -> real Mosquitto: a razz table's published
 state names the razz bring-in (the highest upcard) and the razz first to act (the

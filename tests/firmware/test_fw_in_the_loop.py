@@ -8,7 +8,7 @@ hand of two seats is dealt, then the dealer clears the table. Faults on the way:
 frame lost on the wire (a sequence gap the daemon reconciles by inventory), a reset
 of the reader mid-hand (HELLO at sequence 0 on the same port), and a power cycle
 (the USB port gone and back). The table must come out right with no alert from the
-rules (a legal, correctly dealt hand raises none; RULES.md: alerts are for people
+rules (a legal, correctly dealt hand raises none; docs/rules.md: alerts are for people
 who must act).
 """
 

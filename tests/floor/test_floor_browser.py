@@ -37,7 +37,8 @@ from table_controller.testing.browser import CHROMIUM, Browser
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (scripts/setup)")
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-DEALERS = [("D11", "Ann Kim"), ("D12", "Bo Li"), ("D14", "Carla Diaz"), ("D17", "Dev Patel")]
+DEALERS = [("D11", "Ann Kim"), ("D12", "Bo Li"), ("D14", "Carla Montserrat Díaz-Villanueva"),
+           ("D17", "Dev Patel")]
 CODES = [("missing_burn", "error"), ("out_of_order", "error"), ("hole_card_exposed", "error"),
          ("illegal_bet", "warning"), ("too_many_cards", "critical"),
          ("premature_deal", "error")]
@@ -80,6 +81,47 @@ def shift(tables: list[FakeTable], now: float) -> list[dict[str, Any]]:
                     ended_ts=ended, alerts=alerts,
                     game="razz" if table.table == "t4" else "stud"))
     return records
+
+
+def on_a_phone(browser: Browser) -> None:
+    """The dashboard at 390x844 (a phone): every tab reads without sideways scrolling;
+    screenshots of the live tab and the report go to docs/."""
+    browser.call("Emulation.setDeviceMetricsOverride",
+                 {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True},
+                 session=True)
+    try:
+        for tab in ("live", "search", "report"):
+            browser.js(f"document.querySelector('#tabs button[data-tab={tab}]').click(); 1")
+            browser.wait_js(f"!document.getElementById('{tab}').hidden", what=f"tab {tab}")
+            if tab == "report":  # drawn again at the phone's width, as a phone would
+                browser.js("document.querySelector('#report-body').dataset.ready = '';"
+                           " document.querySelector('#report-form').requestSubmit(); 1")
+                browser.wait_js("document.querySelector('#report-body').dataset.ready === '1'",
+                                what="the report on the phone")
+            time.sleep(0.2)  # a frame for the layout
+            width = browser.js("document.documentElement.scrollWidth")
+            assert width <= 390, f"the {tab} tab is {width} px wide on a 390 px phone"
+            wide = browser.js("""Array.from(document.querySelectorAll('body *'))
+                .filter(e => e.getBoundingClientRect().right > innerWidth + 1
+                             && e.offsetParent !== null).map(e => e.tagName + '#' + e.id
+                             + '.' + e.className).slice(0, 5)""")
+            assert wide == [], wide
+            if tab == "live":
+                browser.js("window.scrollTo(0, 0); 1")
+                browser.screenshot(DOCS / "floor-phone-live.png")
+            elif tab == "report":  # the per-dealer chart, long names whole on a phone too
+                labels = browser.js("""Array.from(document.querySelectorAll(
+                    '#report-body svg.chart')[2].querySelectorAll('text.lbl'))
+                    .map(t => t.getBBox().x)""")
+                assert min(labels) >= 0
+                browser.js("document.querySelectorAll('#report-body figure')[1]"
+                           ".scrollIntoView(); 1")
+                time.sleep(0.2)
+                browser.screenshot(DOCS / "floor-phone-report.png")
+    finally:
+        browser.call("Emulation.setDeviceMetricsOverride",
+                     {"width": 1920, "height": 1080, "deviceScaleFactor": 1, "mobile": False},
+                     session=True)
 
 
 def test_dashboard_in_a_real_browser(tmp_path: Path, mosquitto: MosquittoBroker,
@@ -232,8 +274,19 @@ def test_dashboard_in_a_real_browser(tmp_path: Path, mosquitto: MosquittoBroker,
         dealers = browser.js("Array.from(document.querySelectorAll('table.group')[0]"
                              ".querySelectorAll('tbody tr')).map(r => r.children[0]"
                              ".textContent)")
-        assert "Carla Diaz (D14)" in dealers
+        assert "Carla Montserrat Díaz-Villanueva (D14)" in dealers
+        # The per-dealer chart draws every name whole, inside the chart (they were cut
+        # at its left edge).
+        labels = json.loads(browser.js("""JSON.stringify(Array.from(
+            document.querySelectorAll('#report-body svg.chart')[2].querySelectorAll('text.lbl'))
+            .map(t => ({label: t.dataset.label, text: t.textContent, x: t.getBBox().x,
+                        r: t.getBBox().x + t.getBBox().width})))"""))
+        assert {lab["label"] for lab in labels} >= {"Carla Montserrat Díaz-Villanueva (D14)"}
+        for lab in labels:
+            assert lab["text"].replace(" ", "") == lab["label"].replace(" ", ""), lab
+            assert lab["x"] >= 0, f"{lab['label']} starts outside the chart"
         browser.screenshot(DOCS / "floor-report.png")
+        on_a_phone(browser)
 
         # Nothing was loaded from anywhere but the dashboard itself.
         urls = browser.js("performance.getEntries().map(e => e.name)"

@@ -1,4 +1,4 @@
-"""A small builder of table scripts (CONFORMANCE.md) for the engine's rule tests.
+"""A small builder of table scripts (docs/conformance.md) for the engine's rule tests.
 
 Tests read like a dealer's hands: ``t.deal("seat2.down", "As")``, ``t.burn("9h")``,
 ``t.fold(5)``. ``report()`` runs the script through the same parser and engine

@@ -1,6 +1,6 @@
-"""One test per betting rule of RULES.md (structure, rules 1-4, 8, 9 and the floor tools).
+"""One test per betting rule of docs/rules.md (structure, rules 1-4, 8, 9 and the floor tools).
 
-Stakes are RULES.md's $5/$10 example unless a test says otherwise: ante 1,
+Stakes are docs/rules.md's $5/$10 example unless a test says otherwise: ante 1,
 bring-in 2, small bet 5, big bet 10, three raises after the bet or completion.
 """
 

@@ -98,6 +98,8 @@ def _error(config_dir: Path, text: str) -> str:
         ('decks = ["deck.toml"]', 'decks = ["deck.toml", "nope.toml"]',
          "table.decks[1]: file not found:"),
         ('layout = "layout.toml"', 'layout = "missing.toml"', "table.layout: file not found:"),
+        # Issue 24: a directory given as a deck is said to be one, not "not found".
+        ('decks = ["deck.toml"]', 'decks = ["."]', "table.decks[0]: is a directory, not a file:"),
         ("big_bet = 10", "big_bet = 4", "stakes.big_bet: must be at least small_bet"),
         # Issue 9 item 15: stakes the betting engine refuses are refused here, at start.
         ("bring_in = 2", "bring_in = 5", "stakes.bring_in: must be smaller than small_bet"),

@@ -150,15 +150,57 @@ def test_cli_arguments_build_the_command_json() -> None:
         assert exited.value.code == 2
 
 
+# ------------------------------------------------------- issue 21 item 7
+
+
+UNSHOWABLE = ["\ud800", "\x1b[2J", "a\x00b", "\u202eevil", "\u200bzero"]
+"""A lone surrogate (cannot even be encoded), ESC, NUL, a bidi override, a zero-width
+space: none can be shown on an overlay or published as sent."""
+
+TEXT_FIELDS = [
+    ("kill", {"seat": 3}, "reason"),
+    ("live", {"seat": 3}, "reason"),
+    ("seat", {"seat": 3}, "name"),
+    ("ack", {"alert": "t1:5"}, "by"),
+    ("ack", {"by": "Floor"}, "alert"),
+    ("resolve", {"alert": "t1:5", "by": "Floor"}, "note"),
+    ("dealer", {"action": "in", "id": "D17"}, "name"),
+    ("dealer", {"action": "in", "name": "Sam"}, "id"),
+]
+
+
+@pytest.mark.parametrize("bad", UNSHOWABLE, ids=["surrogate", "esc", "nul", "rlo", "zwsp"])
+@pytest.mark.parametrize(("name", "rest", "field"), TEXT_FIELDS,
+                         ids=[f"{n}.{f}" for n, _, f in TEXT_FIELDS])
+def test_issue21_item7_every_text_field_is_checked_like_seat_names(
+    name: str, rest: dict[str, object], field: str, bad: str
+) -> None:
+    """A ``kill`` reason "\\ud800" was journaled and applied, then the state could not
+    be serialised; ESC, NUL and U+202E went out in the public announcement."""
+    payload = json.dumps({**rest, field: "ok " + bad}).encode()
+    with pytest.raises(CommandError) as caught:
+        parse_command(name, payload, seats=8)
+    assert caught.value.code == INVALID_COMMAND
+    assert field in caught.value.reason
+    assert "cannot be shown" in caught.value.reason
+
+
+def test_issue21_item7_a_plain_reason_still_passes_squeezed_to_one_line() -> None:
+    event = parse_command("kill", b'{"seat": 3, "reason": "absent\\n (rule 6)"}', seats=8)
+    assert event == FloorRuling(3, "kill", "absent (rule 6)", 0.0)
+
+
 def test_the_registry_is_the_one_vocabulary() -> None:
     """Issue 20: one console-command registry. Every command the parser knows is in
     it, its fields are the only ones accepted, a floor command becomes a floor
     command (journaled by its own op, named as the command), the others a table
-    event whose journal op is named as the command too."""
+    event whose journal op is named as the command too (``card``: the card placed,
+    journaled as a manual ``place``)."""
     bodies = {
         "hand": {"players": [1, 2]}, "act": {"seat": 1, "action": "call"},
         "kill": {"seat": 1}, "live": {"seat": 1}, "end": {},
-        "seat": {"seat": 1, "name": "Ann"}, "ack": {"alert": "t1:1", "by": "floor"},
+        "seat": {"seat": 1, "name": "Ann"}, "card": {"zone": "seat3.down", "card": "As"},
+        "ack": {"alert": "t1:1", "by": "floor"},
         "resolve": {"alert": "t1:1", "by": "floor", "note": "fixed"},
         "dealer": {"action": "in", "id": "d7", "name": "Ann"},
     }
@@ -171,7 +213,7 @@ def test_the_registry_is_the_one_vocabulary() -> None:
             assert floor_op(event)["op"] == name
         else:
             op = event_to_op(event)  # type: ignore[arg-type]
-            assert op["op"] == name, op
+            assert op["op"] == ("place" if name == "card" else name), op
         with pytest.raises(CommandError) as refused:
             parse_command(name, json.dumps({**bodies[name], "zz": 1}).encode(), seats=8)
         assert refused.value.code == INVALID_COMMAND

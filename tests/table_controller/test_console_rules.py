@@ -1,6 +1,6 @@
 """The dealer's console inside the engine: one test per rule that needs both cards
-and betting (RULES.md 6-10, 14, 18, 19) and per console alert code
-(CONFORMANCE.md: premature_deal, wrong_bring_in, out_of_turn, illegal_bet)."""
+and betting (docs/rules.md 6-10, 14, 18, 19) and per console alert code
+(docs/conformance.md: premature_deal, wrong_bring_in, out_of_turn, illegal_bet)."""
 
 from __future__ import annotations
 

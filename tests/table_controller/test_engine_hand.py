@@ -7,7 +7,7 @@ input, and the regressions the review of the console found.
 * No hand is not ``None`` plus asserts: ``current_hand`` raises ``NoHandError``.
 * Every input's outputs are returned by that input, and only its own.
 * Review regressions: a raise the stack caps (docs/betting.md "All-in"), a stud8
-  hand won by folds (CONFORMANCE.md: ``winners`` is the union of the halves), and
+  hand won by folds (docs/conformance.md: ``winners`` is the union of the halves), and
   console reply codes as one str-valued enum.
 """
 
@@ -184,7 +184,7 @@ def test_issue10_review_a_raise_past_the_stack_is_refused_saying_why() -> None:
 
 
 def test_issue10_review_stud8_hand_won_by_folds_names_the_winner_high() -> None:
-    """CONFORMANCE.md: ``winners`` is the winners of either half. A stud8 pot won by
+    """docs/conformance.md: ``winners`` is the winners of either half. A stud8 pot won by
     everyone else folding goes whole to the last seat: its high half; no low."""
     t = deal_third(Table([2, 4, 5], stacks={2: 100, 4: 100, 5: 100}, game="stud8"))
     t.act(4, "bring_in").act(5, "fold").act(2, "complete").act(4, "fold")

@@ -1,5 +1,5 @@
 """Property: any single dealing error injected into a clean physical deal is flagged
-with the right alert code (and seat), per CONFORMANCE.md's alert list."""
+with the right alert code (and seat), per docs/conformance.md's alert list."""
 
 from __future__ import annotations
 

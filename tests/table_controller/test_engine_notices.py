@@ -1,7 +1,7 @@
 """Alerts vs notices (issue 9, item 19) and the console's hand/end around a hand in
 progress (item 21), through the engine alone.
 
-* A legal hand dealt and played correctly raises **no alert** (CONFORMANCE.md):
+* A legal hand dealt and played correctly raises **no alert** (docs/conformance.md):
   random physical deals, card-only and with players betting through the console
   (the simulator's players, who also call into hands beaten on board, rule 19,
   and fold by having their cards mucked before the operator keys the fold, rule
@@ -87,7 +87,7 @@ def _check_notices_keep_secrets(hand: HandState) -> None:
 @_HEAVY
 @given(st.integers(0, 2**32 - 1))
 def test_correctly_dealt_and_played_betting_hands_raise_no_alert(seed: int) -> None:
-    """RULES.md 10, 15, 19: what a legal hand may raise is a notice, never an alert.
+    """docs/rules.md 10, 15, 19: what a legal hand may raise is a notice, never an alert.
 
     The simulator's players bet through the console; some call into hands beaten
     on board (rule 19), some folds reach the muck before the operator keys them,
@@ -134,7 +134,8 @@ def test_every_code_is_decided_and_secret_codes_are_notices() -> None:
     """The decision table of docs/engine.md: every code is an alert or a notice."""
     assert SECRET_CODES <= NOTICE_CODES
     assert {c.value for c in NOTICE_CODES} == {
-        "community_card", "beaten_on_board", "upcards_lifted"}
+        "community_card", "beaten_on_board", "upcards_lifted", "fold_unread", "manual_card",
+        "card_unread"}
     assert set(AlertCode) - NOTICE_CODES  # the rest stay alerts
 
 
@@ -370,7 +371,7 @@ def test_console_hand_while_a_betting_round_is_open_is_refused() -> None:
 
 
 def test_script_hand_lines_still_start_the_next_hand() -> None:
-    """CONFORMANCE.md: a hand ends at the next ``hand`` line, whatever its state."""
+    """docs/conformance.md: a hand ends at the next ``hand`` line, whatever its state."""
     t = deal_third(Table([2, 4, 5])).hand([2, 4])
     first, second = (t.report(0), t.report(1))
     assert first["winners"] == []
@@ -384,7 +385,7 @@ def test_script_hand_lines_still_start_the_next_hand() -> None:
 
 
 def test_replay_reports_notices_apart_from_alerts(capsys: pytest.CaptureFixture[str]) -> None:
-    """``stud-table replay``: the JSON report has ``notices`` (CONFORMANCE.md) and the
+    """``stud-table replay``: the JSON report has ``notices`` (docs/conformance.md) and the
     text summary lists them with ``-``, alerts with ``!``."""
     script = Path(__file__).resolve().parents[1] / "scripts" / "rule15-gather-then-two-burns.jsonl"
     assert main(["replay", str(script), "--json"]) == 0

@@ -1,4 +1,4 @@
-"""One focused test per seed rule (RULES.md) and per alert code (CONFORMANCE.md).
+"""One focused test per seed rule (docs/rules.md) and per alert code (docs/conformance.md).
 
 Each test deals a hand the way a dealer would, with exactly one thing going
 wrong (or one rule in play), and asserts the exact alert, the seat statuses and

@@ -14,7 +14,7 @@ cards, burns and folds (table_controller/testing/pokerkit_stud.py). Compared:
 
 Two documented differences are left out, and counted so they cannot grow silently:
 on a rule-15 hand the 7th-street first-to-act is not compared (PokerKit ranks the
-up cards without the community card; RULES.md says the highest hand *using* it),
+up cards without the community card; docs/rules.md says the highest hand *using* it),
 and when the physical table needs a community card where PokerKit, which also
 reshuffles the muck, still deals hole cards, the hand is compared up to 6th street.
 """

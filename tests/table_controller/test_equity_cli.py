@@ -1,4 +1,4 @@
-"""The equity door: ``stud-table equity SPEC --json`` (CONFORMANCE.md "Second door").
+"""The equity door: ``stud-table equity SPEC --json`` (docs/conformance.md "Second door").
 
 Real subprocesses, as an outside check would run it: exit 0 with one JSON document,
 or exit 2 with one line on stderr naming the problem, never a traceback.

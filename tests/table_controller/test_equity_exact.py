@@ -2,7 +2,7 @@
 
 The reference (equity_reference.py) deals every run-out in plain Python and values
 hands with PokerKit's hand types; ours must equal it to 1e-9 on every spot, in all
-three games (RULES.md "Variants"), including the rule-15 community card.
+three games (docs/rules.md "Variants"), including the rule-15 community card.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ import random
 
 import pytest
 from equity_reference import HAND_TYPES, PK_CARD, random_spot, reference_equity
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from table_controller.domain.cards import DECK, parse_cards
 from table_controller.domain.equity.core import compute_equity
@@ -110,19 +112,71 @@ def test_automatic_sampling_reaches_the_target_standard_error() -> None:
 
 
 def test_heads_up_counting_equals_cross_product() -> None:
-    """The heads-up counting method (stud, razz) equals the general cross product."""
-    from table_controller.domain.equity.exact import _cross_product, _heads_up
+    """The heads-up counting methods equal the general cross product."""
+    from table_controller.domain.equity.exact import _cross_product, _heads_up, _heads_up_split
     from table_controller.domain.equity.model import prepare
 
     rng = random.Random(2)
-    for game in (Game.STUD, Game.RAZZ):
+    for game in (Game.STUD, Game.RAZZ, Game.STUD8):
         for counts in [(5, 5), (6, 5), (6, 6), (7, 6), (4, 5)]:
             seats, dead = random_spot(rng, counts, 8)
             deal = prepare(seats, dead, game)
-            fast, slow = _heads_up(deal), _cross_product(deal)
+            counting = _heads_up_split if game is Game.STUD8 else _heads_up
+            fast, slow = counting(deal), _cross_product(deal)
             assert fast[2] == slow[2] == runout_count(len(deal.unseen), deal.needs, False)
             assert list(fast[0]) == list(slow[0])
             assert list(fast[1]) == list(slow[1])
+
+
+@st.composite
+def heads_up_stud8(draw: st.DrawFn, *, streets: tuple[int, ...] = (4, 5, 6, 7),
+                   max_runouts: int = 400_000) -> tuple[dict[int, list], list]:
+    """Random heads-up moments (one seat maybe a card ahead), dead cards enough to keep
+    the cross product (the slow path it is compared with) to at most ``max_runouts``."""
+    deck = list(DECK)
+    random.Random(draw(st.integers(0, 2**32))).shuffle(deck)
+    street = draw(st.sampled_from(streets))
+    ahead = draw(st.integers(0, 1)) if street < 7 else 0
+    sizes = (street + ahead, street)
+    seats = {1: deck[:sizes[0]], 2: deck[sizes[0]:sum(sizes)]}
+    deck = deck[sum(sizes):]
+    needs = [7 - size for size in sizes]
+    fewest = next(d for d in range(len(deck) + 1)
+                  if runout_count(len(deck) - d, needs, False) <= max_runouts)
+    dead = deck[:draw(st.integers(fewest, min(fewest + 12, len(deck) - sum(needs))))]
+    return seats, dead
+
+
+@settings(max_examples=60)
+@given(heads_up_stud8())
+def test_stud8_heads_up_counting_equals_cross_product(
+        spot: tuple[dict[int, list], list]) -> None:
+    """Heads-up stud8 counting (issue 25) gives exactly the general method's integers:
+    every seat's pot units, its scoop units and the run-out count."""
+    from table_controller.domain.equity.exact import _cross_product, _heads_up_split
+    from table_controller.domain.equity.model import prepare
+
+    seats, dead = spot
+    deal = prepare(seats, dead, Game.STUD8)
+    fast, slow = _heads_up_split(deal), _cross_product(deal)
+    assert fast[2] == slow[2] == deal.runouts
+    assert list(fast[0]) == list(slow[0])
+    assert list(fast[1]) == list(slow[1])
+
+
+@settings(max_examples=40)
+@given(heads_up_stud8(streets=(5, 6, 7), max_runouts=3_000))
+def test_stud8_heads_up_equals_pokerkit_brute_force(
+        spot: tuple[dict[int, list], list]) -> None:
+    """The same spots against an independent evaluation: every run-out dealt in plain
+    Python and valued by PokerKit's high and eight-or-better low hands."""
+    seats, dead = spot
+    expected, runouts = reference_equity(seats, dead, Game.STUD8)
+    result = compute_equity(seats, dead, Game.STUD8)
+    assert result.exact
+    assert result.runouts == runouts
+    for seat, value in expected.items():
+        assert result.equity[seat] == pytest.approx(float(value), abs=1e-9), (seats, seat)
 
 
 def _pokerkit_equity(seats: dict[int, list], dead: list, game: Game, samples: int) -> list[float]:

@@ -195,7 +195,7 @@ def test_replay_summary_shows_each_street_equity_and_reading(
     assert [line.split()[0] for line in streets] == ["3rd", "4th", "5th", "6th", "7th"]
     assert "seat 4 100.00% (Four of a kind, kings) [exact, 1 run-outs]" in streets[-1]
     assert "outs for seat 2: " in out
-    # The JSON door (the CONFORMANCE.md contract) is unchanged: no equity in it.
+    # The JSON door (the docs/conformance.md contract) is unchanged: no equity in it.
     assert main(["replay", str(SCRIPTS / "clean-hand.jsonl"), "--json"]) == 0
     report = capsys.readouterr().out
     assert "equity" not in report

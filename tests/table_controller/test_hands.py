@@ -206,7 +206,7 @@ def showing(text: str) -> ShowingValue:
 
 
 def test_rules_example_ladder_of_boards() -> None:
-    # RULES.md: pair of aces > pair of kings > A-K > A-Q.
+    # docs/rules.md: pair of aces > pair of kings > A-K > A-Q.
     ladder = [showing("AcAd"), showing("KcKd"), showing("AsKs"), showing("AhQh")]
     assert ladder == sorted(ladder, reverse=True)
 

@@ -130,7 +130,7 @@ def test_a_script_line_and_a_console_command_get_the_same_verdict(
          " 1000000000000001"),
         ("hand", {"players": [1, 1]}, "hand: players: seat 1 is listed twice"),
         ("hand", {"players": [1]}, "hand: players: a hand needs at least two players"
-         " (RULES.md), or none for a card-only hand"),
+         " (docs/rules.md), or none for a card-only hand"),
         ("hand", {"players": [1, 2], "stacks": {"3": 5}}, "hand: stacks: seat 3 is not in players"),
         ("hand", {"players": [1, 2], "stacks": {"1": 10**16}},
          "hand: stacks.1: must be a whole number from 0 to 1000000000000000, got"
@@ -146,7 +146,7 @@ def test_issue10_same_words_both_ways(name: str, body: dict[str, Any], problem: 
 
 def test_issue10_partial_stacks_are_accepted_both_ways_and_shown_unknown() -> None:
     """Scripts took stacks for some players, the console refused them ("missing
-    seat(s)"). Decided once: allowed (CONFORMANCE.md asks for no more); a player
+    seat(s)"). Decided once: allowed (docs/conformance.md asks for no more); a player
     left out has unknown chips, shown as a null stack, never the engine's notional
     10**9."""
     body = {"players": [1, 2, 4], "stacks": {"1": 100, "4": 80}}
@@ -176,7 +176,7 @@ def test_issue10_a_script_hand_of_one_player_is_refused_like_a_console_hand() ->
 
 
 def test_replay_door_names_the_line_for_a_bad_act(tmp_path: Path) -> None:
-    """CONFORMANCE.md: a malformed script exits non-zero with one line naming the line."""
+    """docs/conformance.md: a malformed script exits non-zero with one line naming the line."""
     script = tmp_path / "s.jsonl"
     script.write_text('{"op":"hand","players":[1,2]}\n{"op":"act","seat":9,"action":"call"}\n')
     result = subprocess.run(

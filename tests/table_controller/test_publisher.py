@@ -201,12 +201,16 @@ def test_rebirth_republishes_retained_set(
     # they are the latest before the rebirth.
     first = sub.wait_topic(TOPICS.state).json()
     reader_2 = sub.wait_topic(TOPICS.reader("2")).json()
+    status = sub.wait_topic(TOPICS.status).json()
     sub.publish(TOPICS.cmd_rebirth, b"")
     again = sub.wait_topic(TOPICS.state, lambda p: p["seq"] > first["seq"]).json()
     assert {**again, "seq": 0, "ts": 0} == {**first, "seq": 0, "ts": 0}
     secure = sub.wait_topic(TOPICS.secure_state, lambda p: p["seq"] == again["seq"]).json()
     assert secure["seats"][0]["down"] == ["As", "Kd"]
     sub.wait_topic(TOPICS.reader("2"), lambda p: p["seq"] > reader_2["seq"])
+    # Issue 24: the status is part of the retained set a rebirth republishes.
+    again_status = sub.wait_topic(TOPICS.status, lambda p: p["seq"] > status["seq"]).json()
+    assert again_status["status"] == "online"
 
 
 def test_rebirth_handler_only_enqueues_and_engine_republishes(

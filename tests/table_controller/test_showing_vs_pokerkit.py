@@ -1,6 +1,6 @@
 """Differential test: who acts first on 4th-7th street, ours against PokerKit's.
 
-RULES.md: the highest hand showing acts first, ties by position, suits never count.
+docs/rules.md: the highest hand showing acts first, ties by position, suits never count.
 PokerKit's Seven Card Stud opens later streets with ``Opening.HIGH_HAND``: it looks up
 each player's up cards in its private ``_HighHandOpeningLookup`` and takes
 ``entries.index(max(entries))``, i.e. the first player in position order among the

@@ -27,7 +27,7 @@ steps, PokerKit in small ones). In razz there is no open pair, so a pair showing
 
 Two documented differences are tolerated and counted:
 
-* odd chips: we give an odd chip to the high card by suit (RULES.md), PokerKit to
+* odd chips: we give an odd chip to the high card by suit (docs/rules.md), PokerKit to
   the first player in position; and PokerKit merges side pots once the losing
   hands are killed (a main pot of 17 and a side pot of 3 between the same two
   winners become one pot of 20), which moves an odd chip of a split pot. Such a
@@ -37,7 +37,7 @@ Two documented differences are tolerated and counted:
   showdown does: PokerKit still sets half of such a pot aside for "the low" and
   either burns it ("some chips will be burned") or, once the losing hands are
   killed, splits it among the eligible players, none of whom has a low (its
-  ``None == None``); we give the pot to the high hand (RULES.md: with no
+  ``None == None``); we give the pot to the high hand (docs/rules.md: with no
   qualifying low the high hand takes all). Compared on the winners and the total.
 """
 

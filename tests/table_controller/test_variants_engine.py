@@ -1,4 +1,4 @@
-"""Razz and Stud Hi-Lo in the rules engine (RULES.md "Variants"), rule by rule.
+"""Razz and Stud Hi-Lo in the rules engine (docs/rules.md "Variants"), rule by rule.
 
 The variant table (engine/variants.py) against hand-made deals: razz brings in the
 highest upcard (king high, ace low, ties to spades), opens later streets with the
@@ -157,7 +157,7 @@ def _pair_on_fourth(game: str) -> DealingEngine:
 
 def test_razz_has_no_open_pair_rule() -> None:
     """Rule 4 does not apply in razz: with a pair showing on 4th street the bet is
-    still the small bet (RULES.md "Variants")."""
+    still the small bet (docs/rules.md "Variants")."""
     engine = _pair_on_fourth("razz")
     hand = engine.hand
     assert hand is not None

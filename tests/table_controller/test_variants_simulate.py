@@ -1,5 +1,5 @@
 """``stud-table simulate --game razz|stud8``: random hands of every game, with and without
-betting, raise no false alert, and every injected error is still found (RULES.md
+betting, raise no false alert, and every injected error is still found (docs/rules.md
 "Variants": the same deal and dealing rules, another bring-in, first to act, bet
 sizes and showdown).
 

@@ -1,4 +1,4 @@
-"""Differential test: razz and stud8 card-only tables against PokerKit (RULES.md "Variants").
+"""Differential test: razz and stud8 card-only tables against PokerKit (docs/rules.md "Variants").
 
 The stud test (test_engine_vs_pokerkit.py) for the two variants: each random hand
 (2-8 players on random seats, random cards, random folds after a street's deal,

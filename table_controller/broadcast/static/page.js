@@ -22,20 +22,24 @@
 
   const esc = (t) => String(t).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
 
+  // A card as SVG. The index (rank over a small suit) sits in the left strip, which
+  // stays visible when cards overlap on a plate; a large suit fills the rest.
   function cardSvg(code, face) {
     if (!code) {
-      return `<span class="card" data-card="back" data-face="back"><svg viewBox="0 0 58 80">` +
-        `<rect x="1" y="1" width="56" height="78" rx="6" fill="#f4f4f4"/>` +
-        `<rect x="5" y="5" width="48" height="70" rx="4" fill="#1f4e9c"/>` +
-        `<path d="M5 20 L53 20 M5 40 L53 40 M5 60 L53 60 M19 5 L19 75 M39 5 L39 75" stroke="#4f7fd0" stroke-width="3"/>` +
+      return `<span class="card" data-card="back" data-face="back"><svg viewBox="0 0 60 84">` +
+        `<rect x="1" y="1" width="58" height="82" rx="6" fill="#f4f4f4"/>` +
+        `<rect x="5" y="5" width="50" height="74" rx="4" fill="#1f4e9c"/>` +
+        `<path d="M5 21 L55 21 M5 42 L55 42 M5 63 L55 63 M22 5 L22 79 M39 5 L39 79" stroke="#4f7fd0" stroke-width="3"/>` +
         `</svg></span>`;
     }
     const rank = RANK[code[0]] || code[0], suit = code[1];
     const color = RED[suit] ? "#c8102e" : "#111";
-    return `<span class="card" data-card="${esc(code)}" data-face="${face}"><svg viewBox="0 0 58 80">` +
-      `<rect x="1" y="1" width="56" height="78" rx="6" fill="${face === "down" ? "#fff8e0" : "#fff"}" stroke="#999"/>` +
-      `<text x="6" y="30" font-size="26" font-weight="bold" fill="${color}" font-family="DejaVu Sans, Liberation Sans, Arial, sans-serif">${esc(rank)}</text>` +
-      `<g transform="translate(22 36) scale(0.32)"><path d="${SUIT[suit]}" fill="${color}"/></g>` +
+    const wide = rank.length > 1 ? ' textLength="24" lengthAdjust="spacingAndGlyphs"' : "";
+    return `<span class="card" data-card="${esc(code)}" data-face="${face}"><svg viewBox="0 0 60 84">` +
+      `<rect x="1" y="1" width="58" height="82" rx="6" fill="${face === "down" ? "#fff8e0" : "#fff"}" stroke="#888"/>` +
+      `<text x="3" y="27" font-size="27" font-weight="bold" fill="${color}"${wide} font-family="DejaVu Sans, Liberation Sans, Arial, sans-serif">${esc(rank)}</text>` +
+      `<g transform="translate(4 32) scale(0.22)"><path d="${SUIT[suit]}" fill="${color}"/></g>` +
+      `<g transform="translate(28 44) scale(0.3)"><path d="${SUIT[suit]}" fill="${color}"/></g>` +
       `</svg></span>`;
   }
 
@@ -47,44 +51,56 @@
   const ACTION = { fold: "folds", check: "checks", call: "calls", bet: "bets", raise: "raises to",
     complete: "completes to", bring_in: "brings in", allin: "all in" };
 
+  function shownOf(seat) {
+    return result && state && result.hand === state.hand
+      ? (result.shown || []).find((h) => h.seat === seat) : null;
+  }
+
   function renderSeat(row) {
     const won = result && result.hand === state.hand && result.winners.includes(row.seat);
-    const cls = ["seat", row.status];
+    const inHand = row.status !== "empty";
+    const cls = ["seat", inHand ? row.status : "waiting"];
     if (state.to_act === row.seat && !won) cls.push("to-act");
     if (won) cls.push("winner");
-    // A hand shown down is public: a page without its down cards (venue, mode never)
-    // turns them up from the result's shown cards, the rest stay backs.
-    const shownHand = result && result.hand === state.hand && !Array.isArray(row.down)
-      ? (result.shown || []).find((h) => h.seat === row.seat) : null;
-    const turned = shownHand ? shownHand.cards.filter((c) => !row.up.includes(c)) : [];
+    // A hand shown down is public: a page without its down cards (venue, mode never,
+    // the no-spoiler showdown mode before its state) turns them up from the result's
+    // shown cards, the rest stay backs.
+    const shownHand = shownOf(row.seat);
+    if (shownHand) cls.push("shown");
+    const turned = shownHand && !Array.isArray(row.down)
+      ? shownHand.cards.filter((c) => !row.up.includes(c)) : [];
     const downs = Array.isArray(row.down)
       ? row.down.map((c) => cardSvg(c, "down"))
-      : turned.length === row.down_count
+      : turned.length === row.down_count && turned.length
         ? turned.map((c) => cardSvg(c, "shown"))
         : Array.from({ length: row.down_count }, () => cardSvg(null, "back"));
     const ups = row.up.map((c) => cardSvg(c, "up"));
     const markers = [];
+    if (!inHand) markers.push(`<span class="marker">${state.hand != null && state.street ? "NOT IN HAND" : "NEXT HAND"}</span>`);
     if (state.bring_in === row.seat && state.street === 3) markers.push('<span class="marker bring">BRING-IN</span>');
     if (state.to_act === row.seat && !won) markers.push('<span class="marker act">TO ACT</span>');
     if (row.status === "folded") markers.push('<span class="marker">FOLDED</span>');
     else if (row.status === "dead") markers.push('<span class="marker">DEAD HAND</span>');
-    else if (lastAction && lastAction.seat === row.seat && lastAction.hand === state.hand) {
+    else if (lastAction && lastAction.seat === row.seat && lastAction.hand === state.hand && !result) {
       const amount = lastAction.amount != null && !["fold", "check"].includes(lastAction.action) ? ` ${lastAction.amount}` : "";
       markers.push(`<span class="marker last">${esc((ACTION[lastAction.action] || lastAction.action) + amount)}</span>`);
     }
-    if (won) markers.push('<span class="marker act">WINNER</span>');
-    const reading = row.reading || row.showing || "";
-    const equity = typeof row.equity === "number"
-      ? `<span class="equity" data-equity="${row.equity}"><span class="bar"><i style="width:${(row.equity * 100).toFixed(1)}%"></i></span>${(row.equity * 100).toFixed(1)}%</span>` : "";
+    if (won) markers.push('<span class="marker won">WINNER</span>');
+    // At showdown the plate reads what the hand is (the result's description), not
+    // what its up cards show.
+    const reading = shownHand ? shownHand.description
+      : row.reading || (row.showing ? `${row.showing} showing` : "");
+    const equity = typeof row.equity === "number" && !result
+      ? `<span class="equity" data-equity="${row.equity}">${(row.equity * 100).toFixed(row.equity < 0.1 ? 1 : 0)}%<span class="bar"><i data-w="${(row.equity * 100).toFixed(1)}"></i></span></span>` : "";
     const stack = row.stack != null ? `${row.stack.toLocaleString("en-US")}` : "";
     const bet = row.bet ? `<span class="bet">bet ${row.bet}</span>` : "";
     const name = row.name || `Seat ${row.seat}`;
     const cc = row.country ? `<span class="cc">${esc(row.country)}</span>` : "";
     return `<div class="${cls.join(" ")}" data-seat="${row.seat}" data-status="${row.status}" data-name="${esc(name)}">` +
-      `<div class="who"><div class="name">${esc(name)}${cc}</div>` +
-      `<div class="chips">${stack ? "Stack " + stack : "&nbsp;"}${bet}</div><div>${markers.join("")}</div></div>` +
-      `<div class="cards">${downs.join("")}<span class="gap"></span>${ups.join("")}</div>` +
-      `<div class="line2"><span class="reading">${esc(reading)}</span>${equity}</div>` +
+      `<div class="cards">${inHand ? downs.join("") + (downs.length && ups.length ? '<span class="gap"></span>' : "") + ups.join("") : ""}</div>` +
+      `<div class="who"><div class="name">${esc(name)}${cc}</div></div>` +
+      `<div class="nums"><span class="chips">${stack ? stack : "&nbsp;"}</span>${equity}</div>` +
+      `<div class="line2"><span class="reading">${esc(reading)}</span>${bet}${markers.join("")}</div>` +
       `</div>`;
   }
 
@@ -92,20 +108,25 @@
     const el = document.getElementById("result");
     if (!result || !state || result.hand !== state.hand) { el.hidden = true; el.innerHTML = ""; return; }
     const winners = result.winners.map(seatName).join(" and ");
+    const best = (result.shown || []).find((h) => result.winners.includes(h.seat));
     const shown = (result.shown || []).map((h) =>
       `<div class="shown${result.winners.includes(h.seat) ? " won" : ""}" data-shown-seat="${h.seat}">` +
-      `<span class="who2">${esc(seatName(h.seat))}</span>${h.cards.map((c) => cardSvg(c, "up")).join("")}` +
+      `<span class="who2">${esc(seatName(h.seat))}</span><span class="cards">${h.cards.map((c) => cardSvg(c, "up")).join("")}</span>` +
       `<span>${esc(h.description)}</span></div>`).join("");
-    el.innerHTML = `<h2 data-winners="${result.winners.join(",")}">${esc(winners || "No winner")} ${result.winners.length > 1 ? "split the pot" : "wins"}</h2>${shown}`;
+    el.innerHTML = `<h2 data-winners="${result.winners.join(",")}">${esc(winners || "No winner")} ${result.winners.length > 1 ? "split the pot" : "wins"}</h2>` +
+      (best ? `<div class="how">with ${esc(best.description)}</div>` : "") + shown;
     el.hidden = false;
   }
 
   function render() {
     body.dataset.lastId = String(lastId);
     const seats = document.getElementById("seats");
-    if (!state) { seats.innerHTML = ""; return; }
+    if (!state) { seats.innerHTML = ""; fit(); return; }
     body.dataset.hand = state.hand == null ? "" : String(state.hand);
-    seats.innerHTML = state.seats.filter((s) => s.status !== "empty" || s.name).map(renderSeat).join("");
+    const drawn = state.seats.filter((s) => s.status !== "empty" || s.name);
+    seats.innerHTML = drawn.map(renderSeat).join("");
+    // No style attribute in markup (the pages' CSP): bar widths are set from script.
+    seats.querySelectorAll("[data-w]").forEach((i) => { i.style.width = `${i.dataset.w}%`; });
     document.getElementById("title").textContent =
       `Table ${TABLE}${state.hand != null ? " · hand " + state.hand : ""}` +
       (PAGE !== "venue" && info && info.delayed ? ` · delay ${fmtDelay(info.delay_s)}` : "");
@@ -113,8 +134,76 @@
     document.getElementById("pot").textContent = state.pot != null ? `Pot ${state.pot.toLocaleString("en-US")}` : "";
     document.getElementById("community").innerHTML = state.community ? `Community card ${cardSvg(state.community, "up")}` : "";
     renderResult();
+    if (PAGE === "venue") {
+      const n = drawn.length;
+      document.getElementById("stage").style.setProperty("--cols", String(n <= 4 ? 2 : n <= 6 ? 3 : 4));
+    }
+    fit();
     if (PAGE === "producer") renderPanel();
   }
+
+  // ---- layout: the overlay's position and scale, and fitting the TV-safe area
+  const OPTIONS = new URLSearchParams(location.search);
+  const POSITION = ["bottom", "left", "right"].includes(OPTIONS.get("position")) ? OPTIONS.get("position") : "bottom";
+  const SCALE = Math.min(Math.max(Number(OPTIONS.get("scale")) || 1, 0.5), 2);
+  if (PAGE !== "venue") body.classList.add(`layout-${PAGE === "overlay" ? POSITION : "bottom"}`);
+
+  function inside(r, box) {
+    return r.left >= box.left - 0.5 && r.right <= box.right + 0.5 && r.top >= box.top - 0.5 && r.bottom <= box.bottom + 0.5;
+  }
+  function apart(a, b) {
+    return a.right <= b.left + 0.5 || b.right <= a.left + 0.5 || a.bottom <= b.top + 0.5 || b.bottom <= a.top + 0.5;
+  }
+
+  // True if every plate, the board and the result lie inside the stage's safe area
+  // (its padding box), overlap nothing, and nothing in a plate is clipped.
+  function fits() {
+    const stage = document.getElementById("stage");
+    const st = getComputedStyle(stage), r = stage.getBoundingClientRect();
+    const k = stage.offsetWidth ? r.width / stage.offsetWidth : 1; // the producer's preview is scaled
+    const box = { left: r.left + k * parseFloat(st.paddingLeft), right: r.right - k * parseFloat(st.paddingRight),
+      top: r.top + k * parseFloat(st.paddingTop), bottom: r.bottom - k * parseFloat(st.paddingBottom) };
+    const parts = Array.from(document.querySelectorAll("#seats .seat, #board, #result:not([hidden])"));
+    const rects = parts.map((el) => el.getBoundingClientRect());
+    for (let i = 0; i < parts.length; i++) {
+      if (!body.classList.contains("narrow") && !inside(rects[i], box)) return false;
+      for (let j = i + 1; j < parts.length; j++) if (!apart(rects[i], rects[j])) return false;
+    }
+    for (const el of document.querySelectorAll("#seats .seat, #seats .seat .cards, #seats .seat .name, #seats .seat .line2")) {
+      if (el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1) return false;
+    }
+    return true;
+  }
+
+  // A long name first gets a smaller font (down to 60 %), on two lines at most,
+  // before the whole overlay is made smaller for it; it is never cut.
+  function fitNames() {
+    for (const el of document.querySelectorAll("#seats .seat .name")) {
+      el.style.fontSize = "";
+      let size = parseFloat(getComputedStyle(el).fontSize);
+      const min = size * 0.6;
+      while ((el.scrollHeight > el.clientHeight + 1 || el.scrollWidth > el.clientWidth + 1) && size > min) {
+        size *= 0.92;
+        el.style.fontSize = `${size.toFixed(2)}px`;
+      }
+    }
+  }
+
+  function fit() {
+    const stage = document.getElementById("stage");
+    const narrow = PAGE !== "producer" && PAGE !== "overlay" && innerWidth < 760;
+    body.classList.toggle("narrow", narrow);
+    let u = PAGE === "producer" ? 1 : narrow ? innerWidth / 820 : Math.min(innerWidth / 1920, innerHeight / 1080) * SCALE;
+    for (let i = 0; i < 40; i++) {
+      stage.style.setProperty("--u", `${u.toFixed(4)}px`);
+      fitNames();
+      if (fits()) break;
+      u *= 0.95;
+    }
+    body.dataset.fit = fits() ? "1" : "0";
+    body.dataset.u = u.toFixed(4);
+  }
+  addEventListener("resize", () => fit());
 
   function fmtDelay(s) {
     if (s >= 3600) return `${(s / 3600).toFixed(s % 3600 ? 1 : 0)} h`;
@@ -134,6 +223,15 @@
     }).join("") || "<li>no report yet</li>";
   }
 
+  // A number typed in a delay box: digits (and one decimal point) only. Number("")
+  // is 0, and an empty box once made an output live (issue 22): refused here, and
+  // the service refuses a body without a number too.
+  function typed(text, whole) {
+    const t = String(text).trim();
+    if (!(whole ? /^[0-9]+$/ : /^[0-9]+(\.[0-9]+)?$/).test(t)) return null;
+    return Number(t);
+  }
+
   async function loadOutputs() {
     const box = document.getElementById("outputs");
     const res = await fetch("/api/outputs", { credentials: "same-origin" });
@@ -142,24 +240,46 @@
     const errors = all.length ? all[0].store_errors : 0;
     const outs = all.filter((o) => o.delayed);
     box.innerHTML = outs.map((o) =>
-      `<div class="out" data-out="${esc(o.output)}"><b>${esc(o.output)}</b> · reveal ${esc(o.reveal)} · now <span class="now">${fmtDelay(o.delay_s)}</span>` +
-      ` + ${o.offset_ms} ms · backlog ${o.backlog}<br>` +
-      `<input type="number" min="${o.min_delay_s}" step="1" value="${o.delay_s}" aria-label="delay in seconds"> s ` +
-      `<input type="number" min="0" step="10" value="${o.offset_ms}" aria-label="board-sync offset in ms"> ms ` +
-      `<button>Set</button> <span class="err"></span></div>`).join("") + (errors
+      `<div class="out" data-out="${esc(o.output)}" data-delay="${o.delay_s}" data-min="${o.min_delay_s}"><b>${esc(o.output)}</b> · reveal ${esc(o.reveal)} · now <span class="now">${fmtDelay(o.delay_s)}</span>` +
+      ` + ${o.offset_ms} ms · backlog ${o.backlog}<div class="why" data-source="${esc(o.delay_source)}">${esc(o.delay_why)}</div>` +
+      `<input type="text" inputmode="decimal" value="${o.delay_s}" aria-label="delay in seconds"> s ` +
+      `<input type="text" inputmode="numeric" value="${o.offset_ms}" aria-label="board-sync offset in ms"> ms ` +
+      `<button class="set">Set</button> <span class="err"></span>` +
+      `<div class="confirm" hidden><span class="ask"></span> <button class="yes">Confirm</button> <button class="no">Cancel</button></div></div>`).join("") + (errors
         ? `<div class="out err">${errors} message(s) could not be stored: check the service's disk and log</div>` : "")
       || "no delayed output";
-    box.querySelectorAll(".out").forEach((div) => {
-      div.querySelector("button").addEventListener("click", async () => {
-        const [d, o] = div.querySelectorAll("input");
+    box.querySelectorAll(".out[data-out]").forEach((div) => {
+      const err = div.querySelector(".err"), ask = div.querySelector(".confirm");
+      const send = async (delay, offset, confirm) => {
         const r = await fetch(`/api/delay/${encodeURIComponent(div.dataset.out)}`, {
           method: "POST", credentials: "same-origin",
           headers: { "Content-Type": "application/json", "X-Stud-Table": "1" },
-          body: JSON.stringify({ delay_s: Number(d.value), offset_ms: Math.round(Number(o.value)) }),
+          body: JSON.stringify({ delay_s: delay, offset_ms: offset, confirm }),
         });
-        div.querySelector(".err").textContent = r.ok ? "" : await r.text();
+        if (r.status === 409) { // the service wants a confirmation too (a large cut)
+          ask.querySelector(".ask").textContent = await r.text();
+          ask.hidden = false;
+          ask.querySelector(".yes").onclick = () => { ask.hidden = true; send(delay, offset, true); };
+          return;
+        }
+        err.textContent = r.ok ? "" : await r.text();
         if (r.ok) loadOutputs();
+      };
+      div.querySelector("button.set").addEventListener("click", () => {
+        const [d, o] = div.querySelectorAll("input");
+        const delay = typed(d.value, false), offset = typed(o.value, true);
+        ask.hidden = true;
+        if (delay === null) { err.textContent = "type the delay in seconds (a number, e.g. 30)"; return; }
+        if (offset === null) { err.textContent = "type the offset in whole milliseconds (e.g. 0)"; return; }
+        const min = Number(div.dataset.min);
+        if (delay < min) {
+          err.textContent = `${delay} s is below this output's minimum of ${min} s (min_public_delay_s)`;
+          return;
+        }
+        err.textContent = "";
+        send(delay, offset, false);
       });
+      ask.querySelector(".no").addEventListener("click", () => { ask.hidden = true; });
     });
   }
 

@@ -6,14 +6,14 @@ look at it. A **notice** is what the engine observed that needs no action: a
 legal procedure the dealer announces (rule 15's community card), a legal but
 noteworthy play (rule 19: a call into a hand already beaten on board, rule 10:
 a fold by picking up the up cards). A legal hand dealt and played correctly
-raises no alert; it may raise notices (CONFORMANCE.md).
+raises no alert; it may raise notices (docs/conformance.md).
 
 One vocabulary (issue 10): :class:`AlertCode` holds every code the table
 publishes, the engine's and the daemon's own (reader offline, journal damaged,
 MQTT backlog...), and :data:`VOCABULARY` gives each its severity (None: a
 notice), seed rule and meaning. docs/alerts.md is that table for people.
 
-Codes are a public contract (CONFORMANCE.md): consumers match on them, so a
+Codes are a public contract (docs/conformance.md): consumers match on them, so a
 code is never renamed. Messages are for people and may improve over time.
 """
 
@@ -62,6 +62,14 @@ class AlertCode(StrEnum):
     """Rule 19: a call into a hand already beaten by an opponent's board."""
     UNEXPECTED_BOARD_CARD = "unexpected_board_card"
     """A card lands in the centre when no community card belongs there (rule 15)."""
+    CARD_LEFT_TABLE = "card_left_table"
+    """A card left a live seat and was not seen again while the seat played on."""
+    FOLD_UNREAD = "fold_unread"
+    """A seat's cards all left the table unseen by the muck: a fold, inferred."""
+    MANUAL_CARD = "manual_card"
+    """A card entered by hand for a tag no reader can read (a dead tag)."""
+    CARD_UNREAD = "card_unread"
+    """A seat was dealt a down card no reader read (a stack too deep): inferred."""
     # The daemon's own (readers, journal, MQTT, console edge): no rule number.
     READER_OFFLINE = "reader_offline"
     WRONG_READER = "wrong_reader"
@@ -127,7 +135,7 @@ _C, _E, _W = Severity.CRITICAL, Severity.ERROR, Severity.WARNING
 _D = Source.DAEMON
 
 VOCABULARY: Final[Mapping[AlertCode, CodeInfo]] = MappingProxyType({
-    # -- the engine: dealing errors (CONFORMANCE.md's codes and ours)
+    # -- the engine: dealing errors (docs/conformance.md's codes and ours)
     AlertCode.TOO_MANY_CARDS: CodeInfo(
         _C, 18, "a seat received an 8th card: the hand is dead"),
     AlertCode.SHORT_HAND: CodeInfo(
@@ -158,6 +166,9 @@ VOCABULARY: Final[Mapping[AlertCode, CodeInfo]] = MappingProxyType({
         _E, None, "a card left the muck and landed at a seat"),
     AlertCode.UNEXPECTED_BOARD_CARD: CodeInfo(
         _E, 15, "a card landed in the centre where no community card belongs"),
+    AlertCode.CARD_LEFT_TABLE: CodeInfo(
+        _E, None, "a card left a live seat and was not seen on the table again while the"
+        " seat played on: a palmed or lost card"),
     AlertCode.WRONG_BRING_IN: CodeInfo(
         _E, 9, "the console named a bring-in other than the low card"),
     # -- the engine: console inputs refused (nothing changed)
@@ -174,6 +185,14 @@ VOCABULARY: Final[Mapping[AlertCode, CodeInfo]] = MappingProxyType({
         None, 10, "up cards picked up facing a bet: a fold, applied"),
     AlertCode.BEATEN_ON_BOARD: CodeInfo(
         None, 19, "a call into a hand already beaten on board (secret: production only)"),
+    AlertCode.FOLD_UNREAD: CodeInfo(
+        None, None, "a seat's cards all left the table without the muck reading them:"
+        " a fold, inferred"),
+    AlertCode.MANUAL_CARD: CodeInfo(
+        None, None, "a card was entered by hand for a tag no reader reads (replace the tag)"),
+    AlertCode.CARD_UNREAD: CodeInfo(
+        None, None, "a seat was dealt a down card no reader read (a deep stack): inferred"
+        " from the deal order; enter it by hand to show it"),
     # -- the daemon
     AlertCode.READER_OFFLINE: CodeInfo(
         _C, None, "a reader is unplugged, silent or unusable: its zones are not read", _D),
@@ -208,7 +227,7 @@ VOCABULARY: Final[Mapping[AlertCode, CodeInfo]] = MappingProxyType({
     AlertCode.SEQUENCE_FILE_DAMAGED: CodeInfo(
         _W, None, "the sequence file was unreadable: seq goes on from the clock", _D),
 })
-"""The one table of codes: severity (None for a notice), seed rule (RULES.md), the
+"""The one table of codes: severity (None for a notice), seed rule (docs/rules.md), the
 one-line meaning and who raises it. docs/alerts.md is this table for people; a test
 keeps the two equal."""
 
@@ -216,7 +235,7 @@ del _C, _E, _W, _D
 
 RULE_OF: Final[Mapping[AlertCode, int | None]] = MappingProxyType(
     {code: info.rule for code, info in VOCABULARY.items()})
-"""The seed rule number (RULES.md) each alert comes from by default."""
+"""The seed rule number (docs/rules.md) each alert comes from by default."""
 
 
 def severity_of(code: AlertCode) -> Severity | None:
@@ -241,6 +260,11 @@ NOTICE_CODES: Final = frozenset(code for code, info in VOCABULARY.items() if inf
   no claim to the money back.
 * ``upcards_lifted`` (rule 10): picking up the up cards facing a bet *is* a fold;
   the engine has folded the hand already, as the rule says.
+* ``fold_unread``: a seat's cards all left its zones and the muck did not read
+  them (most muck piles cannot be read): the engine folded the seat, as a dealer
+  would see it; nothing is wrong with the deal.
+* ``manual_card``: the dealer entered a card a reader cannot read; counted so
+  the floor can replace the tag.
 """
 
 SECRET_CODES: Final = frozenset({AlertCode.BEATEN_ON_BOARD})
@@ -261,7 +285,7 @@ class _Finding:
     at: float = 0.0
 
     def as_dict(self) -> dict[str, object]:
-        """As in the CONFORMANCE.md report (``code`` as its string)."""
+        """As in the docs/conformance.md report (``code`` as its string)."""
         return {
             "code": self.code.value,
             "seat": self.seat,
@@ -281,7 +305,7 @@ class Alert(_Finding):
         return alert_severity(self.code)
 
     def as_dict(self) -> dict[str, object]:
-        """As in the CONFORMANCE.md report, with the extra ``severity`` field."""
+        """As in the docs/conformance.md report, with the extra ``severity`` field."""
         return {**_Finding.as_dict(self), "severity": self.severity.value}
 
 

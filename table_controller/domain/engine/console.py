@@ -5,7 +5,7 @@ Theory of operation
 A hand has a console as soon as one console input reaches it (an ``act`` line
 of a script, a command from the daemon's MQTT console). From then on a
 :class:`BettingHand` keeps antes, bets, stacks and pots, and the rules that need
-both cards and chips are enforced here (RULES.md numbers):
+both cards and chips are enforced here (docs/rules.md numbers):
 
 * streets: when the dealing tracker completes a street's deal it opens the
   betting round with the bring-in seat (3rd street; the next seat left when the
@@ -85,7 +85,7 @@ class HandPort(Protocol):
 
     @property
     def variant(self) -> Variant:
-        """The game dealt (RULES.md "Variants")."""
+        """The game dealt (docs/rules.md "Variants")."""
         ...
 
     def alert(self, code: AlertCode, seat: int | None, street: int | None,
@@ -124,9 +124,15 @@ class TableConsole:
     """Console state of one hand: the :class:`~.port.ConsoleRules` of a hand with
     betting. It talks to the hand only through ``port`` (:class:`HandPort`)."""
 
-    def __init__(self, port: HandPort, hand: HandState, settings: TableSettings) -> None:
+    def __init__(self, port: HandPort, hand: HandState, settings: TableSettings, *,
+                 betting: bool = True) -> None:
         self.port = port
         self.hand = hand
+        self.betting_known = betting
+        """The console keys the betting (a console ``hand``, or an action was taken).
+        False while a card-only hand has had floor rulings only (``kill``, ``live``):
+        the rulings apply, but no betting round is expected, so no premature deal, no
+        rule 10, and the cards decide the winner, as on any card-only hand (issue 24)."""
         stacks = dict.fromkeys(hand.players, UNKNOWN_STACK)
         if hand.stacks:
             stacks.update(hand.stacks)
@@ -171,7 +177,7 @@ class TableConsole:
             optional = False
         if opener is None or opener not in betting.live_seats:
             return
-        # Rule 4 (not in razz: RULES.md "Variants").
+        # Rule 4 (not in razz: docs/rules.md "Variants").
         open_pair = street == 4 and self.port.variant.open_pair_rule and any(
             showing_value(hand.seats[s].up).category >= HandCategory.PAIR
             for s in hand.live_seats
@@ -193,7 +199,8 @@ class TableConsole:
         """Rule 14: a card for a later street while a betting round is open."""
         betting = self.betting
         if (
-            betting.round_complete
+            not self.betting_known
+            or betting.round_complete
             or betting.hand_over
             or betting.street is None
             or street <= betting.street
@@ -222,7 +229,7 @@ class TableConsole:
         if card in self.premature:
             self.premature.discard(card)
             return True
-        if zone.kind is ZoneKind.UP:
+        if zone.kind is ZoneKind.UP and self.betting_known:
             self._rule10(owner)
         return False
 
@@ -247,8 +254,9 @@ class TableConsole:
         self._after_betting()
 
     def may_receive_after_fold(self, seat: int) -> bool:
-        """Rule 7: whether a folded seat is still to be dealt to."""
-        return seat in self.folded_without_bet
+        """Rule 7: whether a folded seat is still to be dealt to (without betting
+        known, any fold may be one with nothing to call, as on a card-only hand)."""
+        return not self.betting_known or seat in self.folded_without_bet
 
     def seat_out(self, seat: int, reason: str) -> None:
         """The dealing tracker killed or folded ``seat`` (muck, rule 5, 18...)."""
@@ -271,7 +279,7 @@ class TableConsole:
         """Apply one console input; emits exactly one :class:`ConsoleResult`."""
         if isinstance(event, HandEnded):
             betting = self.betting
-            if not betting.hand_over and not betting.round_complete:
+            if self.betting_known and not betting.hand_over and not betting.round_complete:
                 # Ending now would leave the pot unpaid with bets in front of players.
                 self._result(
                     False,
@@ -324,26 +332,36 @@ class TableConsole:
         if betting.street is None:
             self._reject(ReplyCode.NO_BETTING_ROUND, "3rd street is not dealt yet", seat)
             return
-        self._rule9_before(seat, action)
+        # Rule 9 may move the opener or take a bring-in back before the action is
+        # checked: if the action is then refused, all of it is undone (a refused
+        # input changes nothing) and its wrong_bring_in alert is never raised.
+        saved, pending = betting.checkpoint(), self.wrong_bring_in
+        wrong = self._rule9_before(seat, action)
         before = betting.bets
         facing = max(before.values()) > before.get(seat, 0)
         try:
             taken = betting.act(seat, action, event.amount)
         except BettingError as error:
+            betting.restore(saved)
+            self.wrong_bring_in = pending
             self._reject(error.code, str(error), seat)
             return
+        if wrong is not None:
+            self.port.alert(AlertCode.WRONG_BRING_IN, wrong[0], 3, wrong[1])
+        self.betting_known = True  # the console keys the betting from now on
         self._after_action(taken, facing)
         self._result(True, message=f"seat {seat} {taken.action.value}")
 
-    def _rule9_before(self, seat: int, action: BetAction) -> None:
-        """Rule 9 around a bring-in: flag a wrong one, or correct it in time."""
+    def _rule9_before(self, seat: int, action: BetAction) -> tuple[int, str] | None:
+        """Rule 9 around a bring-in: correct a wrong one in time, or find one; returns
+        the wrong_bring_in alert's (seat, message) to raise once the action is taken."""
         betting = self.betting
         pending, self.wrong_bring_in = self.wrong_bring_in, None
         if pending is not None:
             _wrong, true_low = pending
             if seat == true_low and betting.can_retract_bring_in(true_low):
                 betting.retract_bring_in(true_low)  # the wrong player takes the bet back
-            return
+            return None
         first_action = not any(isinstance(op, ActionTaken) for op in betting.log)
         if (
             betting.street == 3
@@ -356,14 +374,11 @@ class TableConsole:
             true_low = betting.to_act
             betting.set_opener(seat)
             self.wrong_bring_in = (seat, true_low)
-            self.port.alert(
-                AlertCode.WRONG_BRING_IN,
-                seat,
-                3,
+            return seat, (
                 f"Seat {seat} brought it in, but the low card is seat {true_low}: if seat"
                 f" {true_low} acts next the bet is taken back and seat {true_low} brings it"
-                " in; otherwise the bet stands and the low card has no obligation (rule 9).",
-            )
+                " in; otherwise the bet stands and the low card has no obligation (rule 9).")
+        return None
 
     def _after_action(self, taken: ActionTaken, facing: bool) -> None:
         seat = taken.seat
@@ -387,6 +402,8 @@ class TableConsole:
     def _after_betting(self) -> None:
         """Open the next round if its deal came; pay the pot if the hand is won."""
         betting = self.betting
+        if not self.betting_known:
+            return  # rulings only: the cards decide, as on a card-only hand
         if betting.hand_over and not self.awarded:
             self.awarded = True
             winners = sorted(s for s, chips in betting.winnings.items() if chips > 0)
@@ -426,21 +443,28 @@ class TableConsole:
 
     @property
     def pays_pots(self) -> bool:
-        """The pots decide who wins, and they are not paid yet."""
-        return not self.awarded
+        """The pots decide who wins, and they are not paid yet (never while only floor
+        rulings came: no bets are known, the cards decide)."""
+        return self.betting_known and not self.awarded
+
+    @property
+    def folds_from_cards(self) -> bool:
+        """The dealer enters folds at the console; rule 10 judges cards picked up."""
+        return False
 
     def open_round(self) -> int | None:
         """The street whose betting round is open (bets to complete), or None."""
         betting = self.betting
-        if betting.hand_over or betting.round_complete:
+        if not self.betting_known or betting.hand_over or betting.round_complete:
             return None
         return betting.street or 3
 
     def showdown(
         self, values: dict[int, HandValue], lows: dict[int, int] | None = None
     ) -> PotResult | None:
-        """Pay the pots from the showdown ``values`` (None if they are paid already)."""
-        if self.awarded:
+        """Pay the pots from the showdown ``values`` (None if they are paid already, or
+        the cards decide: no betting known)."""
+        if self.awarded or not self.betting_known:
             return None
         winners = self._pay(values, lows)
         return PotResult(winners, *self.half_winners)

@@ -19,7 +19,7 @@ seat until it lands somewhere else (the muck: a fold; another seat or the burn
 pile: a correction). A tag that merely leaves its antenna (a player lifting a
 hole card to look at it) is still that seat's card.
 
-Seed rules implemented here (RULES.md): 5, 7 (card-only reading), 8 (when
+Seed rules implemented here (docs/rules.md): 5, 7 (card-only reading), 8 (when
 stacks are known), 11 (a card off the table shows up as an exposed card),
 12 (announcements), 13, 15, 16/17 (the face of the last card), 18.
 Rules that need betting knowledge (6, 9, 10, 14, 19 and the betting parts of
@@ -104,6 +104,13 @@ __all__ = [  # the hand's data lives in engine/hand.py; these names stay importa
     "street_of_card",
 ]
 
+PEEK_ALLOWANCE = 12.0
+"""Seconds a live seat's card may be away while the deal goes on before it is
+``card_left_table`` (issue 19): players look at their hole cards for 0.5-10 s, a
+card held longer while other cards are dealt is palmed or lost. Event times
+decide (the engine reads no clock): a script without ``at`` never reaches it and
+reports missing cards when the hand ends."""
+
 _PAIR_FLOOR = int(HandCategory.PAIR) << CATEGORY_SHIFT
 """The least strength of a board showing a pair or more (rule 12 announces it)."""
 
@@ -164,7 +171,8 @@ class DealingEngine:
             tracker = self._tracker
             if tracker is None:
                 return []
-            return tracker.place(event.card, event.zone, event.deck, at=event.at)
+            return tracker.place(event.card, event.zone, event.deck, at=event.at,
+                                 manual=event.manual)
         if isinstance(event, SeatName):  # the roster: no hand needed, no rule involved
             if event.name:
                 self.names[event.seat] = (event.name, event.country)
@@ -196,7 +204,8 @@ class DealingEngine:
         if tracker is None:
             return []  # a card before any hand (no auto hands): nothing to apply it to
         if isinstance(event, CardPlaced):
-            out = tracker.place(event.card, event.zone, event.deck, at=event.at)
+            out = tracker.place(event.card, event.zone, event.deck, at=event.at,
+                                manual=event.manual)
         elif isinstance(event, CardRemoved):
             out = tracker.remove(event.card, event.zone, at=event.at)
         elif isinstance(event, UnknownTag):
@@ -247,7 +256,7 @@ class DealingEngine:
         (its last card dealt, no betting round open) or that has no card yet is
         closed by the new ``hand``, visibly (docs/console.md). A script's
         ``hand`` line (not from the console) always starts the next hand, as
-        CONFORMANCE.md says. The daemon asks before journaling the command.
+        docs/conformance.md says. The daemon asks before journaling the command.
         """
         if event.console:
             problem = stacks_problem(event.stacks, self.settings.ante)
@@ -313,7 +322,7 @@ class HandTracker:
     """One hand being dealt: applies card events and console inputs to its
     :class:`HandState` and returns what each caused.
 
-    It is the dealing side of the rules (RULES.md numbers in the module doc) and
+    It is the dealing side of the rules (docs/rules.md numbers in the module doc) and
     the :class:`~table_controller.domain.engine.console.HandPort` the console rules talk
     to. Every public entry point returns the outputs of that one input; the
     console's calls during an input add to that input's outputs.
@@ -346,12 +355,19 @@ class HandTracker:
             hand.attach_console(TableConsole(self, hand, self.settings))
         return out
 
-    def place(self, card: Card, zone: Zone, deck: str | None, *, at: float
-              ) -> list[EngineOutput]:
-        """A card's tag was seen in ``zone``."""
+    def place(self, card: Card, zone: Zone, deck: str | None, *, at: float,
+              manual: bool = False) -> list[EngineOutput]:
+        """A card's tag was seen in ``zone`` (or, ``manual``, the dealer entered it)."""
         self._at = at  # _begin inlined: this runs for every card
         out: list[EngineOutput] = []
         self._out = out
+        if manual:
+            self._manual(card, zone)
+        hand = self.hand
+        if hand.bare:
+            self._settle_bare(card, zone)
+        if hand.left_at and not hand.finished:
+            self._check_peeks(at)
         self._place(card, zone, deck)
         return out
 
@@ -381,8 +397,14 @@ class HandTracker:
                 self.reply(ConsoleResult(False, ReplyCode.NO_BETTING_ROUND,
                                          "the hand has no players yet"))
                 return out
-            console = TableConsole(self, hand, self.settings)
+            # A floor ruling alone starts no betting (issue 24: `kill` on a card-only table).
+            console = TableConsole(self, hand, self.settings,
+                                   betting=not isinstance(event, FloorRuling))
             hand.attach_console(console)
+            console.apply(event)
+            if isinstance(out[-1], ConsoleResult) and not out[-1].accepted:
+                hand.detach_console()  # refused: still a card-only hand (issue 24)
+            return out
         console.apply(event)
         return out
 
@@ -447,6 +469,11 @@ class HandTracker:
         number = hand.number
         if hand.finished:
             return f"hand {number} closed"
+        if by_console:
+            # Closed at the console (the dealer's `end`, or the daemon closing a hand
+            # that ended while it was down): where its cards went is not known, so
+            # there is no end-of-hand inventory (no card_left_table).
+            hand.accounted = True
         self._finish()
         if hand.result is not None:
             return f"hand {number} closed: {hand.result}"
@@ -467,16 +494,43 @@ class HandTracker:
     def _finish(self) -> None:
         hand = self.hand
         if hand.finished:
+            self._take_inventory()
+            return
+        for seat_no in list(hand.bare):
+            # The hand ends with these seats' cards gone: they folded (docs/conformance.md
+            # "Reads that fail"), in the order they went, so the last seat whose
+            # cards are gathered is the one left standing.
+            self._fold_unread(seat_no)
+        if hand.shown and hand.rules.folds_from_cards:
+            # Some seats turned their hole cards up at the showdown: a seat whose cards
+            # all went without being shown mucked them (a river fold, or a loser
+            # declining to show), which an unread muck cannot tell us otherwise.
+            for seat_no in hand.live_seats:
+                if seat_no not in hand.shown and not any(
+                        held.present for held in hand.seats[seat_no].cards):
+                    self._fold_unread(seat_no)
+        self._take_inventory()
+        if hand.finished:  # the unread folds left one seat: it has won
             return
         live = hand.live_seats
         reached_seventh = hand.community is not None or any(
             hand.seats[s].received >= CARDS_PER_HAND for s in live
         )
         rules = hand.rules
+        if (self.settings.unread_stacks and rules.folds_from_cards and reached_seventh
+                and hand.community is None):
+            for seat_no in live:  # the last seat's river card on a stack no reader read
+                seat = hand.seats[seat_no]
+                sixth = next((h for h in seat.cards if h.number == CARDS_PER_HAND - 1), None)
+                if (seat.received == CARDS_PER_HAND - 1 and sixth is not None
+                        and sixth.face is UP):  # (a 6th card down was the river itself)
+                    self._unread(seat, CARDS_PER_HAND)
+                    self._after_change()
         if (len(live) >= 2 or rules.pays_pots) and reached_seventh:
             for seat_no in live:
                 seat = hand.seats[seat_no]
-                count = len(seat.cards) + (1 if hand.community is not None else 0)
+                count = (len(seat.cards) + seat.unread
+                         + (1 if hand.community is not None else 0))
                 if count < CARDS_PER_HAND and not rules.is_ruled_live(seat_no):
                     self._alert(
                         AlertCode.SHORT_HAND,
@@ -511,6 +565,8 @@ class HandTracker:
             hand.first_deck[card] = deck
             hand.last_zone[card] = zone
             kind = zone.kind
+            if kind is not _MUCK_PILE:
+                hand.deal_progress += 1
             if kind is _BURN:
                 self._burn(card)
             elif kind is _BOARD:
@@ -600,7 +656,8 @@ class HandTracker:
             # the dealer then "scrambles, cuts, burns and deals the rest".
             hand.reshuffle = Reshuffle.BURN_DUE
             hand.burns_before_gather = hand.burns.get(7, 0)
-            if hand.burns.get(7, 0) == 0 and len(DECK) - len(hand.where) >= 2:
+            unread = sum(seat.unread for seat in hand.seats.values())  # dealt, never read
+            if hand.burns.get(7, 0) == 0 and len(DECK) - len(hand.where) - unread >= 2:
                 # Two fresh cards left: one to burn for 7th street, the last to go
                 # with the burn cards. (With one left, gathering first is the way.)
                 self._alert(
@@ -618,23 +675,216 @@ class HandTracker:
         hand.last_zone[card] = zone
         owner = hand.owner.get(card)
         if owner is not None and zone.seat == owner:
-            held = hand.seats[owner].held(card)
-            if held is not None:
-                held.present = False
+            seat = hand.seats[owner]
+            held = seat.held(card)
+            if held is not None and not any(z.seat == owner for z in hand.where[card]):
+                held.present = False  # (a card turned over is in its other zone still)
                 if hand.rules.card_left(card, zone, owner):
                     # Rule 14: a premature card taken off the table is out of play.
-                    hand.seats[owner].cards.remove(held)
-                    hand.seats[owner].received -= 1
+                    seat.cards.remove(held)
+                    seat.received -= 1
                     del hand.owner[card]
+                elif seat.status is _ACTIVE and not hand.finished:
+                    self._left_live_seat(seat, card)
         if zone.seat is not None:
             self._check_cleared()
 
+    # ----------------------------------------------- reads that fail (issue 19)
+
+    def _left_live_seat(self, seat: SeatState, card: Card) -> None:
+        """A live seat's card left its zones, seen nowhere else (yet).
+
+        A peek if it comes back; a fold if every card of the seat is gone when the
+        deal goes on (card-only hands: the muck pile is often not read at all); a
+        palmed or lost card if the seat plays on without it (``card_left_table`` at
+        the end of the hand). docs/engine.md "Reads that fail" is this as a table.
+        """
+        hand = self.hand
+        if not hand.rules.folds_from_cards:
+            # A console hand: the dealer enters folds, and rule 10 judges cards
+            # picked up (the console's betting knows whether a bet was faced).
+            return
+        hand.left_at[card] = (hand.deal_progress, self._at)
+        if (
+            seat.seat not in hand.bare
+            and not hand.showdown_due  # rule 10: at showdown picking up means nothing
+            and all(not held.present or held.card in hand.manual for held in seat.cards)
+        ):
+            hand.bare.append(seat.seat)
+
+    def _settle_bare(self, card: Card, zone: Zone) -> None:
+        """A card arrives while some seats' cards are all gone: those seats folded,
+        unless this is one of their own cards coming back (a peek).
+
+        docs/conformance.md: a card that comes back to its zone before any other card
+        is dealt is no event. A seat that has its 3rd-street cards folds as soon
+        as another card is dealt; one still being dealt its first cards (a player
+        looking at both hole cards) only when the dealer passes it over.
+        """
+        hand = self.hand
+        if zone.kind is _MUCK_PILE or card in hand.where:
+            # Only a card dealt (first seen this hand) moves the deal on: the muck
+            # being read is the muck's own story (_detach), and a card seen before
+            # (another player's peek ending, a card turned over, a correction) is
+            # not a card dealt. A bare seat's own card back clears it (_return_to_seat).
+            return
+        due = hand.due_seat()
+        for seat_no in list(hand.bare):
+            seat = hand.seats[seat_no]
+            passed_over = due == seat_no and zone.seat is not None and zone.seat != seat_no
+            if seat.received >= 3 or passed_over:
+                self._fold_unread(seat_no)
+
+    def _fold_unread(self, seat_no: int) -> None:
+        """Fold ``seat_no``, whose cards all left the table unread (a muck no reader
+        reads): a public fold and a notice, no alert. Its cards reaching the muck
+        later change nothing (they count as mucked by this seat)."""
+        hand = self.hand
+        if seat_no in hand.bare:
+            hand.bare.remove(seat_no)
+        seat = hand.seats[seat_no]
+        if seat.status is not _ACTIVE or hand.finished or hand.live_seats == (seat_no,):
+            return  # the last hand standing being gathered up is not a fold
+        for held in seat.cards:
+            if hand.owner.get(held.card) == seat_no:
+                del hand.owner[held.card]
+            hand.mucked_by[held.card] = seat_no
+            hand.left_at.pop(held.card, None)
+        seat.cards.clear()
+        self._notice(
+            AlertCode.FOLD_UNREAD,
+            seat_no,
+            hand.street,
+            f"Seat {seat_no}'s cards left the table without the muck reading them:"
+            " seat folded.",
+        )
+        self._fold(seat_no)
+
+    def _infer_unread(self, seat_no: int) -> None:
+        """``unread_stacks``: a card arrives at ``seat_no``; seats exactly one card behind
+        the round, whose missing card is a down card, were dealt it unread.
+
+        In a correct deal, when a seat gets its n-th card the live seats before it
+        hold n cards and those after it n - 1. A seat that holds one fewer than that,
+        where the missing card is dealt face down (1st, 2nd, 7th), had it land on a
+        stack no reader read; it gets an unread card (a notice) instead of making
+        every later card ``out_of_order``. The seat receiving may be the one behind
+        (every seat after it already holds its next card). Anything else is left to
+        the strict checks: a seat two cards behind, or a missing up card.
+        """
+        hand = self.hand
+        seats = hand.seats
+        live = hand.live_seats
+        receiving = seats[seat_no]
+        number = receiving.received + 1
+        after = [seats[s].received for s in live if s > seat_no]
+        before = [seats[s].received for s in live if s < seat_no]
+        if (after and all(c == number for c in after) and all(c == number + 1 for c in before)
+                and number < CARDS_PER_HAND and _may_be_unread(receiving, number)):
+            self._unread(receiving, number)  # it is a round behind itself
+            number += 1
+        behind: list[tuple[SeatState, int]] = []
+        for s in live:
+            if s == seat_no:
+                continue
+            expected = number if s < seat_no else number - 1
+            held = seats[s].received
+            if held == expected:
+                continue
+            if held != expected - 1 or not _may_be_unread(seats[s], expected):
+                return  # not the picture of one unread card: the strict checks judge
+            behind.append((seats[s], expected))
+        for seat, missing in behind:
+            self._unread(seat, missing)
+
+    def _unread(self, seat: SeatState, number: int) -> None:
+        """``seat`` was dealt its ``number``-th card, face down, and no reader read it."""
+        seat.received = number
+        seat.unread += 1
+        self._notice(
+            AlertCode.CARD_UNREAD,
+            seat.seat,
+            street_of_card(number),
+            f"Seat {seat.seat}'s {_ordinal(number)} card was dealt face down but no reader"
+            " read it (a stack too deep for its antenna): enter it at the console if its"
+            " tag is dead.",
+        )
+
+    def _manual(self, card: Card, zone: Zone) -> None:
+        """The dealer entered ``card`` by hand: it counts as read in ``zone`` (its tag
+        is dead, so it is never seen leaving); a notice so the tag gets replaced."""
+        hand = self.hand
+        if card in hand.manual:
+            return
+        hand.manual.add(card)
+        self._notice(
+            AlertCode.MANUAL_CARD,
+            zone.seat,
+            hand.street,
+            f"A card at {_where(zone)} was entered by hand: its tag cannot be read,"
+            " replace it after the hand.",
+        )
+
+    def _take_inventory(self) -> None:
+        """End of hand (issue 19, "variance"): every card that left a live seat and
+        was not seen again while the seat played on is reported once,
+        ``card_left_table``, naming the seat."""
+        hand = self.hand
+        if hand.accounted:
+            return
+        hand.accounted = True
+        if not hand.rules.folds_from_cards:
+            hand.left_at.clear()  # a console came in mid-hand: rule 10 is its to judge
+            return
+        for seat_no in hand.live_seats:
+            seat = hand.seats[seat_no]
+            others = any(held.present for held in seat.cards)
+            for held in seat.cards:
+                left = hand.left_at.get(held.card)
+                if held.present or left is None:
+                    continue
+                if others or hand.deal_progress > left[0]:
+                    # Missing while the seat kept other cards, or while the deal went
+                    # on: not a peek, not the gathering at the end.
+                    self._card_left_table(seat_no, held.card)
+
+    def _check_peeks(self, now: float) -> None:
+        """Game protection while the hand goes on: a card gone from a live seat for
+        longer than :data:`PEEK_ALLOWANCE` while other cards were dealt is not a
+        peek: ``card_left_table`` now rather than at the end of the hand."""
+        hand = self.hand
+        for card, (progress, since) in list(hand.left_at.items()):
+            if since <= 0.0 or now - since <= PEEK_ALLOWANCE or hand.deal_progress <= progress:
+                continue  # (no time: a script's line, or a move the start-up reconstructed)
+            owner = hand.owner.get(card)
+            if owner is None or hand.seats[owner].status is not _ACTIVE:
+                continue
+            seat = hand.seats[owner]
+            if any(held.present for held in seat.cards):
+                self._card_left_table(owner, card)
+
+    def _card_left_table(self, seat_no: int, card: Card) -> None:
+        hand = self.hand
+        if card in hand.missing_reported:
+            return
+        hand.missing_reported.add(card)
+        self._alert(
+            AlertCode.CARD_LEFT_TABLE,
+            seat_no,
+            hand.street,
+            f"A card of seat {seat_no} left the table and was not seen again while the seat"
+            " played on: check the seat for a palmed or dropped card.",
+        )
+
     def _check_cleared(self) -> None:
-        """Auto hands end when no card is left in any seat zone after the deal."""
+        """Auto hands end when no card is left in any seat zone after the deal (a
+        card entered by hand has a dead tag: it is never seen leaving)."""
         hand = self.hand
         if not hand.auto or hand.cleared or not hand.players:
             return
-        if any(z.seat is not None for zones in hand.where.values() for z in zones):
+        manual = hand.manual
+        if any(z.seat is not None for card, zones in hand.where.items() for z in zones
+               if card not in manual):
             return
         self._finish()
         hand.phase = Phase.CLEARED
@@ -647,6 +897,7 @@ class HandTracker:
         seat = hand.seats[seat_no]
         held = seat.held(card)
         del hand.owner[card]
+        hand.left_at.pop(card, None)  # it is somewhere: not missing
         if held is None:
             return
         seat.cards.remove(held)
@@ -665,6 +916,8 @@ class HandTracker:
         if hand.live_seats == (seat_no,):
             return  # the last hand standing being gathered up is not a fold
         hand.set_status(seat_no, _FOLDED)
+        for held in seat.cards:  # a folded seat's cards are nobody's concern now
+            hand.left_at.pop(held.card, None)
         self._emit(GameEventKind.FOLD, seat=seat_no, street=hand.street)
         if not by_console:
             hand.rules.seat_out(seat_no, "cards mucked")
@@ -679,8 +932,12 @@ class HandTracker:
         if held is None:
             return
         held.present = True
+        if hand.left_at.pop(card, None) is not None and zone.seat in hand.bare:
+            hand.bare.remove(zone.seat)  # a peek: the seat is back
         if held.face is zone.kind:
             return
+        if zone.kind is UP and hand.showdown_due:
+            hand.shown.add(zone.seat)  # turned face up at the showdown
         held.face = zone.kind
         if (
             zone.kind is UP
@@ -737,6 +994,8 @@ class HandTracker:
             self._hold(seat, card, face, number=0)
             return
 
+        if self.settings.unread_stacks and hand.rules.folds_from_cards:
+            self._infer_unread(seat_no)
         # A street can complete only when the seat that alone had the fewest cards
         # gets its card (every other change settled its streets already).
         due, alone = hand.due_and_alone()
@@ -880,7 +1139,8 @@ class HandTracker:
     def _emit_dealt(self, seat_no: int, card: Card, face: ZoneKind, street: int) -> None:
         # GameEvent built here rather than through _emit: this runs for every card.
         self._out.append(GameEvent(_DEALT_UP if face is UP else _DEALT_DOWN, seat_no, street,
-                                   card, None, (), (), self._at, None))
+                                   card, None, (), (), self._at, None,
+                                   card in self.hand.manual))
 
     def _kill(self, seat_no: int, reason: str) -> None:
         hand = self.hand
@@ -1053,7 +1313,7 @@ class HandTracker:
         if not candidates:
             return
         order = [s for s in hand.players if s in candidates]
-        # Rule 1 (razz: RULES.md "Variants"): the lowest upcard, or the highest.
+        # Rule 1 (razz: docs/rules.md "Variants"): the lowest upcard, or the highest.
         low = bring_in_of(v, candidates, order, self.settings.rules.bring_in_tiebreak)
         low_card = candidates[low]
         seat = hand.seats[low]
@@ -1185,7 +1445,7 @@ class HandTracker:
         if not showdown and self.variant.split_pot:
             # stud8 won without a showdown (everyone else folded or is dead): the
             # last seat takes the whole pot, which is its high half; nobody shows a
-            # low, so no low qualifies (CONFORMANCE.md: winners is the union of the
+            # low, so no low qualifies (docs/conformance.md: winners is the union of the
             # halves, winners_low empty when no low qualifies). A hand closed
             # without a result has no winners and both halves stay empty.
             hand.winners_high = list(winners)
@@ -1331,6 +1591,16 @@ def _public_name(card: Card, *zones: Zone) -> str:
 
 def _face_word(face: ZoneKind) -> str:
     return "face-up" if face is UP else "face-down"
+
+
+def _may_be_unread(seat: SeatState, number: int) -> bool:
+    """Whether ``seat``'s ``number``-th card, missing, can be a down card no reader read:
+    it is dealt face down, and the seat's last card read has the face its number
+    says (a 6th card read face down was the river itself: something else is missing)."""
+    if expected_face(number) is not DOWN:
+        return False
+    last = next((h for h in seat.cards if h.number == number - 1), None)
+    return number == 1 or (last is not None and last.face is expected_face(number - 1))
 
 
 def _ordinal(number: int) -> str:

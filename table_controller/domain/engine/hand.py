@@ -102,7 +102,7 @@ def expected_face(number: int) -> ZoneKind:
 
 
 class SeatStatus(StrEnum):
-    """Status of a seat in the hand (CONFORMANCE.md report values)."""
+    """Status of a seat in the hand (docs/conformance.md report values)."""
 
     ACTIVE = "active"
     FOLDED = "folded"
@@ -133,6 +133,9 @@ class SeatState:
     received: int = 0
     exposed_holes: int = 0
     stack: int | None = None
+    unread: int = 0
+    """Down cards dealt to the seat that no reader read (``unread_stacks``): counted
+    in ``received`` and at showdown, unknown to the report."""
     dead_reason: str | None = None
     last_card_exposed: bool = False
 
@@ -174,9 +177,9 @@ class HandState:
     first_to_act: dict[int, int] = field(default_factory=dict)
     winners: list[int] = field(default_factory=list)
     game: Game = Game.STUD
-    """The game dealt (RULES.md "Variants"), from the table settings."""
+    """The game dealt (docs/rules.md "Variants"), from the table settings."""
     winners_high: list[int] = field(default_factory=list)
-    """stud8: the seats winning a high half (CONFORMANCE.md ``winners_high``)."""
+    """stud8: the seats winning a high half (docs/conformance.md ``winners_high``)."""
     winners_low: list[int] = field(default_factory=list)
     """stud8: the seats winning a low half; empty when no low qualifies."""
     phase: Phase = Phase.DEALING
@@ -204,6 +207,25 @@ class HandState:
     mucked_by: dict[Card, int] = field(default_factory=dict)
     burned_for: dict[Card, int] = field(default_factory=dict)
     first_deck: dict[Card, str | None] = field(default_factory=dict)
+    bare: list[int] = field(default_factory=list)
+    """Card-only hands: seats whose every card left their zones unseen elsewhere, in
+    the order they went bare: a fold unless a card comes back first (docs/engine.md
+    "Reads that fail")."""
+    left_at: dict[Card, tuple[int, float]] = field(default_factory=dict)
+    """A live seat's card that left its zones -> (:attr:`deal_progress`, the event
+    time) at that moment; dropped when it comes back. What is left at the end, or
+    gone longer than the peek allowance while the deal went on, is
+    ``card_left_table``."""
+    missing_reported: set[Card] = field(default_factory=set)
+    """Cards ``card_left_table`` was raised for (once per card and hand)."""
+    shown: set[int] = field(default_factory=set)
+    """Seats that turned a hole card face up once the showdown was due."""
+    deal_progress: int = 0
+    """Cards dealt so far (first sight of a card at a seat, the burn or the board)."""
+    manual: set[Card] = field(default_factory=set)
+    """Cards entered by hand for a tag no reader can read: never seen leaving."""
+    accounted: bool = False
+    """The end-of-hand inventory was taken (``card_left_table`` raised once)."""
     stacks: Mapping[int, int] | None = None
     """Chips behind each seat after the ante, when the hand line gave them."""
     bring_in_moved: bool = False
@@ -224,6 +246,14 @@ class HandState:
         betting rules answer the tracker (:attr:`rules`)."""
         self.console = console
         self.rules = console
+
+    def detach_console(self) -> None:
+        """A card-only hand's first console input was refused: the hand stays
+        card-only, as if the input had never been sent (docs/console.md: a rejected
+        command changes nothing). The alert the refusal raised for the floor
+        (``out_of_turn``, ``illegal_bet``...) stays, as on any hand."""
+        self.console = None
+        self.rules = CARD_ONLY
 
     @property
     def finished(self) -> bool:

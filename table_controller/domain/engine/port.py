@@ -1,7 +1,7 @@
 """What the dealing tracker asks of the rules that need betting knowledge.
 
 A hand either has a console (:class:`~table_controller.domain.engine.console.TableConsole`:
-antes, bets, pots, and RULES.md rules 6, 7, 9, 10, 14, 18, 19) or it is card-only.
+antes, bets, pots, and docs/rules.md rules 6, 7, 9, 10, 14, 18, 19) or it is card-only.
 The dealing tracker never tests which: it asks :attr:`HandState.rules
 <table_controller.domain.engine.hand.HandState.rules>`, which answers with the console or
 with :data:`CARD_ONLY`, and calls the :class:`HandRules` methods below. The other
@@ -70,6 +70,13 @@ class HandRules(Protocol):
         """Whether the pots (not the cards alone) decide who wins, still unpaid."""
         ...
 
+    @property
+    def folds_from_cards(self) -> bool:
+        """Whether cards leaving the table tell folds and missing cards (card-only
+        hands, docs/conformance.md "Reads that fail"); a console enters folds itself and
+        judges cards picked up by rule 10."""
+        ...
+
     def open_round(self) -> int | None:
         """The street whose betting round is open now, or None."""
         ...
@@ -84,6 +91,8 @@ class ConsoleRules(HandRules, Protocol):
     """A hand's console as readers outside the engine see it: its betting too."""
 
     betting: BettingHand
+    betting_known: bool
+    """False while only floor rulings reached a card-only hand: no betting is keyed."""
 
     def apply(self, event: ConsoleAction | FloorRuling | HandEnded) -> None:
         """Apply one console input (exactly one console result)."""
@@ -128,6 +137,11 @@ class CardOnlyRules:
     def pays_pots(self) -> bool:
         """No pots: the best hand, or the last seat standing, wins."""
         return False
+
+    @property
+    def folds_from_cards(self) -> bool:
+        """Only the cards tell a fold: a seat whose cards all left has folded."""
+        return True
 
     def open_round(self) -> int | None:
         """No betting round."""

@@ -18,7 +18,7 @@ A pot that does not divide evenly among tied winners leaves one or more odd
 chips. They go one each, in turn, to the tied winners ranked by their highest
 card by rank and then suit (spades > hearts > diamonds > clubs), looking at
 every card the player holds: the usual casino rule "odd chip to the high card by
-suit" (RULES.md). :func:`odd_chip_order` builds that ranking from the cards.
+suit" (docs/rules.md). :func:`odd_chip_order` builds that ranking from the cards.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def pot_winners(
     """The seats that win ``pot``: (best high hands, best qualifying lows).
 
     ``values`` holds every live seat's hand value (the high hand; in razz the
-    low, as a comparable value). ``low_values`` (stud8 only, RULES.md
+    low, as a comparable value). ``low_values`` (stud8 only, docs/rules.md
     "Variants"): every live seat's eight-or-better low score, bigger is better,
     0 = no low; the low list is empty when no eligible seat has a low. Each pot
     is decided among its own eligible seats. A pot whose eligible seats have no

@@ -1,4 +1,4 @@
-"""The hand report of ``stud-table replay --json`` (CONFORMANCE.md "Report")."""
+"""The hand report of ``stud-table replay --json`` (docs/conformance.md "Report")."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from table_controller.domain.engine.variants import Game
 def hand_report(hand: HandState) -> dict[str, Any]:
     """One hand as the contract's report object.
 
-    A ``stud8`` hand also has ``winners_high`` and ``winners_low`` (CONFORMANCE.md);
+    A ``stud8`` hand also has ``winners_high`` and ``winners_low`` (docs/conformance.md);
     other games' reports are exactly as before the variants came.
     """
     report = {

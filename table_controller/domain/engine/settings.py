@@ -1,7 +1,7 @@
-"""Table settings and rule profiles (RULES.md settings, CONFORMANCE.md ``table`` line).
+"""Table settings and rule profiles (docs/rules.md settings, docs/conformance.md ``table`` line).
 
-Where the seed documents disagree, RULES.md lists both readings as a profile
-setting; the defaults here are the ones RULES.md marks.
+Where the seed documents disagree, docs/rules.md lists both readings as a profile
+setting; the defaults here are the ones docs/rules.md marks.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ BringInTiebreak = Literal["suit", "position"]
 
 MAX_RAISE_CAP: Final = 100
 """The largest raise cap a table takes: a guard against typos (a cap of 33 for 3),
-far beyond the three of the house rules (RULES.md "Bet sizes")."""
+far beyond the three of the house rules (docs/rules.md "Bet sizes")."""
 
 MAX_CHIPS: Final = 10**15
 """The largest ante, bet or stack a table takes. Far beyond any real table; a bound
@@ -80,7 +80,7 @@ def check_stakes(
     if big_bet < small_bet:
         raise StakesError("big_bet", "must be at least small_bet")
     if bring_in >= small_bet:
-        # RULES.md 2-3: the bring-in is less than a bet; bringing in for a full
+        # docs/rules.md 2-3: the bring-in is less than a bet; bringing in for a full
         # small bet is a completion.
         raise StakesError("bring_in", "must be smaller than small_bet (rules 2, 3)")
 
@@ -101,7 +101,7 @@ def stacks_problem(stacks: Mapping[int, int] | None, ante: int) -> str | None:
 
 
 class RuleProfile(BaseModel):
-    """House-rule choices the seeds disagree on (RULES.md).
+    """House-rule choices the seeds disagree on (docs/rules.md).
 
     The one rule-profile model: a script's ``table`` line (``rules``), the daemon's
     ``[rules]`` section (config.DaemonConfig) and the engine all use it as is.
@@ -151,7 +151,7 @@ class TableSettings(BaseModel):
     rules: RuleProfile = Field(default_factory=RuleProfile)
     game: Game = Field(
         default=Game.STUD,
-        description="The game dealt (RULES.md \"Variants\"): 'stud' (Seven Card Stud,"
+        description="The game dealt (docs/rules.md \"Variants\"): 'stud' (Seven Card Stud,"
         " default), 'razz' or 'stud8' (Seven Card Stud Hi-Lo, eight or better).",
     )
     auto_hands: bool = Field(
@@ -159,6 +159,13 @@ class TableSettings(BaseModel):
         description="No console: a hand starts when the first card lands on a clear table,"
         " its players are the seats dealt in the first round, and it ends when the table"
         " is clear again (the daemon's card-only mode; journals record this setting).",
+    )
+    unread_stacks: bool = Field(
+        default=False,
+        description="The down-card readers may miss a stacked card altogether (a stack of"
+        " 2-3 ISO 14443 inlays detunes): a seat exactly one card behind the round, whose"
+        " missing card is a down card, was dealt it unread (notice card_unread) rather than"
+        " skipped (out_of_order). Off (default): the deal order is checked strictly.",
     )
 
     @model_validator(mode="after")

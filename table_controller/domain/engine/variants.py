@@ -1,4 +1,4 @@
-"""The stud games as data: Seven Card Stud, Razz and Stud Hi-Lo (RULES.md "Variants").
+"""The stud games as data: Seven Card Stud, Razz and Stud Hi-Lo (docs/rules.md "Variants").
 
 The three games share the physical deal and the dealing rules (5, 7, 11-18); they
 differ only in the few choices a :class:`Variant` states, the way PokerKit states a
@@ -144,7 +144,7 @@ def bring_in_of(
     seat_order: Sequence[int],
     tiebreak: BringInTiebreak,
 ) -> int:
-    """The seat that must bring it in (rule 1; razz: RULES.md "Variants").
+    """The seat that must bring it in (rule 1; razz: docs/rules.md "Variants").
 
     Stud and stud8: the lowest card, deuce low and ace high; razz: the highest,
     king high and ace low. Equal ranks: ``tiebreak="suit"`` gives it to the lowest

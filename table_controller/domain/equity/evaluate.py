@@ -32,7 +32,9 @@ compares them the same way whatever the game:
 The low tables are built from the 6,175 five-card rank multisets (written out in
 :func:`low_value` below) and each seven-card multiset takes the best of its 21
 five-card sub-multisets. Everything is built once per process on first use
-(:func:`tables`, about a second) and checked for key collisions as it is built.
+(:func:`tables`, about 0.4-0.7 s) and checked for key collisions as it is built, or
+loaded from the program's :mod:`~table_controller.domain.table_store` (the command
+line keeps it in a file: a few milliseconds instead of a build at every start).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ import numpy as np
 import numpy.typing as npt
 
 from table_controller.domain import _hand_tables as _t
+from table_controller.domain import table_store
 
 # The low evaluator and the game names live beside the high evaluator, where the
 # rules engine (which must not import numpy) uses them too.
@@ -121,28 +124,34 @@ def _five_card_lows() -> tuple[IntArray, IntArray, IntArray]:
     )
 
 
-@cache
-def tables() -> Tables:
-    """Build (once per process, about a second) and return the lookup arrays."""
+def _seven_card_multisets() -> tuple[IntArray, IntArray]:
+    """Every seven-card rank multiset (rows of rank indices 0..12, ascending) in the
+    order of their numbers, and its rank key."""
     hands = [
         ranks
         for ranks in combinations_with_replacement(range(13), 7)
         if not any(map(int.__eq__, ranks, ranks[4:]))  # at most four of a rank
     ]
-    sorted_ranks = np.asarray(hands, dtype=np.int64)  # (49205, 7), rank index 0..12
-    rank_keys = np.asarray(RANK_KEYS, dtype=np.int64)[sorted_ranks].sum(axis=1)
-    if len(np.unique(rank_keys)) != len(hands):  # pragma: no cover - a wrong constant
+    sorted_ranks = np.asarray(hands, dtype=np.int64)  # (49205, 7)
+    return sorted_ranks, np.asarray(RANK_KEYS, dtype=np.int64)[sorted_ranks].sum(axis=1)
+
+
+def build_tables() -> Tables:
+    """Build the lookup arrays from the rules (about 0.4-0.7 s)."""
+    sorted_ranks, rank_keys = _seven_card_multisets()
+    count = len(sorted_ranks)
+    if len(np.unique(rank_keys)) != count:  # pragma: no cover - a wrong constant
         raise AssertionError("RANK_KEYS do not separate every seven-card rank multiset")
     index = np.zeros(_KEY_SPACE, dtype=np.uint16)
-    index[rank_keys] = np.arange(len(hands), dtype=np.uint16)
+    index[rank_keys] = np.arange(count, dtype=np.uint16)
     pow5 = 5 ** np.arange(13, dtype=np.int64)
     base5 = pow5[sorted_ranks].sum(axis=1)
     rank_values = _t.tables().rank_multiset_values
-    high = np.fromiter((rank_values[int(key)] for key in base5), np.int64, len(hands))
+    high = np.fromiter((rank_values[int(key)] for key in base5), np.int64, count)
     # Lows: the best of the 21 five-card sub-multisets (drop two of the seven cards).
     keys5, razz5, low85 = _five_card_lows()
-    razz = np.zeros(len(hands), dtype=np.int64)
-    low8 = np.zeros(len(hands), dtype=np.int64)
+    razz = np.zeros(count, dtype=np.int64)
+    low8 = np.zeros(count, dtype=np.int64)
     for i, j in combinations(range(7), 2):
         sub = base5 - pow5[sorted_ranks[:, i]] - pow5[sorted_ranks[:, j]]
         where = np.searchsorted(keys5, sub)
@@ -150,6 +159,51 @@ def tables() -> Tables:
         np.maximum(low8, low85[where], out=low8)
     flush = np.asarray(_t.tables().flush_values, dtype=np.int64)
     return Tables(index, high, razz, low8, flush)
+
+
+_MULTISETS: Final = 49_205
+"""Seven-card rank multisets (at most four of a rank): the rows of each score array."""
+_STORED: Final = (  # what dump_tables writes, in order: (dtype, length)
+    *((np.dtype("<i8"), _MULTISETS),) * 4,  # rank keys, high, razz, low8
+    (np.dtype("<i8"), 1 << 13),  # flush
+)
+
+
+def dump_tables(built: Tables) -> bytes:
+    """The arrays as bytes for :func:`load_tables`: the 49,205 rank keys that
+    ``number`` maps (its 15.6 MB are mostly zeros), the three score arrays, flush."""
+    keys = _seven_card_multisets()[1]
+    if not np.array_equal(built.number[keys], np.arange(_MULTISETS)):
+        raise ValueError("equity tables: not the rank keys this module numbers")
+    parts = (keys, built.high, built.razz, built.low8, built.flush)
+    return b"".join(np.ascontiguousarray(a, dtype=d).tobytes()
+                    for a, (d, _) in zip(parts, _STORED, strict=True))
+
+
+def load_tables(data: bytes) -> Tables:
+    """The arrays :func:`dump_tables` wrote; ``ValueError`` if ``data`` is not such."""
+    if len(data) != sum(d.itemsize * n for d, n in _STORED):
+        raise ValueError("equity tables: wrong size")
+    parts: list[IntArray] = []
+    at = 0
+    for dtype, count in _STORED:
+        parts.append(np.frombuffer(data, dtype, count, at).astype(np.int64))
+        at += dtype.itemsize * count
+    keys = parts[0]
+    if keys.min() < 0 or keys.max() >= _KEY_SPACE:
+        raise ValueError("equity tables: rank key out of range")
+    index = np.zeros(_KEY_SPACE, dtype=np.uint16)
+    index[keys] = np.arange(_MULTISETS, dtype=np.uint16)
+    return Tables(index, parts[1], parts[2], parts[3], parts[4])
+
+
+@cache
+def tables() -> Tables:
+    """Return the lookup arrays: built once per process, or loaded from the program's
+    :mod:`~table_controller.domain.table_store`."""
+    sources = (__name__, _t.__name__, "table_controller.domain.hands")
+    return table_store.obtain("equity-tables", sources, build_tables, dump_tables,
+                              load_tables)
 
 
 class Scores(NamedTuple):

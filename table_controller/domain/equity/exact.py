@@ -16,12 +16,25 @@ it* are counted by inclusion-exclusion over the subsets ``T`` of ``a``'s cards:
 search in the second seat's scores sorted by (subset of cards, score). Heads-up on
 5th street that is 861 completions x 4 subsets x a few searches instead of half a
 million run-outs.
+Heads-up in ``stud8`` (two scores per hand) the same counting works with one more
+number per completion, the *class* of its low: 0 for no qualifying low, else the rank
+of its low score among the distinct lows of the spot (at most 56 eight-or-better lows
+exist). Seat 1's share of one run-out is ``H/2 + L/2``, where ``H`` is its share of a
+high-only pot (1, 1/2, 0) and ``L`` the same by low class (a low beats no low), except
+that with no low on either side the high takes all: ``H``. Every term is a count of
+seat 2's disjoint completions in a range of (high score, low class), so
+seat 2's completions are sorted by (subset, high score, low class) and a prefix table
+per class threshold (``counts[k][i]``: how many of the first ``i`` have a class below
+``k``) answers each count with two gathers; scoops (``H = L = 1``, or ``H = 1`` with no
+low against) are such counts too. See docs/equity.md "Exact, heads-up counting".
+
 A community card (rule 15) is enumerated outside: for each possible card the rest
 is an ordinary deal.
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
@@ -52,9 +65,18 @@ _SCORE_BITS = 25  # every score (high or low) is below 2**25
 
 def _picks(deal: Deal, seat: int) -> npt.NDArray[np.intp]:
     """Every completion of one seat as rows of card indices, ascending."""
-    need = deal.needs[seat]
-    picks = np.array(list(combinations(deal.unseen, need)), dtype=np.intp)
-    return picks.reshape(len(picks), need)  # need 0: one empty completion
+    unseen = np.asarray(deal.unseen, dtype=np.intp)
+    return unseen[_positions(len(unseen), deal.needs[seat])]
+
+
+@lru_cache(maxsize=64)  # a few hundred kB each on the exact streets
+def _positions(unseen: int, need: int) -> npt.NDArray[np.intp]:
+    """Every ``need``-subset of ``range(unseen)`` as ascending rows (one empty row for
+    0): listed once per shape, since itertools' tuples cost more than the equity."""
+    rows = np.array(list(combinations(range(unseen), need)), dtype=np.intp)
+    rows = rows.reshape(len(rows), need)
+    rows.flags.writeable = False
+    return rows
 
 
 def _subset_keys(picks: npt.NDArray[np.intp], positions: tuple[int, ...]) -> npt.NDArray[np.int64]:
@@ -97,6 +119,77 @@ def _heads_up(deal: Deal) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64],
     return units, wins, int(total.sum())
 
 
+_CLASS_BITS = 6  # low classes: 0 (no low) and at most 56 eight-or-better lows
+
+
+def _heads_up_split(deal: Deal) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], int]:
+    """Exact units for two seats in stud8 (high and low halves): see the module doc."""
+    picks_a, picks_b = _picks(deal, 0), _picks(deal, 1)
+    scored_a = _completions(deal, 0, picks_a)[1]
+    scored_b = _completions(deal, 1, picks_b)[1]
+    assert scored_a.low is not None
+    assert scored_b.low is not None
+    high_a, high_b = scored_a.primary, scored_b.primary
+    # Low classes: 0 for no low (score 0), then the distinct lows, worst to best.
+    lows = np.unique(np.concatenate([[0], scored_a.low, scored_b.low]))
+    class_a = np.searchsorted(lows, scored_a.low)
+    class_b = np.searchsorted(lows, scored_b.low)
+    classes = len(lows)
+    need_a, need_b = picks_a.shape[1], picks_b.shape[1]
+    # Per completion of seat 1, summed over the disjoint completions of seat 2:
+    high_less = np.zeros(len(picks_a), dtype=np.int64)  # seat 2 lower high
+    high_equal = np.zeros(len(picks_a), dtype=np.int64)
+    total = np.zeros(len(picks_a), dtype=np.int64)
+    low_less = np.zeros(len(picks_a), dtype=np.int64)  # seat 2 lower low class
+    low_equal = np.zeros(len(picks_a), dtype=np.int64)
+    nolow_less = np.zeros(len(picks_a), dtype=np.int64)  # seat 2 no low, lower high
+    nolow_equal = np.zeros(len(picks_a), dtype=np.int64)  # seat 2 no low, same high
+    scoop_a = np.zeros(len(picks_a), dtype=np.int64)
+    scoop_b = np.zeros(len(picks_a), dtype=np.int64)
+    has_low = class_a > 0
+    below_a = np.where(has_low, class_a, 1)  # seat 1 scoops over these classes
+    above_a = np.where(has_low, class_a + 1, 0)  # seat 2 scoops from these classes up
+    shift = _SCORE_BITS + _CLASS_BITS
+    thresholds = np.arange(classes + 1)[:, None]
+    for size in range(min(need_a, need_b) + 1):
+        sign = -1 if size % 2 else 1
+        keyed = np.concatenate([
+            (_subset_keys(picks_b, p) << shift) | (high_b << _CLASS_BITS) | class_b
+            for p in combinations(range(need_b), size)
+        ])
+        keyed.sort()
+        # counts[k, i]: entries among the first i whose low class is below k.
+        below_k = (keyed & ((1 << _CLASS_BITS) - 1))[None, :] < thresholds
+        counts = np.zeros((classes + 1, len(keyed) + 1), dtype=np.int64)
+        np.cumsum(below_k, axis=1, out=counts[:, 1:])
+        for positions in combinations(range(need_a), size):
+            start = _subset_keys(picks_a, positions) << shift
+            at_high = start | (high_a << _CLASS_BITS)
+            first = np.searchsorted(keyed, start)
+            below = np.searchsorted(keyed, at_high)
+            upto = np.searchsorted(keyed, at_high | ((1 << _CLASS_BITS) - 1), side="right")
+            end = np.searchsorted(keyed, start + (1 << shift))
+            total += sign * (end - first)
+            high_less += sign * (below - first)
+            high_equal += sign * (upto - below)
+            lower = counts[class_a, end] - counts[class_a, first]
+            low_less += sign * lower
+            low_equal += sign * (counts[class_a + 1, end] - counts[class_a + 1, first] - lower)
+            nolow_less += sign * (counts[1, below] - counts[1, first])
+            nolow_equal += sign * (counts[1, upto] - counts[1, below])
+            scoop_a += sign * (counts[below_a, below] - counts[below_a, first])
+            scoop_b += sign * ((end - upto) - (counts[above_a, end] - counts[above_a, upto]))
+    quarter = UNITS // 4
+    half_high = 2 * quarter * high_less + quarter * high_equal  # sum of H/2
+    rest = np.where(has_low, 2 * quarter * low_less + quarter * low_equal,  # sum of L/2
+                    2 * quarter * nolow_less + quarter * nolow_equal)  # no lows: H/2 more
+    units_a = int((half_high + rest).sum())
+    runouts = int(total.sum())
+    units = np.array([units_a, UNITS * runouts - units_a])
+    wins = np.array([UNITS * int(scoop_a.sum()), UNITS * int(scoop_b.sum())])
+    return units, wins, runouts
+
+
 def exact_units(deal: Deal) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], int]:
     """Summed pot units per seat, summed units of whole pots won alone, and run-outs.
 
@@ -117,8 +210,8 @@ def exact_units(deal: Deal) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64
 
 def _sum_with_wins(deal: Deal) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], int]:
     """Summed units, units of pots won alone, run-outs: a deal with no community card."""
-    if len(deal.seats) == 2 and deal.game is not Game.STUD8:
-        return _heads_up(deal)
+    if len(deal.seats) == 2:
+        return _heads_up_split(deal) if deal.game is Game.STUD8 else _heads_up(deal)
     return _cross_product(deal)
 
 

@@ -3,7 +3,7 @@
 :func:`prepare` checks the seats' cards and the dead cards (every problem is an
 :class:`EquityError` whose one-line message names it) and returns a :class:`Deal`:
 what every seat holds (as summed evaluation codes), what it still needs, the unseen
-cards, and whether the last card is a community card (RULES.md rule 15).
+cards, and whether the last card is a community card (docs/rules.md rule 15).
 
 Card counts (the rule documented in docs/equity.md): every live seat holds 3 to 7
 cards, and the counts differ by at most one — the same street for everybody, or

@@ -334,20 +334,54 @@ function svg(tag, attrs, text) {
   return node;
 }
 
+// A label of a horizontal chart in at most two lines of ``room`` px: split at spaces;
+// a line still too long is squeezed to fit (textLength), never cut (issue 22: long
+// dealer names were cut at the chart's left edge).
+const CHAR_PX = 7.6;  // 13 px DejaVu Sans, an average character
+function labelLines(label, room) {
+  const per = Math.max(4, Math.floor(room / CHAR_PX));
+  const words = String(label).split(" ");
+  const lines = [""];
+  for (const w of words) {
+    const cur = lines[lines.length - 1];
+    if (!cur) lines[lines.length - 1] = w;
+    else if ((cur + " " + w).length <= per || lines.length === 2) lines[lines.length - 1] = cur + " " + w;
+    else lines.push(w);
+  }
+  return lines.map((text) => ({text, squeeze: text.length > per}));
+}
+
 // A bar chart drawn by the page: rows [{label, value, cls}], vertical or horizontal.
+// It scales to the width of its box (a phone included): the SVG has a viewBox only.
 function bars(title, rows, opts) {
   const horizontal = opts && opts.horizontal;
-  const w = 880, rowH = 24, h = horizontal ? Math.max(60, rows.length * rowH + 20) : 220;
-  const chart = svg("svg", {width: w, height: h, viewBox: "0 0 " + w + " " + h, class: "chart", role: "img"});
+  // Drawn at the size it is shown (a phone's chart is narrower, its text as large).
+  const w = Math.round(Math.max(320, Math.min(880, window.innerWidth - 44)));
+  const longest = Math.max(4, ...rows.map((r) => String(r.label).length));
+  const left = horizontal ? Math.min(Math.max(longest * CHAR_PX + 16, 90), 360, w * 0.42) : 0;
+  const split = rows.map((r) => horizontal ? labelLines(r.label, left - 14) : []);
+  const rowH = split.some((l) => l.length > 1) ? 38 : 24;
+  const h = horizontal ? Math.max(60, rows.length * rowH + 20) : 220;
+  const chart = svg("svg", {viewBox: "0 0 " + w + " " + h, class: "chart", role: "img",
+                            preserveAspectRatio: "xMinYMin meet"});
   chart.append(svg("title", {}, title));
   const max = Math.max(1, ...rows.map((r) => r.value || 0));
   if (horizontal) {
-    const left = 230, span = w - left - 160;
+    const span = w - left - Math.min(170, w * 0.32);
     rows.forEach((r, i) => {
       const y = 10 + i * rowH, len = (r.value || 0) / max * span;
-      chart.append(svg("text", {x: left - 8, y: y + 17, "text-anchor": "end", class: "lbl"}, r.label));
-      chart.append(svg("rect", {x: left, y: y + 3, width: Math.max(len, 1), height: rowH - 8, class: "bar " + (r.cls || "")}));
-      chart.append(svg("text", {x: left + len + 6, y: y + 17, class: "val"}, r.text ?? String(r.value ?? "—")));
+      const lines = split[i], mid = y + rowH / 2;
+      const label = svg("text", {x: left - 8, y: mid - (lines.length - 1) * 8 + 4, "text-anchor": "end", class: "lbl",
+                                 "data-label": String(r.label)});
+      lines.forEach((line, k) => {
+        const attrs = {x: left - 8, dy: k ? 16 : 0};
+        if (line.squeeze) Object.assign(attrs, {textLength: left - 14, lengthAdjust: "spacingAndGlyphs"});
+        label.append(svg("tspan", attrs, line.text));
+      });
+      chart.append(label);
+      chart.append(svg("rect", {x: left, y: mid - (rowH - 8) / 2 + (rowH > 24 ? 5 : 0), width: Math.max(len, 1),
+                                height: Math.min(rowH - 8, 16), class: "bar " + (r.cls || "")}));
+      chart.append(svg("text", {x: left + len + 6, y: mid + 5, class: "val"}, r.text ?? String(r.value ?? "—")));
     });
   } else {
     const bottom = h - 40, top = 20, n = Math.max(rows.length, 1), slot = (w - 60) / n;
@@ -361,7 +395,8 @@ function bars(title, rows, opts) {
       const x = 55 + i * slot, hh = (r.value || 0) / max * (bottom - top);
       chart.append(svg("rect", {x: x + 2, y: bottom - hh, width: Math.max(slot - 6, 2), height: hh, class: "bar " + (r.cls || "")}));
       if (r.value) chart.append(svg("text", {x: x + slot / 2, y: bottom - hh - 4, "text-anchor": "middle", class: "val"}, String(r.value)));
-      if (n <= 14 || i % Math.ceil(n / 14) === 0) {
+      const most = Math.max(2, Math.floor((w - 60) / 70));  // labels that fit side by side
+      if (n <= most || i % Math.ceil(n / most) === 0) {
         chart.append(svg("text", {x: x + slot / 2, y: bottom + 16, "text-anchor": "middle", class: "lbl"}, r.label));
       }
     });
@@ -375,6 +410,15 @@ function groupTable(rows, key, heading) {
     el("tbody", {}, ...rows.map((r) => el("tr", {},
       el("td", {}, r[key]), el("td", {}, r.hands), el("td", {}, r.errors), el("td", {}, r.warnings),
       el("td", {}, r.errors_per_100 ?? "—")))));
+}
+
+function tagsToReplace(tables) {
+  // Issue 19: cards the dealer had to enter by hand have dead tags: replace them.
+  const rows = tables.filter((t) => t.manual_cards > 0);
+  if (!rows.length) return el("p", {class: "tags-ok", id: "tags-to-replace"}, "No card was entered by hand: no tag to replace.");
+  return el("table", {class: "group", id: "tags-to-replace"},
+    el("thead", {}, el("tr", {}, el("th", {}, "Table"), el("th", {}, "Cards entered by hand (tags to replace)"))),
+    el("tbody", {}, ...rows.map((t) => el("tr", {}, el("td", {}, t.table), el("td", {}, t.manual_cards)))));
 }
 
 async function runReport(ev) {
@@ -408,7 +452,8 @@ async function runReport(ev) {
         text: (d.errors_per_100 ?? "—") + " (" + d.hands + " hands)"})), {horizontal: true}),
       bars("Errors per 100 hands, by table", r.tables.map((t) => ({label: t.table, value: t.errors_per_100,
         text: (t.errors_per_100 ?? "—") + " (" + t.hands + " hands)"})), {horizontal: true})),
-    el("div", {class: "groups"}, groupTable(r.dealers, "dealer", "Dealer"), groupTable(r.tables, "table", "Table")));
+    el("div", {class: "groups"}, groupTable(r.dealers, "dealer", "Dealer"), groupTable(r.tables, "table", "Table")),
+    tagsToReplace(r.tables));
   body.dataset.ready = "1";
 }
 $("#report-form").addEventListener("submit", runReport);

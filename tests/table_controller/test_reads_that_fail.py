@@ -1,0 +1,515 @@
+"""Reads that fail on card-only tables (docs/conformance.md "Reads that fail", issue 19).
+
+Real readers miss cards: the muck pile is usually not read at all, a player looks
+at a hole card, a dead tag is entered by hand. The engine infers what the readers
+cannot see; a correctly dealt hand still raises no alert (docs/engine.md "Reads
+that fail" is the decision table these tests follow row by row).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from table_controller.domain.cards import Card
+from table_controller.domain.engine.dealing import replay_events
+from table_controller.domain.engine.report import hand_report
+from table_controller.domain.events import CardPlaced, CardRemoved, TableEvent
+from table_controller.domain.zones import MUCK, ZoneKind
+from table_controller.simulation.physical import deal_random
+from tests.table_controller.stud_script import (
+    BURNS,
+    STREETS,
+    THIRD,
+    Table,
+    codes,
+    deal_street,
+    deal_third,
+    notice_codes,
+)
+
+# Seat 5's 3rd-street cards in the shared hand (stud_script.THIRD).
+SEAT5 = [("down", "7h"), ("down", "7c"), ("up", "Qs")]
+
+
+def _unread_fold(t: Table, seat: int, cards: list[tuple[str, str]]) -> Table:
+    """``seat`` folds into a muck no reader reads: its cards just leave."""
+    for face, card in cards:
+        t.remove(f"seat{seat}.{face}", card)
+    return t
+
+
+def test_unread_fold_then_next_street_is_a_fold_without_alert() -> None:
+    """Row 1: every card gone, seen nowhere else, then the deal goes on without it."""
+    t = deal_third(Table([2, 4, 5]))
+    _unread_fold(t, 5, SEAT5)
+    t.burn(BURNS[4]).up(2, "4d").up(4, "Ks")
+    report = t.report()
+    assert report["players"]["5"]["status"] == "folded"
+    assert report["alerts"] == []
+    assert notice_codes(report) == ["fold_unread"]
+    assert report["first_to_act"] == {"4": 4}  # Ks-2c over 3d-4d; seat 5 not counted
+
+
+def test_unread_fold_of_the_last_seat_in_order_completes_the_street() -> None:
+    """The folded seat is the last one due: the next street's burn shows the fold."""
+    t = deal_third(Table([2, 4, 5]))
+    deal_street(t, 4)
+    _unread_fold(t, 5, [*SEAT5, ("up", "Js")])
+    t.burn(BURNS[5]).up(2, "5d").up(4, "8c")
+    t.burn(BURNS[6]).up(2, "6d").up(4, "8h")
+    report = t.report()
+    assert report["players"]["5"]["status"] == "folded"
+    assert report["alerts"] == []
+    assert sorted(report["first_to_act"]) == ["4", "5", "6"]
+
+
+def test_unread_fold_at_the_end_of_the_script() -> None:
+    """The hand ends with the seat's cards gone: it folded."""
+    t = deal_third(Table([2, 4, 5]))
+    _unread_fold(t, 5, SEAT5)
+    report = t.report()
+    assert report["players"]["5"]["status"] == "folded"
+    assert report["alerts"] == []
+
+
+def test_cards_reaching_the_muck_after_an_unread_fold_change_nothing() -> None:
+    t = deal_third(Table([2, 4, 5]))
+    _unread_fold(t, 5, SEAT5)
+    t.burn(BURNS[4]).up(2, "4d").up(4, "Ks")
+    t.place("muck", "7h").place("muck", "Qs")  # the muck antenna reads two of them late
+    t.burn(BURNS[5]).up(2, "5d").up(4, "8c")
+    report = t.report()
+    assert report["players"]["5"]["status"] == "folded"
+    assert report["alerts"] == []
+
+
+def test_unread_folds_leave_the_last_seat_standing_as_winner() -> None:
+    """Two seats fold into an unread muck: the third wins without a showdown."""
+    t = deal_third(Table([2, 4, 5]))
+    deal_street(t, 4)
+    _unread_fold(t, 2, [("down", "As"), ("down", "Ah"), ("up", "3d"), ("up", "4d")])
+    _unread_fold(t, 5, [*SEAT5, ("up", "Js")])
+    report = t.report()
+    assert [report["players"][s]["status"] for s in ("2", "4", "5")] == [
+        "folded", "active", "folded"]
+    assert report["winners"] == [4]
+    assert report["alerts"] == []
+
+
+def test_a_peek_is_no_event() -> None:
+    """Row 2: a card leaves and comes back to its zone before any other card."""
+    t = deal_third(Table([2, 4, 5]))
+    t.remove("seat5.down", "7h").place("seat5.down", "7h")
+    _unread_fold(t, 2, [])  # nothing
+    deal_street(t, 4)
+    t.remove("seat4.down", "Kd").remove("seat4.down", "Kc")  # looks at both hole cards
+    t.place("seat4.down", "Kc").place("seat4.down", "Kd")
+    for street in (5, 6, 7):
+        deal_street(t, street)
+    report = t.report()
+    assert report["alerts"] == []
+    assert report["notices"] == []
+    assert all(p["status"] == "active" for p in report["players"].values())
+    assert report["winners"] == [4]  # kings full of eights
+    assert report["players"]["4"]["down"] == ["Kd", "Kc", "Kh"]
+
+
+def test_looking_at_every_card_before_the_upcard_is_a_peek() -> None:
+    """A seat with only its hole cards lifts them while the others are dealt: it is
+    not passed over (the dealer still owes it a card), so nothing is inferred."""
+    t = Table([2, 4, 5])
+    t.round("down", THIRD[1]).round("down", THIRD[2])
+    t.remove("seat2.down", "As").remove("seat2.down", "Ah")
+    t.up(2, "3d")  # the dealer gives seat 2 its upcard while it looks
+    t.place("seat2.down", "As").place("seat2.down", "Ah")
+    t.up(4, "2c").up(5, "Qs")
+    report = t.report()
+    assert report["alerts"] == []
+    assert report["players"]["2"]["status"] == "active"
+    assert report["bring_in"] == 4
+
+
+def test_all_cards_lifted_then_dealt_to_is_not_a_fold() -> None:
+    """The dealer deals to a seat whose cards are all up in the air: it plays on."""
+    t = deal_third(Table([2, 4, 5]))
+    t.burn(BURNS[4])
+    t.remove("seat2.down", "As")  # seat 2 holds one hole card while 4th is dealt
+    t.up(2, "4d").up(4, "Ks").up(5, "Js")
+    t.place("seat2.down", "As")
+    report = t.report()
+    assert report["alerts"] == []
+    assert report["players"]["2"]["status"] == "active"
+
+
+def test_a_card_never_seen_again_while_the_seat_plays_on_is_card_left_table() -> None:
+    """Row 3: a palmed card: reported at the latest when the hand ends, once."""
+    t = deal_third(Table([2, 4, 5]))
+    deal_street(t, 4)
+    t.remove("seat5.down", "7c")
+    for street in (5, 6, 7):
+        deal_street(t, street)
+    report = t.report()
+    assert codes(report) == ["card_left_table"]
+    alert = report["alerts"][0]
+    assert alert["seat"] == 5
+    assert alert["rule"] is None
+    assert "7c" not in alert["message"]  # a hole card is never named in an alert
+    assert report["players"]["5"]["status"] == "active"
+
+
+def test_a_card_missing_at_the_end_of_the_script_is_reported() -> None:
+    """Removed and the script ends while the seat keeps its other cards."""
+    t = deal_third(Table([2, 4, 5]))
+    t.remove("seat4.up", "2c")
+    assert codes(t.report()) == ["card_left_table"]
+
+
+def test_a_palmed_card_of_a_seat_that_folds_later_is_not_reported() -> None:
+    """The seat did not stay in the hand: looking at a card and then mucking with it
+    in hand is the same picture to the readers."""
+    t = deal_third(Table([2, 4, 5]))
+    t.remove("seat5.down", "7c")
+    deal_street(t, 4)
+    _unread_fold(t, 5, [("down", "7h"), ("up", "Qs"), ("up", "Js")])
+    t.burn(BURNS[5]).up(2, "5d").up(4, "8c")
+    report = t.report()
+    assert report["alerts"] == []
+    assert report["players"]["5"]["status"] == "folded"
+
+
+def test_gathering_the_cards_at_showdown_is_no_fold_and_no_missing_card() -> None:
+    """Rule 10: at showdown picking up means nothing; the showdown still decides."""
+    t = deal_third(Table([2, 4, 5]))
+    for street in (4, 5, 6, 7):
+        deal_street(t, street)
+    for seat in (2, 4, 5):
+        for face, cards in (("down", THIRD[1]), ("down", THIRD[2]), ("down", STREETS[7]),
+                            ("up", THIRD[3]), ("up", STREETS[4]), ("up", STREETS[5]),
+                            ("up", STREETS[6])):
+            t.remove(f"seat{seat}.{face}", cards[seat])
+    report = t.report()
+    assert report["alerts"] == []
+    assert report["winners"] == [4]
+    assert all(p["status"] == "active" for p in report["players"].values())
+
+
+def test_a_manual_card_counts_as_read_there() -> None:
+    """Row 4: ``"manual": true`` marks a dead tag's card entered by hand."""
+    t = deal_third(Table([2, 4, 5]))
+    t.lines[-1]["manual"] = True  # seat 5's Qs upcard has a dead tag
+    for street in (4, 5, 6, 7):
+        deal_street(t, street)
+    report = t.report()
+    assert report["alerts"] == []
+    assert notice_codes(report) == ["manual_card"]
+    assert report["players"]["5"]["up"][0] == "Qs"
+    assert report["winners"] == [4]
+
+
+def test_manual_is_only_a_boolean_on_place_lines() -> None:
+    import pytest
+
+    from table_controller.records.script import ScriptError, parse_script
+
+    bad = ['{"op":"hand","players":[1,2]}',
+           '{"op":"place","zone":"seat1.down","card":"As","manual":"yes"}']
+    with pytest.raises(ScriptError, match="line 2"):
+        parse_script(bad)
+    bad[1] = '{"op":"remove","zone":"seat1.down","card":"As","manual":true}'
+    with pytest.raises(ScriptError, match="line 2"):
+        parse_script(bad)
+
+
+def test_an_auto_hand_with_a_dead_tag_still_clears() -> None:
+    """A manual card is never seen leaving: the table still clears for the next hand."""
+    t = Table([], auto_hands=True)
+    t.lines.pop()  # no hand line: the first card starts the hand
+    t.down(1, "As").down(2, "Ks").down(1, "Ah").down(2, "Kh")
+    t.lines.append({"op": "place", "zone": "seat1.up", "card": "2c", "manual": True})
+    t.up(2, "3c")
+    for zone, card in (("seat1.down", "As"), ("seat1.down", "Ah"), ("seat2.down", "Ks"),
+                       ("seat2.down", "Kh"), ("seat2.up", "3c")):
+        t.remove(zone, card)
+    t.down(1, "Qs")  # a new hand
+    hands = replay_report_of(t)
+    assert len(hands) == 2
+
+
+def replay_report_of(t: Table) -> list[dict[str, Any]]:
+    from table_controller.records.script import parse_script
+
+    script = parse_script(t.text().splitlines())
+    return [hand_report(h) for h in replay_events((e for _, e in script.events),
+                                                  script.settings)]
+
+
+# ----------------------------------------------------------------- properties
+
+def _without_muck_reads(events: list[TableEvent], rng: random.Random, depth: int,
+                        peeks: float) -> list[TableEvent]:
+    """The readers' view of a physical deal: the muck reads only its first
+    ``depth`` cards, and some hole cards are looked at (lifted, put back before
+    the next card) at random."""
+    out: list[TableEvent] = []
+    mucked = 0
+    for event in events:
+        if isinstance(event, CardPlaced) and event.zone == MUCK:
+            mucked += 1
+            if mucked > depth:
+                continue
+        out.append(event)
+        if (isinstance(event, CardPlaced) and event.zone.kind is ZoneKind.DOWN
+                and rng.random() < peeks):
+            out += [CardRemoved(event.zone, event.card), CardPlaced(event.zone, event.card)]
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    seats=st.lists(st.integers(1, 8), min_size=2, max_size=8, unique=True),
+    depth=st.sampled_from([0, 1, 3, 52]),
+    peeks=st.sampled_from([0.0, 0.3]),
+)
+def test_legal_deals_with_unread_mucks_and_peeks_raise_no_alert(
+    seed: int, seats: list[int], depth: int, peeks: float
+) -> None:
+    """Any legal deal, the muck read to any depth (0: no muck antenna) and hole cards
+    looked at: no alert, every fold seen, every live seat's cards as dealt."""
+    rng = random.Random(seed)
+    deal = deal_random(sorted(seats), rng)
+    events = _without_muck_reads(list(deal.events), rng, depth, peeks)
+    (hand,) = replay_events(events)
+    report = hand_report(hand)
+    assert report["alerts"] == [], (deal.folds, report["alerts"])
+    river_unread = {s for s, street in deal.folds.items() if street == 7} - _read_folds(events)
+    for seat in deal.seats:
+        status = report["players"][str(seat)]["status"]
+        if seat in river_unread:
+            # A fold after the last card into an unread muck looks exactly like the
+            # showdown's gathering (docs/engine.md "Reads that fail": what a
+            # card-only table cannot know): the seat goes to the showdown.
+            assert status == "active"
+            continue
+        assert status == ("folded" if seat in deal.folds else "active"), (seat, deal.folds)
+        if seat not in deal.folds:
+            got = [Card.parse(c) for c in report["players"][str(seat)]["down"]]
+            assert got == list(deal.down(seat))
+            assert [Card.parse(c) for c in report["players"][str(seat)]["up"]] == list(
+                deal.up(seat))
+    if len(deal.live_seats) == 1 and not river_unread:
+        assert report["winners"] == list(deal.live_seats)
+
+
+def _read_folds(events: list[TableEvent]) -> set[int]:
+    """Seats one of whose cards the muck antenna read (the fold was seen)."""
+    seat_of: dict[Card, int] = {}
+    read: set[int] = set()
+    for event in events:
+        if isinstance(event, CardPlaced):
+            if event.zone == MUCK and event.card in seat_of:
+                read.add(seat_of[event.card])
+            elif event.zone.seat is not None:
+                seat_of[event.card] = event.zone.seat
+    return read
+
+
+def test_at_a_shown_showdown_a_seat_gone_unshown_mucked() -> None:
+    """A river fold into an unread muck: the other seats turn their hole cards up
+    at the showdown, so the seat whose cards went unshown mucked them."""
+    t = deal_third(Table([2, 4, 5]))
+    for street in (4, 5, 6, 7):
+        deal_street(t, street)
+    # Seat 4 (kings full) folds on the river; seats 2 and 5 show down.
+    for face, card in (("down", "Kd"), ("down", "Kc"), ("down", "Kh"), ("up", "2c"),
+                       ("up", "Ks"), ("up", "8c"), ("up", "8h")):
+        t.remove(f"seat4.{face}", card)
+    for seat, cards in ((2, ["As", "Ah", "Td"]), (5, ["7h", "7c", "2d"])):
+        for card in cards:
+            t.remove(f"seat{seat}.down", card).place(f"seat{seat}.up", card)
+    report = t.report()
+    assert report["alerts"] == []
+    assert report["players"]["4"]["status"] == "folded"
+    assert report["winners"] == [5]  # jacks full of sevens beat seat 2's diamond flush
+
+
+def test_a_card_away_past_the_peek_allowance_while_the_deal_goes_on_alerts_at_once() -> None:
+    """With event times (the daemon's), a card gone longer than the allowance while
+    other cards are dealt is reported then, once, not only at the end."""
+    from table_controller.domain.engine.dealing import PEEK_ALLOWANCE
+
+    t = deal_third(Table([2, 4, 5]))
+    t.lines.append({"op": "remove", "zone": "seat5.down", "card": "7c", "at": 100.0})
+    t.lines.append({"op": "place", "zone": "burn", "card": "9h", "at": 101.0})
+    t.lines.append({"op": "place", "zone": "seat2.up", "card": "4d", "at": 102.0})
+    t.lines.append({"op": "place", "zone": "seat4.up", "card": "Ks",
+                    "at": 100.0 + PEEK_ALLOWANCE + 1})
+    engine = t.engine()
+    hand = engine.current_hand()
+    assert [a.code.value for a in hand.alerts] == ["card_left_table"]
+    assert hand.alerts[0].seat == 5
+    t.up(5, "Js")
+    assert codes(t.report()) == ["card_left_table"]  # once, also at the end
+
+
+def test_a_long_look_within_the_allowance_is_nothing() -> None:
+    t = deal_third(Table([2, 4, 5]))
+    t.lines.append({"op": "remove", "zone": "seat5.down", "card": "7c", "at": 100.0})
+    t.lines.append({"op": "place", "zone": "burn", "card": "9h", "at": 103.0})
+    t.lines.append({"op": "place", "zone": "seat2.up", "card": "4d", "at": 105.0})
+    t.lines.append({"op": "place", "zone": "seat5.down", "card": "7c", "at": 108.0})
+    t.up(4, "Ks").up(5, "Js")
+    report = t.report()
+    assert report["alerts"] == []
+
+
+def test_another_players_peek_ending_is_no_card_dealt() -> None:
+    """Seat 5 picks up all its cards to look at them while seat 2 puts back the hole
+    card it was looking at: no card was dealt, so seat 5 has not folded; its cards
+    come back."""
+    t = deal_third(Table([2, 4, 5]))
+    t.remove("seat2.down", "As")
+    _unread_fold(t, 5, SEAT5)
+    t.place("seat2.down", "As")
+    for face, card in SEAT5:
+        t.place(f"seat5.{face}", card)
+    deal_street(t, 4)
+    report = t.report()
+    assert report["alerts"] == []
+    assert report["notices"] == []
+    assert report["players"]["5"]["status"] == "active"
+
+
+# ------------------------------------------- a down card no reader read (unread_stacks)
+
+def _stacked(t: Table, missing: set[tuple[int, str]]) -> Table:
+    """Drop the place lines of ``missing`` (seat, card): those tags were never read."""
+    t.lines = [line for line in t.lines
+               if not (line.get("op") == "place" and "seat" in str(line.get("zone"))
+                       and (int(str(line["zone"])[4]), line["card"]) in missing)]
+    return t
+
+
+def _full_hand(**table: Any) -> Table:
+    t = deal_third(Table([2, 4, 5], **table))
+    for street in (4, 5, 6, 7):
+        deal_street(t, street)
+    return t
+
+
+@pytest.mark.parametrize("missing", [
+    (4, "Kc"),  # a middle seat's 2nd hole card
+    (2, "Ah"),  # the first seat's: 3rd street's up round starts with its own card
+    (5, "7c"),  # the last seat's
+    (4, "Kh"),  # a middle seat's river card
+    (5, "2d"),  # the last seat's river card: only the showdown shows it
+    (2, "As"),  # a first hole card
+])
+def test_a_stacked_down_card_never_read_is_inferred(missing: tuple[int, str]) -> None:
+    report = _stacked(_full_hand(unread_stacks=True), {missing}).report()
+    assert report["alerts"] == [], report["alerts"]
+    assert notice_codes(report) == ["card_unread"]
+    assert report["notices"][0]["seat"] == missing[0]
+    assert missing[1] not in report["notices"][0]["message"]
+    assert report["bring_in"] == 4
+    assert sorted(report["first_to_act"]) == ["4", "5", "6", "7"]
+    assert all(p["status"] == "active" for p in report["players"].values())
+    # Seat 4's kings full hold on its six cards read, whichever of them is missing.
+    assert report["winners"] == [4]
+
+
+def test_without_unread_stacks_a_missing_down_card_is_out_of_order() -> None:
+    """The default (and the contract's replay): the deal order is checked strictly."""
+    report = _stacked(_full_hand(), {(4, "Kc")}).report()
+    assert "out_of_order" in codes(report)
+
+
+def test_unread_stacks_still_flags_a_skipped_up_card() -> None:
+    """Up cards lie side by side: a seat missing its 4th-street card was skipped."""
+    report = _stacked(_full_hand(unread_stacks=True), {(4, "Ks")}).report()
+    assert "out_of_order" in codes(report)
+    assert "card_unread" not in notice_codes(report)
+
+
+def test_unread_stacks_does_not_hide_an_exposed_hole_card() -> None:
+    """Seat 2's 2nd card dealt face up in round 2 (the others still have one card):
+    rule 5, not an unread card."""
+    t = Table([2, 4, 5], unread_stacks=True)
+    t.round("down", THIRD[1])
+    t.up(2, "Ah").down(4, "Kc").down(5, "7c")
+    t.down(2, "3d").up(4, "2c").up(5, "Qs")  # seat 2's 3rd card down instead (rule 5)
+    report = t.report()
+    assert codes(report) == ["hole_card_exposed"]
+
+
+def _drop_stacked(events: list[TableEvent], rng: random.Random, chance: float
+                  ) -> tuple[list[TableEvent], set[Card]]:
+    """At most one card per seat never read: a 2nd hole card or a river card, the ones
+    that land on a stack (the 1st lies alone on its antenna); at most one seat's per
+    round (two seats missing the same round's card look, when the next round starts,
+    exactly like a hole card dealt face up: docs/engine.md says what is inferred)."""
+    count: dict[int, int] = {}
+    dropped: dict[int, Card] = {}
+    rounds: set[int] = set()
+    out: list[TableEvent] = []
+    for event in events:
+        if isinstance(event, CardPlaced) and event.zone.seat is not None and (
+                event.zone.kind is ZoneKind.DOWN or event.zone.kind is ZoneKind.UP):
+            seat = event.zone.seat
+            count[seat] = count.get(seat, 0) + 1
+            if (count[seat] in (2, 7) and event.zone.kind is ZoneKind.DOWN
+                    and seat not in dropped and count[seat] not in rounds
+                    and rng.random() < chance):
+                dropped[seat] = event.card
+                rounds.add(count[seat])
+                continue
+        if (isinstance(event, CardRemoved) and event.zone.seat is not None
+                and dropped.get(event.zone.seat) == event.card):
+            continue  # never read arriving, never read leaving
+        out.append(event)
+    return out, set(dropped.values())
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    seats=st.lists(st.integers(1, 8), min_size=2, max_size=8, unique=True),
+    depth=st.sampled_from([0, 52]),
+    chance=st.sampled_from([0.2, 0.6]),
+)
+def test_legal_deals_with_unread_stacked_cards_raise_no_alert(
+    seed: int, seats: list[int], depth: int, chance: float
+) -> None:
+    """``unread_stacks``: any legal deal, a stacked down card of any seat never read (at
+    most one per seat), the muck read or not: no alert, a card_unread notice per card
+    missed at a seat still in the hand when it was dealt, the folds seen."""
+    from table_controller.domain.engine.settings import TableSettings
+
+    rng = random.Random(seed)
+    deal = deal_random(sorted(seats), rng)
+    events, dropped = _drop_stacked(list(deal.events), rng, chance)
+    events = _without_muck_reads(events, rng, depth, 0.0)
+    (hand,) = replay_events(events, TableSettings(unread_stacks=True))
+    report = hand_report(hand)
+    assert report["alerts"] == [], (deal.folds, dropped, report["alerts"])
+    assert len([n for n in report["notices"] if n["code"] == "card_unread"]) <= len(dropped)
+    river_unread = {s for s, street in deal.folds.items() if street == 7} - _read_folds(events)
+    for seat in deal.seats:
+        status = report["players"][str(seat)]["status"]
+        if seat not in river_unread:
+            assert status == ("folded" if seat in deal.folds else "active"), seat
+
+
+def test_a_hand_closed_at_the_console_is_not_inventoried() -> None:
+    """`end` (or the daemon closing a hand that ended while it was down): where the
+    cards went is not known, so no card_left_table; the next hand line still
+    inventories the hand it closes (the contract's "at the latest")."""
+    t = deal_third(Table([2, 4, 5]))
+    t.remove("seat5.down", "7c")
+    t.lines.append({"op": "end"})
+    assert t.report()["alerts"] == []
