@@ -17,16 +17,21 @@ even when the engine rejects it, so a replay meets the same rejection; a
 malformed one never reaches the engine or the journal: it is logged, alerted
 (``console_rejected``) and answered.
 
-Console requests come from other clients and are untrusted (docs/console.md):
-a request whose *Response Topic* is not the table's own ``reply/<client>`` is
+Console requests come from other clients and are untrusted (docs/console.md);
+the console guard (:mod:`table_controller.daemon.console_guard`) decides: a
+request whose *Response Topic* is not the table's own ``reply/<client>`` is
 refused before anything else (never carried out: its requester could not learn
 the outcome); a request whose *Correlation Data* (with the same command and
 payload) was carried out recently is answered again with the first reply
 instead of being applied twice; ``console_rejected`` alerts and their warning
-log lines are limited to :data:`REJECTED_ALERT_BURST` per
-:data:`REJECTED_ALERT_WINDOW`, the rest counted and summed up in one alert and
-one log line at the end of the window; and no console input, however hostile,
-can raise out of :meth:`TableCore.handle`.
+log lines are limited per window, the rest counted and summed up in one alert
+and one log line at the end of the window; and no console input, however
+hostile, can raise out of :meth:`TableCore.handle`. Every other log line a
+client can cause is within the log quota (:mod:`table_controller.mqtt.log_quota`).
+Reader state, figures and statuses are the reader board's decisions
+(:mod:`table_controller.daemon.reader_board`), alert ids and the floor's payloads
+the alert bridge's (:mod:`table_controller.daemon.alert_bridge`), the start-up's
+phase the start machine's (:mod:`table_controller.daemon.start_phase`).
 
 For every zone event presence produces, the core first appends it to the
 journal (which returns only once the record is on disk per the fsync policy),
@@ -78,12 +83,7 @@ import structlog
 from firmware_bridge.link import ConnectionState, LinkStats
 from firmware_bridge.messages import Inventory, ReaderFault, ReaderMessage, TagArrived, TagLeft
 from table_controller.daemon.alert_bridge import AlertBridge
-from table_controller.daemon.console_guard import (
-    REJECTED_ALERT_BURST,
-    REJECTED_ALERT_WINDOW,
-    REQUEST_MEMORY,
-    ConsoleGuard,
-)
+from table_controller.daemon.console_guard import ConsoleGuard
 from table_controller.daemon.equity_feed import EquityReady
 from table_controller.daemon.floor import (
     AlertBook,
@@ -100,12 +100,7 @@ from table_controller.daemon.projection import (
     public_state,
     secure_state,
 )
-from table_controller.daemon.reader_board import (
-    READER_REFRESH_PERIOD,
-    BoardAlert,
-    LinkStatsSource,
-    ReaderBoard,
-)
+from table_controller.daemon.reader_board import BoardAlert, LinkStatsSource, ReaderBoard
 from table_controller.daemon.reconcile import net_difference, reconcile
 from table_controller.daemon.start_phase import StartMachine, StartMove
 from table_controller.domain.cards import Card
@@ -155,16 +150,6 @@ from table_controller.table.layout import TableLayout
 from table_controller.table.presence import PresenceTracker
 
 log = structlog.get_logger(__name__)
-
-__all__ = [
-    "READER_REFRESH_PERIOD",
-    "REJECTED_ALERT_BURST",
-    "REJECTED_ALERT_WINDOW",
-    "REQUEST_MEMORY",
-    "LinkStatsSource",
-]
-"""Re-exported: their homes are the reader board and the console guard."""
-
 
 @dataclass(frozen=True, slots=True)
 class ReaderReport:

@@ -26,6 +26,8 @@ No I/O, no clock, no MQTT: the ``at`` timestamp is passed in.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Final
 
 from table_controller.domain.engine.outputs import ReplyCode
@@ -57,10 +59,6 @@ from table_controller.records.ops import (
 )
 from table_controller.records.script import event_to_op, load_json
 
-COMMANDS: Final = ("hand", "act", "kill", "live", "end", "seat", "card", "ack", "resolve",
-                   "dealer")
-"""Console commands answered with a reply (``rebirth`` is handled by the publisher)."""
-
 BAD_JSON: Final = ReplyCode.BAD_JSON
 """The payload is not JSON (or not UTF-8)."""
 UNKNOWN_COMMAND: Final = ReplyCode.UNKNOWN_COMMAND
@@ -71,11 +69,14 @@ INVALID_COMMAND: Final = INVALID
 __all__ = [
     "BAD_JSON",
     "COMMANDS",
+    "FLOOR_COMMANDS",
     "INVALID_COMMAND",
+    "REGISTRY",
     "UNKNOWN_COMMAND",
     "UNKNOWN_SEAT",
     "CommandError",
     "CommandEvent",
+    "CommandSpec",
     "parse_command",
 ]
 
@@ -99,20 +100,49 @@ class CommandError(ValueError):
         self.seat = seat
 
 
-_FIELDS: Final[dict[str, frozenset[str]]] = {
-    "hand": frozenset({"players", "stacks", "hand_id"}),
-    "act": frozenset({"seat", "action", "amount"}),
-    "kill": frozenset({"seat", "reason"}),
-    "live": frozenset({"seat", "reason"}),
-    "end": frozenset(),
-    "seat": frozenset({"seat", "name", "country"}),
-    "card": frozenset({"zone", "card"}),
-    "ack": frozenset({"alert", "by"}),
-    "resolve": frozenset({"alert", "by", "note"}),
-    "dealer": frozenset({"action", "id", "name"}),
-}
-"""The fields each command may carry: a console command is a whole message, so
-any other key is refused (a script line may carry more; see ops.py)."""
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    """One console command: its fields, its parser, and what it becomes."""
+
+    name: str
+    fields: frozenset[str]
+    """The fields it may carry: a console command is a whole message, so any other
+    key is refused (a script line may carry more; see ops.py)."""
+    parse: Callable[[dict[str, Any], int, float], CommandEvent]
+    """``parse(obj, seats, at)``: the shared field parser of table scripts."""
+    floor: bool = False
+    """A floor command (issue 14): applied by the daemon's alert book, not the engine."""
+
+
+def _ruling(name: str) -> Callable[[dict[str, Any], int, float], CommandEvent]:
+    return lambda obj, seats, at: parse_ruling(name, obj, seats, at)
+
+
+def _floor(name: str) -> Callable[[dict[str, Any], int, float], CommandEvent]:
+    return lambda obj, _seats, at: parse_floor(name, obj, at)
+
+
+REGISTRY: Final[dict[str, CommandSpec]] = {spec.name: spec for spec in (
+    CommandSpec("hand", frozenset({"players", "stacks", "hand_id"}),
+                lambda obj, seats, at: parse_hand(obj, seats, at, console=True)),
+    CommandSpec("act", frozenset({"seat", "action", "amount"}), parse_act),
+    *(CommandSpec(name, frozenset({"seat", "reason"}), _ruling(name))
+      for name in sorted(FLOOR_RULINGS)),
+    CommandSpec("end", frozenset(), lambda _obj, _seats, at: HandEnded(at)),
+    CommandSpec("seat", frozenset({"seat", "name", "country"}), parse_seat),
+    CommandSpec("card", frozenset({"zone", "card"}), parse_card),
+    CommandSpec("ack", frozenset({"alert", "by"}), _floor("ack"), floor=True),
+    CommandSpec("resolve", frozenset({"alert", "by", "note"}), _floor("resolve"), floor=True),
+    CommandSpec("dealer", frozenset({"action", "id", "name"}), _floor("dealer"), floor=True),
+)}
+"""The one console-command vocabulary: the parser below, the command list and the
+floor's commands derive from it (``rebirth`` is the publisher's, not here)."""
+
+COMMANDS: Final = tuple(REGISTRY)
+"""Console commands answered with a reply (``rebirth`` is handled by the publisher)."""
+
+FLOOR_COMMANDS: Final = tuple(name for name, spec in REGISTRY.items() if spec.floor)
+"""The floor's commands (``ack``, ``resolve``, ``dealer``)."""
 
 
 def parse_command(name: str, payload: bytes, seats: int, at: float = 0.0) -> CommandEvent:
@@ -155,34 +185,22 @@ def _strings(value: object) -> list[str]:
 
 
 def _parse(name: str, payload: bytes, seats: int, at: float) -> CommandEvent:
-    fields = _FIELDS.get(name)
-    if fields is None:
+    spec = REGISTRY.get(name)
+    if spec is None:
         raise CommandError(
             UNKNOWN_COMMAND,
             f"unknown command {shown_name(name)!r}: expected one of {', '.join(COMMANDS)}",
         )
     obj = _json_object(name, payload)
-    extra = sorted(set(obj) - fields)
+    extra = sorted(set(obj) - spec.fields)
     if extra:
-        expected = ", ".join(sorted(fields)) or "none"
+        expected = ", ".join(sorted(spec.fields)) or "none"
         raise CommandError(INVALID_COMMAND, f"{name}: {shown_name(extra[0])}: unexpected field"
                            f" (the fields of {name} are: {expected})")
     try:
-        if name == "hand":
-            return parse_hand(obj, seats, at, console=True)
-        if name == "act":
-            return parse_act(obj, seats, at)
-        if name in FLOOR_RULINGS:
-            return parse_ruling(name, obj, seats, at)
-        if name == "seat":
-            return parse_seat(obj, seats, at)
-        if name == "card":
-            return parse_card(obj, seats, at)
-        if name in ("ack", "resolve", "dealer"):
-            return parse_floor(name, obj, at)
+        return spec.parse(obj, seats, at)
     except OpError as exc:
         raise CommandError(exc.code, str(exc), exc.seat) from None
-    return HandEnded(at)
 
 
 def _json_object(name: str, payload: bytes) -> dict[str, Any]:

@@ -797,14 +797,18 @@ class MqttPublisher:
             if not shed:
                 self._replies.append((topic, payload, props))
         if shed:
-            with self._lock:
-                self._counts.replies_shed += 1
-                total = self._counts.replies_shed
-            log_limited(self.log_quota, log, "error", "mqtt_replies_shed", shed_total=total,
-                        outgoing=self.outgoing, command=request.shown_name)
+            self._shed_reply(request)
             return False
         self._pump_replies()
         return True
+
+    def _shed_reply(self, request: CommandRequest) -> None:
+        """A reply not sent for the full reply lane: counted and logged (within the quota)."""
+        with self._lock:
+            self._counts.replies_shed += 1
+            total = self._counts.replies_shed
+        log_limited(self.log_quota, log, "error", "mqtt_replies_shed", shed_total=total,
+                    outgoing=self.outgoing, command=request.shown_name)
 
     def _pump_replies(self) -> None:
         """Hand waiting replies to paho while fewer than :data:`REPLY_WINDOW` messages
@@ -1361,6 +1365,15 @@ class MqttPublisher:
                     command=request.shown_name, refused_total=total)
         if unanswerable:
             return  # counted; no reply could go there (and no log line per request)
+        with self._reply_lock:
+            full = len(self._replies) >= BULK_LIMIT
+        if full or not self.online:
+            # Shed before the answer is even built: under a flood this runs for
+            # every request the paho thread reads, and it competes for the GIL
+            # with the engine thread.
+            if full:
+                self._shed_reply(request)
+            return
         reply = ConsoleReply(
             table=self._table, command=request.shown_name, accepted=False, code=BUSY_CODE,
             reason="too many console commands are waiting; this one was not carried out,"

@@ -18,7 +18,8 @@ from structlog.testing import capture_logs
 from firmware_bridge.emulator import ReaderEmulator
 from firmware_bridge.link import ConnectionState, LinkProblem, LinkStats
 from firmware_bridge.messages import Heartbeat, Hello, Identify, TagArrived, TagLeft
-from table_controller.daemon.core import READER_REFRESH_PERIOD, ReaderReport, ReaderStateChange
+from table_controller.daemon.core import ReaderReport, ReaderStateChange
+from table_controller.daemon.reader_board import READER_REFRESH_PERIOD
 from table_controller.mqtt.payloads import ReaderStats, ReaderStatus, to_json
 from table_controller.testing.broker import WAIT, wait_until
 from table_controller.testing.core_rig import CoreTable

@@ -8,15 +8,27 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from table_controller.domain.events import ConsoleAction, FloorRuling, HandEnded, HandStarted
+from table_controller.domain.events import (
+    AlertAck,
+    AlertResolve,
+    ConsoleAction,
+    DealerChange,
+    FloorRuling,
+    HandEnded,
+    HandStarted,
+)
 from table_controller.mqtt.console_commands import (
     BAD_JSON,
+    COMMANDS,
+    FLOOR_COMMANDS,
     INVALID_COMMAND,
+    REGISTRY,
     UNKNOWN_COMMAND,
     UNKNOWN_SEAT,
     CommandError,
     parse_command,
 )
+from table_controller.records.ops import floor_op
 from table_controller.records.script import event_to_op, op_to_event
 from table_controller.tools.cli import build_parser
 from table_controller.tools.console_client import command_payload
@@ -187,3 +199,32 @@ def test_issue21_item9_a_console_command_with_a_duplicate_key_is_refused() -> No
     assert "duplicate key 'seat'" in caught.value.reason
     with pytest.raises(CommandError, match="duplicate key 'n'"):
         parse_command("hand", b'{"players": [1, 2], "stacks": {"n": 1, "n": 2}}', seats=8)
+
+
+def test_the_registry_is_the_one_vocabulary() -> None:
+    """Issue 20: one console-command registry. Every command the parser knows is in
+    it, its fields are the only ones accepted, a floor command becomes a floor
+    command (journaled by its own op, named as the command), the others a table
+    event whose journal op is named as the command too (``card``: the card placed,
+    journaled as a manual ``place``)."""
+    bodies = {
+        "hand": {"players": [1, 2]}, "act": {"seat": 1, "action": "call"},
+        "kill": {"seat": 1}, "live": {"seat": 1}, "end": {},
+        "seat": {"seat": 1, "name": "Ann"}, "card": {"zone": "seat3.down", "card": "As"},
+        "ack": {"alert": "t1:1", "by": "floor"},
+        "resolve": {"alert": "t1:1", "by": "floor", "note": "fixed"},
+        "dealer": {"action": "in", "id": "d7", "name": "Ann"},
+    }
+    assert set(COMMANDS) == set(REGISTRY) == set(bodies)
+    assert FLOOR_COMMANDS == ("ack", "resolve", "dealer")
+    for name, spec in REGISTRY.items():
+        event = parse_command(name, json.dumps(bodies[name]).encode(), seats=8)
+        if spec.floor:
+            assert isinstance(event, AlertAck | AlertResolve | DealerChange)
+            assert floor_op(event)["op"] == name
+        else:
+            op = event_to_op(event)  # type: ignore[arg-type]
+            assert op["op"] == ("place" if name == "card" else name), op
+        with pytest.raises(CommandError) as refused:
+            parse_command(name, json.dumps({**bodies[name], "zz": 1}).encode(), seats=8)
+        assert refused.value.code == INVALID_COMMAND
