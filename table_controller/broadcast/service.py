@@ -95,6 +95,8 @@ MAX_SESSIONS: Final = 1000
 """Producer logins remembered (cookies); past this the oldest is forgotten."""
 SESSION_EXPIRY_S: Final = 24 * 3600
 """How long the broker keeps our session (and queues messages) while we are down."""
+PRODUCER_ONLY_INFO: Final = ("delay_source", "config_delay_s", "delay_why")
+"""Output settings only the producer's stream and API carry."""
 STATS_CACHE_S: Final = 20.0
 """Player statistics are computed again at most this often per output and table."""
 HASHES_AT_ONCE: Final = 2
@@ -390,6 +392,9 @@ class Broadcast:
             waiter = out.changed
             info = out.info()
             info.pop("backlog")
+            if out.name != "producer":  # where a delay came from is for the production room
+                for key in PRODUCER_ONLY_INFO:
+                    info.pop(key, None)
             if info != sent_info:
                 sent_info = info
                 yield f"event: info\ndata: {json.dumps(info)}\n\n"
