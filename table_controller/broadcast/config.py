@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
     AfterValidator,
@@ -25,6 +25,7 @@ from pydantic import (
     model_validator,
 )
 
+from table_controller.archive.config import DatabaseConfig
 from table_controller.broadcast.delay import MAX_DELAY_S, MAX_OFFSET_MS, Reveal
 from table_controller.mqtt.broker_config import BrokerConfig
 from table_controller.mqtt.topics import TopicError, check_level
@@ -90,6 +91,9 @@ class OutputConfig(_Section):
     reveal: Reveal = Reveal.SHOWDOWN
     locked: bool = Field(default=False,
                          description="Needs the producer password (a live program overlay).")
+    stats: Literal["off", "session", "all"] = Field(
+        default="off", description="Player statistics on the name plates (needs [archive]):"
+        " this session's (the last stats_session_hours) or all time.")
 
 
 class BroadcastConfig(_Section):
@@ -104,6 +108,11 @@ class BroadcastConfig(_Section):
     broker: BrokerConfig = BrokerConfig()
     http: HttpConfig = HttpConfig()
     producer: ProducerConfig
+    archive: DatabaseConfig | None = Field(
+        default=None, description="The archive database (stud-table archive writes it):"
+        " player statistics for the producer page and the outputs that show them.")
+    stats_session_hours: float = Field(default=8.0, gt=0, le=168,
+                                       description="A session's statistics: the last hours.")
     outputs: list[OutputConfig] = Field(default_factory=lambda: [OutputConfig()])
 
     @model_validator(mode="after")
@@ -114,6 +123,8 @@ class BroadcastConfig(_Section):
                 raise ValueError(f"outputs[{i}].name: {out.name!r} is reserved")
             if names.count(out.name) > 1:
                 raise ValueError(f"outputs[{i}].name: {out.name!r} is used twice")
+            if out.stats != "off" and self.archive is None:
+                raise ValueError(f"outputs[{i}].stats: player statistics need an [archive]")
             if self.public_floor(out) > out.delay_s:
                 raise ValueError(
                     f"outputs[{i}].delay_s: an unlocked output that shows hole cards needs"
@@ -142,7 +153,11 @@ def parse_broadcast_config(data: dict[str, Any], file: Path | str) -> BroadcastC
         if sep and not err.key and (head.startswith(("outputs", "tables"))):
             raise ConfigError(file, head, rest) from None
         raise err from None
-    return cfg.model_copy(update={"state_file": _resolve_path(cfg.state_file, base)})
+    update: dict[str, Any] = {"state_file": _resolve_path(cfg.state_file, base)}
+    if cfg.archive is not None and cfg.archive.path is not None:
+        update["archive"] = cfg.archive.model_copy(
+            update={"path": _resolve_path(cfg.archive.path, base)})
+    return cfg.model_copy(update=update)
 
 
 def _resolve_path(value: Path, base: Path) -> Path:

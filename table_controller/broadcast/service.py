@@ -52,6 +52,7 @@ from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import (
@@ -64,6 +65,8 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
+from table_controller.archive.stats import player_stats
+from table_controller.archive.store import ArchiveStore, database_url, sqlite_url
 from table_controller.broadcast.config import BroadcastConfig, OutputConfig
 from table_controller.broadcast.delay import (
     DelayError,
@@ -93,6 +96,10 @@ MAX_SESSIONS: Final = 1000
 """Producer logins remembered (cookies); past this the oldest is forgotten."""
 SESSION_EXPIRY_S: Final = 24 * 3600
 """How long the broker keeps our session (and queues messages) while we are down."""
+PRODUCER_ONLY_INFO: Final = ("delay_source", "config_delay_s", "delay_why")
+"""Output settings only the producer's stream and API carry."""
+STATS_CACHE_S: Final = 20.0
+"""Player statistics are computed again at most this often per output and table."""
 HASHES_AT_ONCE: Final = 2
 """Password checks run at the same time (scrypt: 16 MiB and ~50 ms each)."""
 
@@ -135,6 +142,8 @@ class Output:
     delayed: bool = True
     source: str = "config"
     """Where the delay in force comes from: ``config`` or ``producer``."""
+    stats: str = "off"
+    """Player statistics shown: ``off``, ``session``, ``all`` (the producer: both)."""
     config_delay_s: float = 0.0
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -159,7 +168,7 @@ class Output:
                 "delayed": self.delayed, "backlog": self.line.backlog,
                 "min_delay_s": self.floor_s, "delay_source": self.source,
                 "config_delay_s": self.config_delay_s,
-                "delay_why": self.why() if self.delayed else "live"}
+                "delay_why": self.why() if self.delayed else "live", "stats": self.stats}
 
     def wake(self) -> None:
         """Wake every stream waiting on this output (they re-read the store)."""
@@ -192,6 +201,16 @@ class Broadcast:
         self._add("producer", "secure", None, locked=True, delay=0.0, delayed=False)
         for out in cfg.outputs:
             self._add_configured(out)
+            self.outputs[out.name].stats = out.stats
+        self._archive: ArchiveStore | None = None
+        self._stats_cache: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
+        if cfg.archive is not None:
+            self.outputs["producer"].stats = "both"
+            db = cfg.archive
+            url = sqlite_url(str(db.path)) if db.path is not None else database_url(str(db.dsn))
+            # Read only, never migrated here (the archive service owns the schema).
+            self._archive = ArchiveStore(url, connect_timeout_s=db.connect_timeout_s,
+                                         migrate=False)
         self.outage = BrokerOutage("broadcast_mqtt_unreachable", cfg.broker.host,
                                    cfg.broker.port)
         """Says once, with the reason, that the broker cannot be reached (issue 24)."""
@@ -377,6 +396,9 @@ class Broadcast:
             waiter = out.changed
             info = out.info()
             info.pop("backlog")
+            if out.name != "producer":  # where a delay came from is for the production room
+                for key in PRODUCER_ONLY_INFO:
+                    info.pop(key, None)
             if info != sent_info:
                 sent_info = info
                 yield f"event: info\ndata: {json.dumps(info)}\n\n"
@@ -595,6 +617,58 @@ class Broadcast:
         return JSONResponse([{**out.info(), "store_errors": self.store_errors,
                               "refused": self.refused} for out in self.outputs.values()])
 
+    def player_stats(self, out: Output, table: str) -> dict[str, Any]:
+        """The statistics ``out`` shows for ``table``'s players (blocking: a thread).
+
+        A delayed output counts only hands that ended at least its delay ago: a hand
+        still being played on the output must not show in its players' numbers (a
+        won showdown would spoil it). The game is that of the table's newest hand.
+        """
+        store = self._archive
+        assert store is not None
+        path = self.cfg.archive.path if self.cfg.archive is not None else None
+        if path is not None and not path.exists():
+            raise FileNotFoundError(f"no archive at {path}")
+        until = self.clock() - (out.line.delay_s + out.line.offset_ms / 1000.0
+                                if out.delayed else 0.0)
+        latest = store.search_hands(table=table, until=until, limit=1)
+        game = str(latest[0]["game"]) if latest and latest[0].get("game") else None
+        if game is None:
+            return {"game": None, "players": {}}
+        session = until - self.cfg.stats_session_hours * 3600
+
+        def rows(since: float | None) -> dict[str, Any]:
+            return {r["name"]: r for r in player_stats(store, game=game, since=since,
+                                                        until=until)}
+
+        if out.stats == "both":
+            return {"game": game, "session": rows(session), "all": rows(None)}
+        return {"game": game, "scope": out.stats,
+                "players": rows(session if out.stats == "session" else None)}
+
+    async def stats(self, request: Request) -> Response:
+        """``/api/stats/<output>/<table>``: the players' statistics that output shows."""
+        table = request.path_params["table"]
+        out = self.outputs.get(request.path_params["output"])
+        if (table not in self.cfg.tables or out is None or out.stats == "off"
+                or self._archive is None):
+            return PlainTextResponse("no statistics for this output", status_code=404)
+        if out.locked and (denied := await self._gate(request)) is not None:
+            return denied
+        key = (out.name, table)
+        cached = self._stats_cache.get(key)
+        now = time.monotonic()
+        if cached is None or now - cached[0] > STATS_CACHE_S:
+            try:
+                body = await asyncio.to_thread(self.player_stats, out, table)
+            except (OSError, SQLAlchemyError) as exc:
+                log.warning("broadcast_stats_unavailable", problem=str(exc).splitlines()[0][:200])
+                return PlainTextResponse("the archive cannot be read now", status_code=503)
+            self._stats_cache[key] = (now, body)
+        else:
+            body = cached[1]
+        return JSONResponse(body)
+
     async def static(self, request: Request) -> Response:
         """The pages' own CSS and script (nothing is loaded from outside the machine)."""
         name = request.path_params["name"]
@@ -628,6 +702,7 @@ class Broadcast:
             Route("/sse/{output}/{table}", self.events),
             Route("/api/delay/{output}", self.delay, methods=["POST"]),
             Route("/api/outputs", self.outputs_info),
+            Route("/api/stats/{output}/{table}", self.stats),
             Route("/static/{name}", self.static),
         ])
 
@@ -690,6 +765,8 @@ class Broadcast:
             self.client.loop_stop()
             self._loop = None  # a late message is not handed to a closed store
             self.store.close()
+            if self._archive is not None:
+                self._archive.close()
 
 
 def _without_seq(payload: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Final
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from table_controller.archive.config import DatabaseConfig
+from table_controller.domain.engine.settings import StakesError, check_stakes
 from table_controller.mqtt.broker_config import BrokerConfig
 from table_controller.table.config_file import ConfigError, error_from_validation, read_toml
 from table_controller.web.passwords import checked_hash
@@ -43,6 +44,25 @@ class HttpConfig(_Section):
     port: int = Field(default=8490, ge=0, le=65535, description="0: any free port.")
 
 
+class StakesConfig(_Section):
+    """``[stakes.<table>]`` (or ``[stakes."*"]`` for every table): the table's fixed-limit
+    amounts, as in its ``table.toml``. The hand records carry none; a PHH export writes
+    these (else what the record's bets show, flagged when that is nothing)."""
+
+    ante: int = Field(default=0, ge=0)
+    bring_in: int = Field(ge=0)
+    small_bet: int = Field(gt=0)
+    big_bet: int = Field(gt=0)
+
+    @model_validator(mode="after")
+    def _fixed_limit(self) -> StakesConfig:
+        try:
+            check_stakes(self.ante, self.bring_in, self.small_bet, self.big_bet)
+        except StakesError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+
 class SupervisorConfig(_Section):
     """``[[supervisors]]``: one floor supervisor who may log in."""
 
@@ -66,6 +86,9 @@ class FloorConfig(_Section):
                                      description="Wait for a table's reply to a command.")
     hands_kept: int = Field(default=20_000, ge=100, le=1_000_000,
                             description="Finished hands kept in memory without an archive.")
+    stakes: dict[str, StakesConfig] = Field(
+        default_factory=dict,
+        description="Per table id (or \"*\" for any table): the stakes a PHH export writes.")
 
     @model_validator(mode="after")
     def _unique(self) -> FloorConfig:
@@ -73,6 +96,10 @@ class FloorConfig(_Section):
         if len(set(names)) != len(names):
             raise ValueError("supervisors: a name is listed twice")
         return self
+
+    def stakes_of(self, table: str) -> StakesConfig | None:
+        """The configured stakes of ``table`` (its own, else ``"*"``), if any."""
+        return self.stakes.get(table) or self.stakes.get("*")
 
     def supervisor(self, name: str) -> SupervisorConfig | None:
         """The supervisor called ``name``, if any."""
@@ -102,5 +129,5 @@ def load_floor_config(path: Path | str) -> FloorConfig:
     return parse_floor_config(read_toml(path), path)
 
 
-__all__ = ["FloorConfig", "HttpConfig", "SupervisorConfig", "load_floor_config",
-           "parse_floor_config"]
+__all__ = ["FloorConfig", "HttpConfig", "StakesConfig", "SupervisorConfig",
+           "load_floor_config", "parse_floor_config"]

@@ -7,12 +7,22 @@ markers for what the record does not hold:
 * down cards that were never shown (the floor never has them): the PHH file needs a card
   there, so the deck's lowest cards not seen in the hand stand in and are listed in
   ``_filled_cards`` (the convention of ``stud-table phh import``);
-* antes and stakes: the record has no table settings. The bring-in is the ``bring_in``
-  action's amount; the small bet the first completion (3rd street) or bet on 4th; the big
-  bet the first bet on 5th street or later (else twice the small bet); antes 0. Stacks:
-  ``stack_start`` (after the ante) when every player has one, else placeholders with
-  ``_stacks = "unknown"``; a hand without actions (a card-only table) gets
-  ``_betting = "unknown"``.
+* antes and stakes: the record has no table settings. The table's stakes come from
+  ``floor.toml`` (``[stakes.<table>]``) when configured (``_stakes = "table"``); else
+  they are read from the record's bets: the bring-in is the ``bring_in`` action's
+  amount; the small bet the first completion (3rd street) or bet on 4th; the big bet the
+  first bet on 5th street or later (else twice the small bet); antes 0
+  (``_stakes = "from the bets"``); a record without any amount says
+  ``_stakes = "unknown"`` (they used to be invented: 2/4 on a 5/10 table, issue 22).
+  Stacks: ``stack_start`` (after the ante) when every player has one, else
+  placeholders with ``_stacks = "unknown"``;
+* betting: a hand whose only actions are folds (a card-only table: the engine sees a
+  fold from the cards reaching the muck) has **unknown betting**: the file holds the
+  deals, each fold on its street, the hands shown down, and ``_betting = "unknown"``;
+  ``stud-table phh import`` turns such a file into a card-only table script (no ``act``
+  line: a fold is the seat's cards going to the muck), which replays with the same
+  folds and the same winner. It is not a complete PokerKit hand (PokerKit needs every
+  bet). ``_winners`` always lists the record's winners (PHH has no such field).
 
 Card order within a seat: the 3rd street deal is the two down cards then the first up
 card; 4th to 6th one up card each; 7th the last down card.
@@ -57,8 +67,15 @@ def _stakes(actions: list[Mapping[str, Any]]) -> tuple[int, int, int]:
     return int(bring_in), int(small), int(big if big else 2 * small)
 
 
-def record_to_hand(record: Mapping[str, Any]) -> StudHand:
-    """The PHH hand of a public hand record (see the module docstring)."""
+STAKES_TABLE: Final = "table"
+STAKES_FROM_BETS: Final = "from the bets"
+STAKES_UNKNOWN: Final = "unknown"
+
+
+def record_to_hand(record: Mapping[str, Any],
+                   stakes: tuple[int, int, int, int] | None = None) -> StudHand:
+    """The PHH hand of a public hand record (see the module docstring); ``stakes``:
+    the table's ``(ante, bring_in, small_bet, big_bet)`` if known."""
     players = [p for p in record.get("players") or () if isinstance(p, Mapping)]
     seats = tuple(sorted(int(p["seat"]) for p in players if isinstance(p.get("seat"), int)))
     if len(seats) < 2:
@@ -105,16 +122,27 @@ def record_to_hand(record: Mapping[str, Any]) -> StudHand:
     for seat in seats:
         if shown[seat]:
             items.append(Bet(seat, 7, "sm", None, tuple(hands[seat])))
-    bring_in, small, big = _stakes(actions)
+    betting_known = any(a["action"] != "fold" for a in actions)
+    if stakes is not None:
+        ante, bring_in, small, big = stakes
+        source = STAKES_TABLE
+    else:
+        ante = 0
+        bring_in, small, big = _stakes(actions)
+        amounts = any(isinstance(a.get("amount"), int) and a["amount"] > 0 for a in actions)
+        source = STAKES_FROM_BETS if amounts else STAKES_UNKNOWN
     stacks = {int(p["seat"]): p.get("stack_start") for p in players}
     stacks_known = all(isinstance(stacks.get(s), int) for s in seats)
-    starting = tuple(int(stacks[s]) if stacks_known else PLACEHOLDER_STACK  # type: ignore[arg-type]
-                     for s in seats)
+    # PHH stacks are before the ante; the record's stack_start is after it.
+    starting = tuple(int(stacks[s]) + ante if stacks_known  # type: ignore[arg-type]
+                     else PLACEHOLDER_STACK for s in seats)
     game = record.get("game")
     hand_id = str(record.get("hand_id", ""))
     number = hand_id.split(":")[1] if hand_id.count(":") >= 2 else None
     dealer = record.get("dealer") if isinstance(record.get("dealer"), Mapping) else None
-    extra: dict[str, object] = {"_hand_id": hand_id}
+    extra: dict[str, object] = {"_hand_id": hand_id, "_stakes": source}
+    winners = [int(w) for w in record.get("winners") or () if isinstance(w, int)]
+    extra["_winners"] = winners
     table = record.get("table") or hand_id.split(":", 1)[0]
     if table:
         extra["table"] = str(table)
@@ -125,8 +153,8 @@ def record_to_hand(record: Mapping[str, Any]) -> StudHand:
     if any(names):
         extra["players"] = names
     return StudHand(
-        seats=seats, antes=(0,) * len(seats), bring_in=bring_in, small_bet=small,
+        seats=seats, antes=(ante,) * len(seats), bring_in=bring_in, small_bet=small,
         big_bet=big, starting_stacks=starting, items=tuple(items),
-        hand=int(number) if number and number.isdigit() else None,
-        filled=tuple(filled), betting_known=bool(actions), stacks_known=stacks_known,
+        hand=int(number) if number and number.isascii() and number.isdigit() else None,
+        filled=tuple(filled), betting_known=betting_known, stacks_known=stacks_known,
         extra=extra, game=Game(game) if game in {g.value for g in Game} else Game.STUD)

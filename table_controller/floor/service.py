@@ -549,7 +549,11 @@ class Floor:
             return PlainTextResponse("no such hand", status_code=404)
         try:
             # Down cards are never used: only what the public saw goes into the file.
-            text = write_phh(record_to_hand({**record, "down_cards": None}))
+            table = str(record.get("table") or hand_id.split(":", 1)[0])
+            conf = self.cfg.stakes_of(table)
+            stakes = None if conf is None else (conf.ante, conf.bring_in, conf.small_bet,
+                                                conf.big_bet)
+            text = write_phh(record_to_hand({**record, "down_cards": None}, stakes))
         except (ExportError, ValueError) as exc:
             return PlainTextResponse(f"cannot export this hand as PHH: {exc}",
                                      status_code=422)

@@ -18,6 +18,12 @@ total for the round, the same meaning in both formats); ``cc`` -> ``check`` when
 the player has already matched the round's highest wager, else ``call``;
 ``f`` -> ``fold``. ``sm`` (showdown) has no console action and is dropped.
 
+A file that says ``_betting = "unknown"`` (an export of a card-only table: its bets are
+placeholders or absent) becomes a **card-only** script: no ``act`` line at all, each
+fold is only the seat's cards going to the muck after that street's deal, as the table
+saw it. A console line made up from placeholders would make the replay's engine
+judge betting nobody did (``out_of_turn``, ``premature_deal``, issue 22).
+
 Every line gets an ``at`` (seconds from the hand start, ``pace`` apart) so that
 ``stud-table replay --mqtt`` can republish an imported hand at a dealer's pace.
 """
@@ -192,6 +198,11 @@ class _Chips:
         put[seat] = put.get(seat, 0) + paid
 
 
+def betting_unknown(hand: StudHand) -> bool:
+    """True for a hand whose file says its betting is unknown (a card-only table)."""
+    return not hand.betting_known or hand.extra.get("_betting") == "unknown"
+
+
 def _is_muck_move(event: TableEvent) -> bool:
     """A folded seat's card leaving the seat or landing in the muck (re-added at the fold)."""
     if isinstance(event, CardRemoved):
@@ -226,7 +237,15 @@ def _betting_ops(
     put: dict[int, int] = {}
     highest = 0
     completed = False
+    card_only = betting_unknown(hand)
     for bet in bets.get(street, ()):
+        if card_only:
+            if bet.verb == "f":  # a fold is the cards going to the muck, nothing else
+                chips.folded.add(bet.seat)
+                for zone, card in held[bet.seat]:
+                    out.append({"op": "remove", "zone": zone.name, "card": card.code})
+                    out.append({"op": "place", "zone": MUCK.name, "card": card.code})
+            continue
         act: dict[str, Any] = {"op": "act", "seat": bet.seat}
         if bet.verb == "pb":
             act["action"] = "bring_in"

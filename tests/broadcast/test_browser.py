@@ -102,9 +102,12 @@ def deal_timed(rig: TableRig, events: tuple[TableEvent, ...] | list[Any],
 
 def check_overlay_not_early(browser: Browser, placed: dict[str, float]) -> int:
     """Every card the delayed overlay draws was placed at least DELAY ago."""
+    view = seats(browser)
+    # The clock is read after the DOM: a card drawn by then was drawn before ``now``
+    # (read before, a card drawn during a slow DevTools call looked early: 3.90 s).
     now = time.time()
     drawn = 0
-    for row in seats(browser):
+    for row in view:
         for card in row["up"] + row["down"]:
             drawn += 1
             assert card in placed, f"{card} drawn but never placed"

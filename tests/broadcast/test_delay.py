@@ -155,8 +155,9 @@ def test_reveal_filter_shows_only_what_the_mode_allows(
     hidden_live = False
     for row in state["seats"]:
         seat = row["seat"]
-        revealed = mode is Reveal.ALL or (mode is Reveal.SHOWDOWN and shown is not None
-                                          and seat in shown)
+        revealed = mode is Reveal.ALL or (
+            mode in (Reveal.SHOWDOWN, Reveal.SHOWDOWN_EARLY) and shown is not None
+            and seat in shown)
         got = by_seat[seat]
         assert got["up"] == row["up"]
         assert got["down_count"] == row["down_count"]

@@ -220,6 +220,7 @@ def test_public_and_delayed_outputs_observe_the_same_whatever_the_secrets(
     assert "Kd" not in text
     assert "reading 1" not in text
     venue = "".join(functools.reduce(operator.iadd, a["bytes"]["venue"], []))
+    assert '"delay_why"' not in text  # where a delay came from: the producer's only
     assert '"seq"' not in venue
     assert '"seq"' not in text
 

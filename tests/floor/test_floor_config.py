@@ -53,3 +53,21 @@ def test_archive_path_is_relative_to_the_config(tmp_path: Path) -> None:
                              tmp_path / "floor.toml")
     assert cfg.archive is not None
     assert cfg.archive.path == tmp_path / "db" / "archive.sqlite"
+
+
+def test_stakes_per_table_for_the_phh_export() -> None:
+    """``[stakes.<table>]`` and ``[stakes."*"]``; stakes no fixed-limit game has are one
+    line naming the key."""
+    sup = [{"name": "Maria Lopez", "password_hash": HASH}]
+    cfg = parse_floor_config({"supervisors": sup, "stakes": {
+        "t1": {"ante": 1, "bring_in": 2, "small_bet": 5, "big_bet": 10},
+        "*": {"bring_in": 1, "small_bet": 2, "big_bet": 4}}}, "floor.toml")
+    t1, other = cfg.stakes_of("t1"), cfg.stakes_of("t9")
+    assert t1 is not None
+    assert (t1.ante, t1.bring_in, t1.small_bet, t1.big_bet) == (1, 2, 5, 10)
+    assert other is not None
+    assert other.small_bet == 2
+    assert parse_floor_config({"supervisors": sup}, "floor.toml").stakes_of("t1") is None
+    with pytest.raises(ConfigError, match=r"stakes\.t1"):
+        parse_floor_config({"supervisors": sup, "stakes": {
+            "t1": {"bring_in": 20, "small_bet": 5, "big_bet": 10}}}, "floor.toml")

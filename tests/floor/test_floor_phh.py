@@ -3,14 +3,17 @@ project's own PHH reader; unknown down cards stand in as ``_filled_cards``."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from table_controller.domain.cards import Card
 from table_controller.floor.phh import ExportError, record_to_hand
+from table_controller.handhistory.importer import import_hand
 from table_controller.handhistory.reader import read_phh
 from table_controller.handhistory.writer import write_phh
+from table_controller.records.replay import replay_file
 
 
 def record() -> dict[str, Any]:
@@ -81,3 +84,81 @@ def test_a_record_without_two_players_is_refused() -> None:
     """A clear reason, no file."""
     with pytest.raises(ExportError, match="two players"):
         record_to_hand({**record(), "players": [{"seat": 1}]})
+
+
+def card_only(**over: Any) -> dict[str, Any]:
+    """A card-only hand's public record (no console: the only actions are the folds the
+    engine saw from the cards): seat 1 folds on 4th; seats 3 and 5 show down, seat 3
+    wins with three queens against a pair of jacks."""
+    rec = {
+        "table": "t1", "hand_id": "t1:12:1795958400000", "game": "stud",
+        "dealer": None,
+        "players": [{"seat": s, "name": n, "stack_start": None, "stack_end": None}
+                    for s, n in ((1, "Ada"), (3, "Bo"), (5, "Chen"))],
+        "actions": [{"street": 4, "seat": 1, "action": "fold", "amount": None}],
+        "up_cards": {"1": ["2c", "9d"], "3": ["Qs", "4h", "7c", "8d"],
+                     "5": ["Jh", "3s", "5c", "Td"]},
+        "shown": {"3": ["Qh", "Qd", "Qs", "4h", "7c", "8d", "2s"],
+                  "5": ["Jc", "6d", "Jh", "3s", "5c", "Td", "9s"]},
+        "down_cards": None, "pot": None, "winners": [3], "winners_high": [3],
+        "winners_low": [], "alerts": [], "notices": [], "ended": "showdown",
+    }
+    return {**rec, **over}
+
+
+def replayed(text: str, tmp: Path) -> dict[str, Any]:
+    """The PHH text imported as a table script and replayed (the CONFORMANCE report of
+    its one hand)."""
+    script = tmp / "hand.jsonl"
+    script.write_text(import_hand(read_phh(text)).script_text())
+    [hand] = replay_file(script)["hands"]
+    return dict(hand)
+
+
+def test_a_card_only_hand_round_trips_with_its_stakes_folds_and_winner(tmp_path: Path
+                                                                       ) -> None:
+    """Issue 22: a card-only hand with a fold exported with invented stakes and no marker,
+    and replayed with no winner, an out_of_turn and premature_deals. Now: the table's
+    stakes, ``_betting = "unknown"``, the winner listed, and the import is a card-only
+    script whose replay has the same fold, the same winner and no alert."""
+    text = write_phh(record_to_hand(card_only(), stakes=(1, 2, 5, 10)))
+    assert '_betting = "unknown"' in text
+    assert '_stakes = "table"' in text
+    assert "_winners = [3]" in text
+    back = read_phh(text)
+    assert (back.antes, back.bring_in, back.small_bet, back.big_bet) == ((1, 1, 1), 2, 5, 10)
+    assert [b.verb for b in back.bets if b.verb != "sm"] == ["f"]  # nothing made up
+    script = import_hand(back).script_text()
+    assert '"op": "act"' not in script  # a card-only table script
+    assert '"small_bet": 5' in script
+    hand = replayed(text, tmp_path)
+    assert hand["winners"] == [3]
+    assert hand["alerts"] == []
+    assert {s: p["status"] for s, p in hand["players"].items()} == {
+        "1": "folded", "3": "active", "5": "active"}
+    assert hand["players"]["3"]["up"] == ["Qs", "4h", "7c", "8d"]
+
+
+def test_a_card_only_hand_won_by_folds_round_trips(tmp_path: Path) -> None:
+    """Everybody else folds (seat 5 on 6th street): the last seat standing wins the
+    replay too, its unseen down cards stand-ins listed in ``_filled_cards``."""
+    rec = card_only(
+        actions=[{"street": 4, "seat": 1, "action": "fold", "amount": None},
+                 {"street": 6, "seat": 5, "action": "fold", "amount": None}],
+        up_cards={"1": ["2c", "9d"], "3": ["Qs", "4h", "7c", "8d"],
+                  "5": ["Jh", "3s", "5c", "Td"]},
+        shown={}, ended="fold")
+    text = write_phh(record_to_hand(rec, stakes=(0, 2, 5, 10)))
+    assert "_filled_cards" in text
+    hand = replayed(text, tmp_path)
+    assert hand["winners"] == [3]
+    assert hand["alerts"] == []
+    assert hand["players"]["5"]["status"] == "folded"
+
+
+def test_stakes_that_nothing_shows_are_flagged_not_invented() -> None:
+    """Without configured stakes and without a single amount in the record, the file says
+    ``_stakes = "unknown"``; with bets, ``from the bets``."""
+    assert '_stakes = "unknown"' in write_phh(record_to_hand(card_only()))
+    assert '_stakes = "from the bets"' in write_phh(record_to_hand(record()))
+    assert "_betting" not in write_phh(record_to_hand(record()))

@@ -19,6 +19,7 @@
   let state = null, result = null, lastAction = null, lastId = 0, info = null;
   const alerts = [], readers = {};
   let status = null, source = null;
+  let stats = null, statsTimer = null; // player statistics (the archive), if the output shows them
 
   const esc = (t) => String(t).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
 
@@ -96,12 +97,53 @@
     const bet = row.bet ? `<span class="bet">bet ${row.bet}</span>` : "";
     const name = row.name || `Seat ${row.seat}`;
     const cc = row.country ? `<span class="cc">${esc(row.country)}</span>` : "";
+    const st = statLine(row.name);
     return `<div class="${cls.join(" ")}" data-seat="${row.seat}" data-status="${row.status}" data-name="${esc(name)}">` +
       `<div class="cards">${inHand ? downs.join("") + (downs.length && ups.length ? '<span class="gap"></span>' : "") + ups.join("") : ""}</div>` +
-      `<div class="who"><div class="name">${esc(name)}${cc}</div></div>` +
+      `<div class="who"><div class="name">${esc(name)}${cc}</div>${st}</div>` +
       `<div class="nums"><span class="chips">${stack ? stack : "&nbsp;"}</span>${equity}</div>` +
       `<div class="line2"><span class="reading">${esc(reading)}</span>${bet}${markers.join("")}</div>` +
       `</div>`;
+  }
+
+  // A plate's statistics line: VPIP, 3rd-street aggression, aggression factor, went to
+  // showdown, won at showdown, hands (the output's scope: this session or all time).
+  function statLine(name) {
+    const players = stats && (stats.players || stats.session);
+    const r = name && players ? players[name] : null;
+    if (!r) return "";
+    const pct = (v) => (v == null ? "–" : `${Math.round(v)}%`);
+    return `<div class="stat" data-stat-name="${esc(name)}">VPIP ${pct(r.vpip_pct)} · 3rd ${pct(r.third_aggr_pct)}` +
+      ` · AF ${r.aggression == null ? "–" : r.aggression.toFixed(1)} · SD ${pct(r.showdown_pct)}` +
+      ` · W$SD ${pct(r.won_at_showdown_pct)} · ${r.hands} ${r.hands === 1 ? "hand" : "hands"}</div>`;
+  }
+
+  async function loadStats() {
+    const res = await fetch(`/api/stats/${encodeURIComponent(OUTPUT)}/${encodeURIComponent(TABLE)}`,
+      { credentials: "same-origin" });
+    if (res.ok) { stats = await res.json(); render(); }
+    if (PAGE === "producer") renderStats();
+  }
+
+  function renderStats() {
+    const box = document.getElementById("stats");
+    if (!box) return;
+    if (!stats) { box.textContent = "no statistics (no [archive] configured, or it cannot be read)"; return; }
+    const names = Array.from(new Set([...Object.keys(stats.session || {}), ...Object.keys(stats.all || {})])).sort();
+    // One cell per figure: this session / all time.
+    const fig = (r, key) => (r && r[key] != null ? String(r[key]) : "–");
+    const cell = (n, key) => `<td>${fig((stats.session || {})[n], key)} / ${fig((stats.all || {})[n], key)}</td>`;
+    const keys = ["hands", "vpip_pct", "third_aggr_pct", "aggression", "showdown_pct", "won_at_showdown_pct"];
+    box.innerHTML = names.length ? `<p>${esc(stats.game)}: this session / all time</p><table><thead><tr><th>player</th>` +
+      `<th>hands</th><th>VPIP %</th><th>3rd %</th><th>AF</th><th>SD %</th><th>W$SD %</th></tr></thead><tbody>` +
+      names.map((n) => `<tr data-player="${esc(n)}"><td>${esc(n)}</td>${keys.map((k) => cell(n, k)).join("")}</tr>`).join("") +
+      "</tbody></table>" : "no console-driven hand archived yet";
+  }
+
+  function startStats() {
+    if (statsTimer !== null) return;
+    loadStats();
+    statsTimer = setInterval(loadStats, 30000);
   }
 
   function renderResult() {
@@ -314,7 +356,11 @@
       handle(JSON.parse(e.data));
       render();
     });
-    source.addEventListener("info", (e) => { info = JSON.parse(e.data); render(); });
+    source.addEventListener("info", (e) => {
+      info = JSON.parse(e.data);
+      if (info.stats && info.stats !== "off") startStats();
+      render();
+    });
     source.addEventListener("reset", () => { lastId = 0; }); // the service's store was replaced
     source.onopen = () => { document.getElementById("conn").textContent = ""; body.dataset.connected = "1"; };
     source.onerror = () => {
