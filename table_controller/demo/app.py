@@ -29,7 +29,7 @@ from table_controller.daemon.logging import configure_logging
 from table_controller.demo.broadcast import DEFAULT_DELAY, SEAT_NAMES, DemoBroadcast
 from table_controller.demo.dealer import VirtualDealer
 from table_controller.demo.feed import TableFeed
-from table_controller.mqtt.local_broker import BrokerError
+from table_controller.mqtt.local_broker import BrokerError, find_mosquitto
 from table_controller.mqtt.request import NoReplyError, send_request
 from table_controller.mqtt.topics import SECURE_LEVEL, TableTopics
 from table_controller.simulation.session import TABLE_ID, DemoError, DemoTable
@@ -196,6 +196,11 @@ def run_demo(
     configure_logging("console", "warning")
     if seed is None:
         seed = random.SystemRandom().randrange(1_000_000)
+    if find_mosquitto() is None:
+        # Said first, in one line: nothing else is worth starting without a broker.
+        print("stud-table demo: mosquitto is not installed: run scripts/setup (it installs"
+              " the Debian package 'mosquitto')", file=sys.stderr)
+        return EXIT_FAILURE
     stop = threading.Event()
     workdir = Path(tempfile.mkdtemp(prefix="stud-demo-"))
     with _stop_on_signals(stop):

@@ -19,6 +19,7 @@ The demo (``stud-table demo``), ``stud-table simulate --mode daemon`` (table
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -86,7 +87,7 @@ class DemoTable:
                 raise DemoError(f"{path} is missing: run from the project checkout")
         self.workdir = workdir
         self.table_id = table_id
-        self.decks = list(decks)
+        self.decks = _private_copies(decks, workdir / "decks")
         self.layout: TableLayout = load_layout(LAYOUT_FILE)
         self.registry: DeckRegistry = load_decks(self.decks)
         self.scan_period = scan_period
@@ -225,3 +226,21 @@ def table_config_toml(
 
 def _toml_str(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _private_copies(decks: Sequence[Path], directory: Path) -> list[Path]:
+    """The deck files copied owner-only into the work directory: the shipped example
+    decks are 0644 in the checkout, and a deck readable by others is warned about (a
+    real deck's map reveals hole cards through the backs); the emulated table's daemon
+    reads the copies, as an installed daemon reads its 0600 decks."""
+    directory.mkdir(parents=True, exist_ok=True)
+    copies = []
+    for index, path in enumerate(decks):
+        (directory / str(index)).mkdir(exist_ok=True)
+        copy = directory / str(index) / path.name  # the same name: a deck may be named by it
+        fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(path.read_bytes())
+        os.chmod(copy, 0o600)
+        copies.append(copy)
+    return copies

@@ -49,6 +49,7 @@ class Clock:
 
 
 def _service(tmp: Path, clock: Clock) -> Broadcast:
+    tmp.mkdir(parents=True, exist_ok=True)  # the backlog's directory is never created
     cfg = parse_broadcast_config({
         "tables": ["t1"], "state_file": str(tmp / "bc.sqlite"), "min_public_delay_s": 0,
         "producer": {"password_hash": PASSWORD_HASH},
