@@ -42,10 +42,8 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from table_controller.broadcast.config import (
-    hash_password,
-    parse_broadcast_config,
-)
+from table_controller.broadcast.config import parse_broadcast_config
+from table_controller.web.passwords import hash_password
 
 ROOT = Path(__file__).resolve().parents[1]
 

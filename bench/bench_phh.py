@@ -33,7 +33,7 @@ from table_controller.records.script import parse_script
 from table_controller.simulation import deal_random
 from table_controller.tools.republish import Recording, republish
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "phh-wsop-2023-event43"
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "phh-wsop-2023-event43"
 
 
 class NullPublisher:

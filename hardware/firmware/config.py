@@ -9,7 +9,16 @@ READER_ID = 1
 table's layout file (hardware/layouts/table-8.toml: 1-4 for the seats, 10 dealer)."""
 
 ANTENNA_COUNT = 4
-"""MFRC522 modules fitted, on multiplexer channels 0..ANTENNA_COUNT-1 (1..16)."""
+"""Front-end modules fitted, on multiplexer channels 0..ANTENNA_COUNT-1 (1..16)."""
+
+FRONT_END = "mfrc522"
+"""Which modules this board carries (README.md "Which front end for which zone"):
+"mfrc522" (ISO 14443 A, one card per zone: up cards, board) or "pn5180" (ISO 15693,
+16-slot anticollision: down cards, burn, muck, where cards stack)."""
+
+PN5180_SLOTS = 16
+"""PN5180 inventory: 16 slots (stacks) or 1 (one card a zone; collisions fall back
+to 16-slot rounds)."""
 
 ARRIVE_SCANS = 1
 """Consecutive scans that must see a tag before it is reported (TAG_ARRIVED)."""
@@ -37,7 +46,9 @@ PIN_MISO = 16
 PIN_CS = 17
 """Chip select: to the CD74HC4067's common pin (SIG)."""
 PIN_RST = 20
-"""RST of every MFRC522 module (shared)."""
+"""RST of every module (shared)."""
+PIN_BUSY = 21
+"""PN5180 only: BUSY of the selected module, from the second CD74HC4067's common pin."""
 PIN_MUX = (10, 11, 12, 13)
 """CD74HC4067 address S0, S1, S2, S3."""
 PIN_SAFE_BOOT = 22

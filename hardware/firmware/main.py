@@ -14,6 +14,7 @@ import config
 import machine
 from stud_reader.hal import PicoHal
 from stud_reader.mfrc522 import MuxedFrontEnd
+from stud_reader.pn5180 import PN5180FrontEnd
 from stud_reader.protocol import FAULT_WATCHDOG_RESET
 from stud_reader.reader import Reader
 
@@ -33,13 +34,15 @@ def build_reader():
         sck=machine.Pin(config.PIN_SCK), mosi=machine.Pin(config.PIN_MOSI),
         miso=machine.Pin(config.PIN_MISO),
     )
-    front_end = MuxedFrontEnd(
-        spi,
-        machine.Pin(config.PIN_CS, out, value=1),
-        machine.Pin(config.PIN_RST, out, value=1),
-        [machine.Pin(pin, out, value=0) for pin in config.PIN_MUX],
-        config.ANTENNA_COUNT,
-    )
+    cs = machine.Pin(config.PIN_CS, out, value=1)
+    rst = machine.Pin(config.PIN_RST, out, value=1)
+    mux = [machine.Pin(pin, out, value=0) for pin in config.PIN_MUX]
+    if getattr(config, "FRONT_END", "mfrc522") == "pn5180":
+        busy = machine.Pin(config.PIN_BUSY, machine.Pin.IN, machine.Pin.PULL_DOWN)
+        front_end = PN5180FrontEnd(spi, cs, rst, mux, config.ANTENNA_COUNT, busy=busy.value,
+                                   slots=getattr(config, "PN5180_SLOTS", 16))
+    else:
+        front_end = MuxedFrontEnd(spi, cs, rst, mux, config.ANTENNA_COUNT)
     return Reader(
         PicoHal(front_end), config.READER_ID, config.ANTENNA_COUNT,
         arrive_scans=config.ARRIVE_SCANS, leave_scans=config.LEAVE_SCANS,

@@ -674,7 +674,9 @@ class ArchiveStore:
         Each per-dealer / per-table entry is ``{"hands", "alerts", "hands_per_hour",
         "errors_per_100_hands": {code: rate}, "by_code": {code: count}}`` (a dealer entry
         also has ``id`` and ``name``; its key is the id, ``"-"`` for hands without a dealer
-        signed in). ``hands_per_hour`` is over the whole window for the room and a table,
+        signed in), and ``manual_cards``: the cards entered by hand at the console in
+        those hands (``manual_card`` notices, issue 19: dead tags to replace; counted per
+        table, 0 for dealers). ``hands_per_hour`` is over the whole window for the room and a table,
         and over the dealer's own span (first hand started to last hand ended) for a
         dealer, who does not deal the whole shift. An error is an alert (any severity);
         notices are not errors. A rate with no hands is ``None``.
@@ -705,10 +707,16 @@ class ArchiveStore:
                 sa.select(alerts.c.table_id, alert_dealer, sa.func.max(alerts.c.dealer_name),
                           alert_code, sa.func.count())
                 .where(in_alerts).group_by(alerts.c.table_id, alert_dealer, alert_code)).all()
+            # Issue 19: cards the dealer entered by hand (dead tags) are tags to replace.
+            manual = conn.execute(
+                sa.select(hands.c.table_id, sa.func.count())
+                .select_from(notices.join(hands, notices.c.hand_id == hands.c.hand_id))
+                .where(in_hands, notices.c.code == "manual_card")
+                .group_by(hands.c.table_id)).all()
 
         def entry(n_hands: int, per_hour: float | None) -> dict[str, Any]:
             return {"hands": n_hands, "alerts": 0, "hands_per_hour": per_hour,
-                    "errors_per_100_hands": {}, "by_code": {}}
+                    "errors_per_100_hands": {}, "by_code": {}, "manual_cards": 0}
 
         room_codes: dict[str, int] = {}
         per_table = {t: entry(n, n / hours) for t, n in by_table}
@@ -725,6 +733,8 @@ class ArchiveStore:
                 slot = group.setdefault(key, fresh)
                 slot["alerts"] += n
                 slot["by_code"][code] = slot["by_code"].get(code, 0) + n
+        for table, n in manual:
+            per_table.setdefault(table, entry(0, 0.0))["manual_cards"] = int(n)
         for slot in (*per_table.values(), *per_dealer.values()):
             slot["errors_per_100_hands"] = _rates(slot["by_code"], slot["hands"])
         return {"since": start, "until": end, "hours": hours, "hands": int(total),

@@ -417,9 +417,15 @@ class TableCore:
 
     # --------------------------------------------------------------- start-up
 
-    def restore(self, records: Sequence[Mapping[str, Any]]) -> int:
+    def restore(
+        self,
+        records: Sequence[Mapping[str, Any]],
+        leftovers: Mapping[Card, Sequence[tuple[Zone, str | None]]] | None = None,
+    ) -> int:
         """Replay journal ``records`` (the current hand) into the engine, publishing
-        nothing; return how many events were applied."""
+        nothing; return how many events were applied. ``leftovers``: pile cards of
+        earlier hands still on the felt (:func:`~.reconcile.leftover_piles`), seeded
+        into presence so the readers' first inventories do not deal them again."""
         count = 0
         decks: dict[Card, str] = {}
         for record in records:
@@ -444,6 +450,7 @@ class TableCore:
         if self.engine.hand is not None:
             self.last_hand = max(self.last_hand, self.engine.hand.number)
         self._seed_presence(decks)
+        self._seed_leftovers(leftovers or {})
         log.info("journal_restored", events=count,
                  hand=self.engine.hand.number if self.engine.hand else None)
         return count
@@ -475,6 +482,22 @@ class TableCore:
             for zone in zones:
                 for reader, port in self.layout.antennas_of(zone)[:1]:
                     self.presence.tag_arrived(reader, port, uid, now)  # known already
+                    self._start_positions.setdefault(card, []).append((zone, deck))
+
+    def _seed_leftovers(self, leftovers: Mapping[Card, Sequence[tuple[Zone, str | None]]]
+                        ) -> None:
+        """Tell presence about the earlier hands' pile cards still lying on the felt
+        (issue 19: the last hand's burn pile read at a restart is not this hand's)."""
+        if self.registry is None:
+            return
+        now = self._mono()
+        for card, places in leftovers.items():
+            for zone, deck in places:
+                if deck is None or deck not in self.registry.decks:
+                    continue  # a scripted record, or a deck no longer loaded: no tag
+                uid = self.registry.uid_for(card, deck)
+                for reader, port in self.layout.antennas_of(zone)[:1]:
+                    self.presence.tag_arrived(reader, port, uid, now)
                     self._start_positions.setdefault(card, []).append((zone, deck))
 
     def publish_snapshot(self) -> None:
@@ -682,15 +705,33 @@ class TableCore:
                               f" {recovery.moved_to.name}")
         self._update_health()
 
-    def report_missing_journal(self, path: str) -> None:
-        """The journal file is gone though the table ran before: say so."""
-        log.error("journal_missing", path=path)
+    def report_missing_journal(self, path: str,
+                               why: str = "journal file was missing at start") -> None:
+        """The journal lost its records though the table ran before (``why``:
+        missing, emptied, hand records gone; issue 21 journal_gate): say so."""
+        log.error("journal_missing", path=path, why=why)
         self._daemon_alert(
             JOURNAL_MISSING,
-            f"The journal {path} is missing although this table has run before: the"
-            " hand in progress could not be restored. Check the table by eye.",
+            f"The journal {path} lost its records although this table has run before"
+            f" ({why}): the hand in progress could not be restored. Check the table by eye.",
         )
-        self._journal_note = "journal file was missing at start"
+        self._journal_note = why
+        self._update_health()
+
+    def journal_replaced(self, problem: str) -> None:
+        """The live journal vanished while running (``problem``: deleted, moved, its
+        directory removed) and the journal began a new file with the current hand
+        (issue 21 item 1): log, alert, ``status`` degraded until the next hand."""
+        path = self.journal.path if self.journal is not None else "the journal"
+        log.error("journal_file_lost", path=str(path), problem=problem)
+        self._daemon_alert(
+            JOURNAL_MISSING,
+            f"While the table controller was running, {problem} ({path}). A new journal"
+            " file was begun with the current hand, so nothing on the table is lost and"
+            " hand numbers go on; the records of earlier hands went with the old file"
+            " (rotated files are kept). Find out who removed it.",
+        )
+        self._journal_note = f"{problem}; a new journal file was begun"
         self._update_health()
 
     def journal_unavailable(self, reason: str) -> None:
@@ -904,7 +945,12 @@ class TableCore:
             return result
         if isinstance(event, AlertAck | AlertResolve | DealerChange):
             return self._floor_command(request, key, event)
-        refusal = self.engine.refuse_hand(event) if isinstance(event, HandStarted) else None
+        if isinstance(event, HandStarted):
+            refusal = self.engine.refuse_hand(event)
+        elif isinstance(event, CardPlaced):
+            refusal = self._manual_card_refusal(event)
+        else:
+            refusal = None
         if refusal is not None:
             # Not journaled: a journal's current hand starts at its last "hand"
             # record, so a refused one there would restart the wrong hand.
@@ -925,7 +971,15 @@ class TableCore:
             self._reply(request, result)
             return result
         try:
-            outputs = self._journal_and_apply(event)
+            if isinstance(event, CardPlaced):
+                # A manual card (issue 19): a zone event like a read one, opening a
+                # card-only hand first when it starts one; the engine does not
+                # answer zone events, so the reply is the daemon's.
+                self._journal_zone_event(event)
+                outputs: list[EngineOutput] = [ConsoleResult(
+                    True, message=f"card entered by hand at {event.zone.name}")]
+            else:
+                outputs = self._journal_and_apply(event)
         except NotJournaledError:
             result = ConsoleResult(False, ReplyCode.JOURNAL_UNAVAILABLE,
                                    "the journal cannot be written; try again later")
@@ -944,6 +998,27 @@ class TableCore:
         self._publish_state()  # before the reply: a requester reading state sees the change
         self._remember(key, result, self._reply(request, result))
         return result
+
+    def _manual_card_refusal(self, event: CardPlaced) -> ConsoleResult | None:
+        """Why a manual ``card`` contradicts the table (issue 19), or None.
+
+        A card entered by hand stands for a tag no reader reads: if a reader sees
+        that card anywhere, or the hand already has it on the table, the entry is
+        wrong (a mistyped card, or the tag works after all) and changes nothing.
+        The reason names where, never the card (it is logged).
+        """
+        for placed in self.presence.present():
+            if placed.card is event.card:
+                return ConsoleResult(
+                    False, ReplyCode.CARD_SEEN,
+                    f"the readers see that card at {placed.zone.name}: enter by hand only"
+                    " a card no reader can read")
+        hand = self.engine.hand
+        if hand is not None and not hand.finished and hand.where.get(event.card):
+            return ConsoleResult(
+                False, ReplyCode.CARD_SEEN,
+                f"that card is on the table already, at {hand.where[event.card][0].name}")
+        return None
 
     @staticmethod
     def _request_key(request: CommandRequest) -> bytes | None:

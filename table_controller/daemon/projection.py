@@ -214,10 +214,10 @@ def _event_fields(
     if kind is GameEventKind.HAND_STARTED:
         fields: dict[str, Any] = {"players": list(hand.players) if hand else []}
     elif kind is GameEventKind.CARD_DEALT_UP:
-        fields = {"seat": event.seat, "card": card}
+        fields = {"seat": event.seat, "card": card, "manual": event.manual}
     elif kind is GameEventKind.CARD_DEALT_DOWN:
-        return {"kind": kind.value, "seat": event.seat}, {
-            "kind": kind.value, "seat": event.seat, "card": card,
+        return {"kind": kind.value, "seat": event.seat, "manual": event.manual}, {
+            "kind": kind.value, "seat": event.seat, "card": card, "manual": event.manual,
         }
     elif kind is GameEventKind.CARD_BURNED:
         return {"kind": kind.value}, {"kind": kind.value, "card": card}

@@ -85,6 +85,53 @@ class Reconciliation:
         return [*self.before_end, *self.after]
 
 
+_PILES = (ZoneKind.BURN, ZoneKind.MUCK, ZoneKind.BOARD)
+
+
+def leftover_piles(
+    records: Iterable[Mapping[str, object]],
+) -> dict[Card, list[tuple[Zone, str | None]]]:
+    """The pile cards earlier hands left on the felt: where each still lies.
+
+    A dealer often leaves the burn pile (or a muck) of the last hand on the table
+    while the next hand is dealt. At a restart the readers report those cards
+    with the current hand's: fed to the engine they would read as extra burns
+    (issue 19). A card placed on the burn pile, the muck or the board in an
+    earlier hand, not taken from there since and not dealt in the current hand,
+    is that hand's: presence is told it lies there, so it nets out.
+    ``records`` are journal op records in order (the envelope does not matter).
+    """
+    lying: dict[Card, dict[tuple[Zone, str | None], None]] = {}
+    current: set[Card] = set()
+    for record in records:
+        op = record.get("op")
+        if op == "hand":
+            current = set()
+            continue
+        if op not in ("place", "remove"):
+            continue
+        try:
+            zone = Zone.parse(str(record.get("zone")))
+            card = Card.parse(str(record.get("card")))
+        except ValueError:
+            continue  # an unknown tag, or a record the replay refuses anyway
+        deck = record.get("deck")
+        key = (zone, deck if isinstance(deck, str) else None)
+        if op == "place":
+            current.add(card)
+            if zone.kind in _PILES:
+                lying.setdefault(card, {})[key] = None
+            else:
+                lying.pop(card, None)
+        else:
+            places = lying.get(card, {})
+            # The deck of a removal may be unknown to an old record: the zone decides.
+            for place in [key] if key in places else [k for k in places if k[0] == zone]:
+                del places[place]
+    return {card: list(places) for card, places in lying.items()
+            if places and card not in current}
+
+
 def net_difference(
     start: Mapping[Card, Sequence[tuple[Zone, str | None]]],
     events: Iterable[ZoneEvent],

@@ -22,7 +22,8 @@ from typing import Any
 
 import structlog
 
-from firmware_bridge.link import ConnectionState, LinkStats, ReaderLink
+from firmware_bridge.kinds import AnyReaderLink, open_link
+from firmware_bridge.link import ConnectionState, LinkStats
 from firmware_bridge.messages import ReaderMessage
 from table_controller.daemon.config import DaemonConfig
 from table_controller.daemon.core import (
@@ -36,6 +37,8 @@ from table_controller.daemon.core import (
     TableCore,
 )
 from table_controller.daemon.equity_feed import ChildProcess, Compute, EquityWorker
+from table_controller.daemon.journal_gate import StartEvidence, start_finding
+from table_controller.daemon.reconcile import leftover_piles
 from table_controller.domain.engine.alerts import AlertCode
 from table_controller.domain.engine.settings import TableSettings
 from table_controller.domain.engine.variants import warm_up
@@ -49,9 +52,9 @@ from table_controller.records.journal import (
     JournalError,
     JournalLock,
     JournalLockedError,
-    archived_last_jseq,
     current_hand_records,
     last_hand_number,
+    newest_archive,
     read_journal,
 )
 from table_controller.records.script import event_to_op, parse_settings
@@ -75,6 +78,11 @@ For benchmarks and diagnosis (bench/bench_daemon_equity.py compares them)."""
 MAX_WAITING_COMMANDS = 64
 """Console commands that may wait in the inbox; more are refused ``busy``. A
 dealer's console sends one at a time; 64 leave room for several consoles."""
+
+
+FILE_CHECK_PERIOD = 1.0
+"""Seconds between checks that the live journal is still at its path and the lock
+file still ours (issue 21 items 1 and 5); the journal also checks at every append."""
 
 
 HEAP_COLLECT_PERIOD = 60.0
@@ -187,19 +195,19 @@ class Daemon:
                 f"{directory}: cannot use the journal directory: {exc}"
             ) from None
         self._journal_path = journal_path(config)
+        live_exists = self._journal_path.exists()
+        damaged = False
         try:
-            self._records = read_journal(self._journal_path).records
+            found = read_journal(self._journal_path)
+            self._records = found.records
+            damaged = found.damaged
             self._unreadable: str | None = None
         except OSError as exc:
             # Not damage we can recover from by reading around it: the file
             # itself cannot be read. Refused once the broker has been told.
             self._records = []
             self._unreadable = f"{self._journal_path}: cannot read the journal: {exc}"
-        self._missing = (
-            not self._journal_path.exists()
-            and sequence_path(config).exists()
-            and not archived_last_jseq(self._journal_path)
-        )
+        had_floor = hand_floor_path(config).exists()
         try:
             self.hand_floor: SequenceCounter | None = SequenceCounter(
                 hand_floor_path(config), block=1
@@ -208,6 +216,8 @@ class Daemon:
             # Only a floor under the journal's own numbers: go on without it.
             log.error("hand_floor_unreadable", error=str(exc))
             self.hand_floor = None
+            had_floor = True  # it exists, unreadable: not evidence of a lost journal
+        self._evidence = self._start_evidence(live_exists, damaged, had_floor)
         try:
             sequence = SequenceCounter(sequence_path(config), clock=time.time)
             self.sequence = sequence
@@ -228,6 +238,10 @@ class Daemon:
         if self._unreadable is None:
             try:
                 self.journal = self._open_journal()
+            except JournalLockedError as exc:
+                # Issue 21 item 5: the lock file was deleted, the journal's own is held.
+                self.lock.release()
+                raise StartRefusedError(str(exc)) from None
             except JournalError as exc:
                 self._open_error = str(exc)
         self.publisher = MqttPublisher(
@@ -243,12 +257,15 @@ class Daemon:
             alert_ids=self.new_alert_id,
             on_alert=lambda alert: self.inbox.put(PublishedAlert(alert)),
         )
-        self.links = {
-            reader.id: ReaderLink(
+        # Our boards or a commercial reader (the layout's `kind`): the same messages.
+        self.links: dict[int, AnyReaderLink] = {
+            reader.id: open_link(
+                reader.kind,
                 reader.device,
                 reader.id,
                 on_message=self._on_message,
                 on_state=self._on_state,
+                antennas=reader.antennas,
                 heartbeat_period=config.table.heartbeat_period,
             )
             for reader in self.layout.readers
@@ -283,6 +300,24 @@ class Daemon:
         self._next_collect = math.inf
         """When the engine loop runs its next full collection (settled daemons only)."""
 
+    def _start_evidence(self, live_exists: bool, damaged: bool, had_floor: bool
+                        ) -> StartEvidence:
+        """What the files say about this table's past (issue 21: for journal_gate)."""
+        last_hand = last_hand_number(self._records)
+        newest = newest_archive(self._journal_path)
+        if not last_hand and newest is not None:
+            try:  # a live file without hands: its hands are in the newest rotated file
+                last_hand = last_hand_number(read_journal(newest[0]).records)
+            except OSError as exc:
+                log.error("journal_archive_unreadable", path=str(newest[0]), error=str(exc))
+        floor = self.hand_floor
+        return StartEvidence(
+            live_exists=live_exists, live_records=len(self._records), live_damaged=damaged,
+            ran_before=sequence_path(self.config).exists(), archived=newest is not None,
+            journal_last_hand=last_hand,
+            hand_floor_next=floor.peek() if floor is not None and had_floor else None,
+        )
+
     def _open_journal(self) -> Journal:
         """Open the live journal, recovering a damaged one, headed by the ``table`` op."""
         config = self.config
@@ -297,7 +332,25 @@ class Daemon:
             journal.close()
             raise
         journal.header = self._journal_header
+        journal.on_incident = self._journal_incident
         return journal
+
+    def _journal_incident(self, problem: str) -> None:
+        """The live journal vanished while running and a new one was begun (engine thread)."""
+        self.core.journal_replaced(problem)
+
+    def _check_files(self) -> None:
+        """Issue 21 items 1 and 5, every :data:`FILE_CHECK_PERIOD` (and the journal at
+        every append): the live journal still at its path, the lock file still ours."""
+        if self.lock.check():
+            log.warning("journal_lock_file_replaced", path=str(self.lock.path),
+                        note="the lock file was deleted or replaced; taken again")
+        journal = self.core.journal
+        if journal is not None:
+            try:
+                journal.verify(time.time())
+            except JournalError as exc:
+                self.core.journal_unavailable(str(exc))
 
     def _journal_header(self) -> list[dict[str, Any]]:
         """What heads a journal file begun by rotation: the table's settings, the
@@ -344,8 +397,13 @@ class Daemon:
             core.report_journal(self.journal)
         elif self._open_error is not None:
             core.journal_unavailable(self._open_error)
-        if self._missing:
-            core.report_missing_journal(str(self._journal_path))
+        finding = start_finding(self._evidence, time.time())
+        if finding.lost is not None:
+            core.report_missing_journal(str(self._journal_path), finding.lost)
+        if finding.from_clock:
+            log.warning("hand_numbers_from_clock", next_hand=finding.last_hand + 1,
+                        note="the journal and the hand number file are both gone")
+        core.last_hand = max(core.last_hand, finding.last_hand)
         if self.sequence.damaged is not None:
             log.error("sequence_file_damaged", error=self.sequence.damaged)
             core.alert(
@@ -368,7 +426,7 @@ class Daemon:
                     self.journal.begin_new_file_at_next_hand()
         # Issue 9 item 9: the hand numbers go on from the highest ever used.
         core.last_hand = max(core.last_hand, last_hand_number(records))
-        core.restore(current_hand_records(records))
+        core.restore(current_hand_records(records), leftovers=leftover_piles(records))
         core.begin_reconcile()
         # Read once, for this: kept, the whole journal read at start would stay
         # in memory (and be frozen by settle_heap) for the daemon's life.
@@ -441,12 +499,16 @@ class Daemon:
 
     def _loop(self) -> None:
         core = self.core
+        next_check = time.monotonic() + FILE_CHECK_PERIOD
         while True:
             now = time.monotonic()
             if now >= self._next_collect:
                 gc.collect()  # empties CPython's free lists too (settle_heap)
                 self._next_collect = now + HEAP_COLLECT_PERIOD
-            timeout = max(0.0, min(core.next_deadline(), self._next_collect) - now)
+            if now >= next_check:
+                self._check_files()
+                next_check = now + FILE_CHECK_PERIOD
+            timeout = max(0.0, min(core.next_deadline(), self._next_collect, next_check) - now)
             try:
                 item = self.inbox.get(timeout=timeout)
             except queue.Empty:

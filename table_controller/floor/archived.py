@@ -55,7 +55,8 @@ def _group(entry: Mapping[str, Any]) -> dict[str, Any]:
     errors = sum(n for c, n in by_code.items() if severity(c) in ERROR_SEVERITIES)
     hands = int(entry.get("hands") or 0)
     return {"hands": hands, "errors": errors, "warnings": sum(by_code.values()) - errors,
-            "errors_per_100": round(100.0 * errors / hands, 2) if hands else None}
+            "errors_per_100": round(100.0 * errors / hands, 2) if hands else None,
+            "manual_cards": int(entry.get("manual_cards") or 0)}
 
 
 class StoreArchive:

@@ -137,7 +137,7 @@ def _rate(errors: int, hands: int) -> float | None:
 
 
 def _group() -> dict[str, Any]:
-    return {"hands": 0, "errors": 0, "warnings": 0}
+    return {"hands": 0, "errors": 0, "warnings": 0, "manual_cards": 0}
 
 
 def shift_report(records: Iterable[Mapping[str, Any]], since: float,
@@ -147,7 +147,8 @@ def shift_report(records: Iterable[Mapping[str, Any]], since: float,
     * ``hours``: hands per clock hour (epoch hour starts; the page labels them);
     * ``codes``: per alert code, its severity, count and count per 100 hands;
     * ``dealers`` / ``tables``: hands, errors (critical + error alerts), warnings and
-      errors per 100 hands.
+      errors per 100 hands; ``manual_cards``: cards entered by hand at the console
+      (a table's dead tags to replace, issue 19; 0 for dealers).
     """
     if not until > since:
         raise SearchError("the report's end must be after its start")
@@ -176,6 +177,9 @@ def shift_report(records: Iterable[Mapping[str, Any]], since: float,
         t = tables.setdefault(hand_table(record), {**_group(), "table": hand_table(record)})
         for group in (d, t):
             group["hands"] += 1
+        manual = sum(1 for notice in record.get("notices") or ()
+                     if isinstance(notice, Mapping) and notice.get("code") == "manual_card")
+        t["manual_cards"] += manual  # issue 19: dead tags entered by hand, to replace
         for alert in record.get("alerts") or ():
             if not isinstance(alert, Mapping):
                 continue

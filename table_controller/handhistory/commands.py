@@ -14,9 +14,11 @@ from table_controller.handhistory.importer import import_hand
 from table_controller.handhistory.model import PhhError, StudHand
 from table_controller.handhistory.reader import read_phh
 from table_controller.handhistory.writer import write_phh, write_phhs
+from table_controller.records.files import output_problem, write_private
 from table_controller.records.script import ScriptError
 
 EXIT_OK = 0
+EXIT_FAILURE = 1
 EXIT_BAD_INPUT = 2
 """Same meanings as :mod:`table_controller.tools.cli`."""
 
@@ -62,6 +64,13 @@ def add_phh_parser(commands: Any) -> None:
 def run_phh(args: argparse.Namespace) -> int:
     """Run ``stud-table phh import|export``; return the exit code."""
     name = f"stud-table phh {args.phh_command}"
+    if args.output is not None:
+        # Checked before the work: a bad -o is one line and exit 2, not a traceback
+        # after the hands were read (issue 24).
+        problem = output_problem(args.output)
+        if problem is not None:
+            print(f"{name}: {args.output}: {problem}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     try:
         text = _import(args) if args.phh_command == "import" else _export(args, name)
     except OSError as exc:
@@ -72,8 +81,12 @@ def run_phh(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     if args.output is None:
         sys.stdout.write(text)
-    else:
-        args.output.write_text(text, encoding="utf-8")
+        return EXIT_OK
+    try:
+        write_private(args.output, text)  # atomic, 0600: the hands' hole cards are in it
+    except OSError as exc:
+        print(f"{name}: {args.output}: cannot write: {exc.strerror}", file=sys.stderr)
+        return EXIT_FAILURE
     return EXIT_OK
 
 

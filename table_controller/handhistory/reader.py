@@ -36,8 +36,8 @@ GAMES: Final[dict[str, Game]] = {v.phh: game for game, v in VARIANTS.items()}
 UNKNOWN: Final = "??"
 """How PHH writes a card nobody saw."""
 
-_CARD_RUN = re.compile(r"^(?:(?:[2-9TJQKA][cdhs])|\?\?)+$")
-_PLAYER = re.compile(r"^p([1-9][0-9]{0,3})$")  # ASCII, short: int() never sees 4,300 digits
+_CARD_RUN = re.compile(r"(?:(?:[2-9TJQKA][cdhs])|\?\?)+")  # fullmatch ("$" allows "\n")
+_PLAYER = re.compile(r"p([1-9][0-9]{0,3})")  # ASCII, short: int() never sees 4,300 digits
 _KNOWN_FIELDS: Final = frozenset({
     "variant", "antes", "bring_in", "small_bet", "big_bet", "starting_stacks", "actions",
     "finishing_stacks", "ante_trimming_status", "seats", "seat_count", "hand",
@@ -146,7 +146,7 @@ def _int_list(raw: Mapping[str, Any], key: str) -> list[int]:
 
 
 def _tokens(text: str, where: str) -> list[Token]:
-    if not _CARD_RUN.match(text):
+    if not _CARD_RUN.fullmatch(text):
         raise PhhError(f"{where}: bad cards {text!r}")
     out: list[Token] = []
     for i in range(0, len(text), 2):
@@ -186,7 +186,7 @@ def _parse_actions(actions: Sequence[str], seats: Sequence[int]) -> list[_Pendin
     street = 3
 
     def seat_of(label: str, where: str) -> int:
-        match = _PLAYER.match(label)
+        match = _PLAYER.fullmatch(label)
         if not match or int(match.group(1)) > len(seats):
             raise PhhError(f"{where}: unknown player {label!r}")
         return seats[int(match.group(1)) - 1]

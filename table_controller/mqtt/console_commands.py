@@ -5,7 +5,8 @@ to :func:`parse_command` on the engine thread. A well-formed command becomes
 the :mod:`table_controller.domain.events` event the engine applies and the journal
 stores (``hand`` -> :class:`HandStarted`, ``act`` -> :class:`ConsoleAction`,
 ``kill``/``live`` -> :class:`FloorRuling`, ``end`` -> :class:`HandEnded`,
-``seat`` -> :class:`SeatName`); the floor's commands (issue 14) become floor
+``seat`` -> :class:`SeatName`, ``card`` -> a manual :class:`CardPlaced`, issue 19:
+the dealer enters a card whose tag no reader reads); the floor's commands (issue 14) become floor
 commands the daemon applies itself, never the engine (``ack`` -> :class:`AlertAck`,
 ``resolve`` -> :class:`AlertResolve`, ``dealer`` -> :class:`DealerChange`), and
 whether the alert they name exists is the daemon's alert book's call.
@@ -29,7 +30,11 @@ from typing import Any, Final
 from table_controller.domain.engine.outputs import ReplyCode
 from table_controller.domain.events import (
     FLOOR_RULINGS,
+    AlertAck,
+    AlertResolve,
+    CardPlaced,
     ConsoleAction,
+    DealerChange,
     FloorCommand,
     FloorRuling,
     HandEnded,
@@ -41,15 +46,18 @@ from table_controller.records.ops import (
     INVALID,
     UNKNOWN_SEAT,  # re-exported: a seat number this table does not have
     OpError,
+    floor_op,
     parse_act,
+    parse_card,
     parse_floor,
     parse_hand,
     parse_ruling,
     parse_seat,
 )
-from table_controller.records.script import load_json
+from table_controller.records.script import event_to_op, load_json
 
-COMMANDS: Final = ("hand", "act", "kill", "live", "end", "seat", "ack", "resolve", "dealer")
+COMMANDS: Final = ("hand", "act", "kill", "live", "end", "seat", "card", "ack", "resolve",
+                   "dealer")
 """Console commands answered with a reply (``rebirth`` is handled by the publisher)."""
 
 BAD_JSON: Final = ReplyCode.BAD_JSON
@@ -70,7 +78,8 @@ __all__ = [
     "parse_command",
 ]
 
-CommandEvent = HandStarted | ConsoleAction | FloorRuling | HandEnded | SeatName | FloorCommand
+CommandEvent = (HandStarted | ConsoleAction | FloorRuling | HandEnded | SeatName | CardPlaced
+                | FloorCommand)
 """What a valid console command turns into: a table event for the engine, or (``ack``,
 ``resolve``, ``dealer``, issue 14) a floor command the daemon applies itself."""
 
@@ -96,6 +105,7 @@ _FIELDS: Final[dict[str, frozenset[str]]] = {
     "live": frozenset({"seat", "reason"}),
     "end": frozenset(),
     "seat": frozenset({"seat", "name", "country"}),
+    "card": frozenset({"zone", "card"}),
     "ack": frozenset({"alert", "by"}),
     "resolve": frozenset({"alert", "by", "note"}),
     "dealer": frozenset({"action", "id", "name"}),
@@ -112,6 +122,38 @@ def parse_command(name: str, payload: bytes, seats: int, at: float = 0.0) -> Com
     so a command and a script line with the same fields get the same verdict
     and the same words.
     """
+    event = _parse(name, payload, seats, at)
+    _check_publishable(name, event)
+    return event
+
+
+def _check_publishable(name: str, event: CommandEvent) -> None:
+    """Refuse an event any of whose text could not be published (issue 21 item 7):
+    the field checks above already refuse what cannot be shown; this is the net under
+    them, so that no input is journaled and applied that the state cannot carry."""
+    if isinstance(event, AlertAck | AlertResolve | DealerChange):
+        op = floor_op(event)
+    else:
+        op = event_to_op(event)
+    for value in _strings(op):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise CommandError(INVALID_COMMAND, f"{name}: a text field cannot be published"
+                               " (not valid Unicode)") from None
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for key, item in value.items() for s in (*_strings(key), *_strings(item))]
+    if isinstance(value, list | tuple):
+        return [s for item in value for s in _strings(item)]
+    return []
+
+
+def _parse(name: str, payload: bytes, seats: int, at: float) -> CommandEvent:
     fields = _FIELDS.get(name)
     if fields is None:
         raise CommandError(
@@ -133,6 +175,8 @@ def parse_command(name: str, payload: bytes, seats: int, at: float = 0.0) -> Com
             return parse_ruling(name, obj, seats, at)
         if name == "seat":
             return parse_seat(obj, seats, at)
+        if name == "card":
+            return parse_card(obj, seats, at)
         if name in ("ack", "resolve", "dealer"):
             return parse_floor(name, obj, at)
     except OpError as exc:

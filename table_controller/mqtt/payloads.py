@@ -390,6 +390,10 @@ class CardDealtUpEvent(Envelope):
     kind: Literal["card_dealt_up"] = "card_dealt_up"
     seat: Seat
     card: CardCode
+    manual: bool = Field(
+        default=False,
+        description="Entered by hand at the console for a tag no reader can read (a dead"
+        " tag); false for a card the readers saw.")
 
 
 class PublicCardDealtDownEvent(Envelope):
@@ -397,6 +401,10 @@ class PublicCardDealtDownEvent(Envelope):
 
     kind: Literal["card_dealt_down"] = "card_dealt_down"
     seat: Seat
+    manual: bool = Field(
+        default=False,
+        description="Entered by hand at the console for a tag no reader can read (a dead"
+        " tag); false for a card the readers saw.")
 
 
 class SecureCardDealtDownEvent(Envelope):
@@ -405,6 +413,10 @@ class SecureCardDealtDownEvent(Envelope):
     kind: Literal["card_dealt_down"] = "card_dealt_down"
     seat: Seat
     card: CardCode
+    manual: bool = Field(
+        default=False,
+        description="Entered by hand at the console for a tag no reader can read (a dead"
+        " tag); false for a card the readers saw.")
 
 
 class PublicCardBurnedEvent(Envelope):

@@ -158,6 +158,10 @@ BUSY_CODE: Final = ReplyCode.BUSY
 _TAKEN_OVER: Final = 0x8E
 """MQTT 5 DISCONNECT reason *Session taken over*: another client used our id."""
 
+_NOT_AUTHORISED: Final = frozenset({0x86, 0x87})
+"""MQTT 5 CONNACK *Bad user name or password* and *Not authorized* (paho maps the
+MQTT 3.1.1 return codes 4 and 5 onto these)."""
+
 _M = TypeVar("_M", bound=BaseModel)
 
 
@@ -890,7 +894,16 @@ class MqttPublisher:
         _props: Properties | None,
     ) -> None:
         if reason.is_failure:
-            log.error("mqtt_connect_refused", reason=str(reason))
+            if reason.value in _NOT_AUTHORISED:
+                # The usual cause on an install: a rotated password not in the config.
+                user = self._broker.username or "(none)"
+                log.error("mqtt_not_authorised", reason=str(reason), username=user,
+                          message=f"not authorised: check [broker] username {user!r} and"
+                          " password against the broker's (deploy/mosquitto-setup"
+                          f" --new-passwords writes /etc/stud-table/mqtt/{user}.password"
+                          " and the configs)")
+            else:
+                log.error("mqtt_connect_refused", reason=str(reason))
             return
         with self._lock:
             self._connects += 1

@@ -39,7 +39,7 @@ ROOT: Final = "stud/v1"
 SECURE_LEVEL: Final = "secure"
 """The topic level under a table that marks production-only topics."""
 
-_LEVEL_RE: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_LEVEL_RE: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 # One topic level: no '/', no wildcards '+'/'#', no spaces, bounded length.
 # A table or reader id that could contain '/' or '#' would let a config value
 # escape its own subtree (and its ACL), so ids are checked here.
@@ -60,7 +60,7 @@ def check_level(value: str, what: str) -> str:
 
     Allowed: 1..64 characters from ``A-Z a-z 0-9 _ . -``.
     """
-    if not _LEVEL_RE.match(value):
+    if not _LEVEL_RE.fullmatch(value):
         raise TopicError(
             f"bad {what} {value!r}: use 1-64 characters from A-Z a-z 0-9 _ . -"
             " (no '/', '+', '#' or spaces)"
@@ -216,7 +216,7 @@ class TableTopics:
         prefix = self.reply_prefix
         if not topic.startswith(prefix):
             return f"a reply may only go to {prefix}<client>, not {shown_name(topic)!r}"
-        if not _LEVEL_RE.match(topic[len(prefix) :]):
+        if not _LEVEL_RE.fullmatch(topic[len(prefix) :]):
             return (
                 f"the response topic {shown_name(topic)!r} must be {prefix}<client> with"
                 " <client> 1-64 characters from A-Z a-z 0-9 _ . - (one level, no wildcard)"
@@ -311,6 +311,6 @@ class ArchiveTopics:
         table, rest = levels[len(root)], "/".join(levels[len(root) + 1 :])
         kind = {"hands": "hand", f"{SECURE_LEVEL}/hands": "secure_hand", "alerts": "alert",
                 "alerts/changes": "change"}.get(rest)
-        if kind is None or table == ARCHIVE_LEVEL or not _LEVEL_RE.match(table):
+        if kind is None or table == ARCHIVE_LEVEL or not _LEVEL_RE.fullmatch(table):
             return None
         return table, kind

@@ -66,7 +66,7 @@ MAX_LINE_BYTES: Final = 64 * 1024
 # A record is a few dozen bytes; a "line" this long is garbage (e.g. a file
 # of zeros after a crash on some file systems) and is not worth parsing.
 
-_CRC_RE: Final = re.compile(r"^[0-9a-f]{8}$")
+_CRC_RE: Final = re.compile(r"[0-9a-f]{8}")  # fullmatch: "$" would allow a final "\n"
 
 
 class JournalError(RuntimeError):
@@ -112,7 +112,7 @@ def decode_line(line: bytes) -> dict[str, Any]:
     if canonical_json(record) != text:
         raise ValueError("not in canonical form")
     crc = record.pop("crc", None)
-    if not isinstance(crc, str) or not _CRC_RE.match(crc):
+    if not isinstance(crc, str) or not _CRC_RE.fullmatch(crc):
         raise ValueError("missing or malformed crc")
     if record_crc(record) != crc:
         raise ValueError("crc mismatch")
@@ -155,6 +155,13 @@ class JournalReadResult:
     good_bytes: int = 0
     gaps: list[tuple[int, int, int]] = field(default_factory=list)
     repaired_tail: bool = False
+    hidden: list[tuple[int, int, int]] = field(default_factory=list)
+    """``(line, jseq named, records)``: damaged lines with no good record after them
+    that still show a ``jseq`` (the end of a record behind zeros): ``records`` more
+    were lost than there are bad lines (issue 21 item 3: sequence numbers tell)."""
+    unreadable_bytes: int = 0
+    """Bytes of damaged lines that name no jseq after the last good record: records
+    were lost there that cannot be counted (at least one per line is)."""
 
     @property
     def damaged(self) -> bool:
@@ -164,7 +171,8 @@ class JournalReadResult:
     @property
     def records_lost(self) -> int:
         """How many records are known to be lost: bad lines plus jseq gaps."""
-        return len(self.bad_records) + sum(found - expected for _, expected, found in self.gaps)
+        return (len(self.bad_records) + sum(found - expected for _, expected, found in self.gaps)
+                + sum(count for _, _, count in self.hidden))
 
     def damage_summary(self) -> str:
         """One line saying what is wrong and where (empty when nothing is)."""
@@ -176,6 +184,11 @@ class JournalReadResult:
             " missing)"
             for line, expected, found in self.gaps[:3]
         ]
+        parts += [f"line {line}: damaged lines ending with jseq {jseq} ({count} more records"
+                  " lost)" for line, jseq, count in self.hidden]
+        if self.unreadable_bytes:
+            parts.append(f"{self.unreadable_bytes} bytes unreadable at the end (no jseq left"
+                         " to count the records in them)")
         if self.repaired_tail:
             parts.append("last record lacked its newline (kept)")
         if self.torn_tail:
@@ -194,6 +207,30 @@ def _whole_record(tail: bytes) -> dict[str, Any] | None:
     return None
 
 
+_JSEQ_SEEN: Final = re.compile(rb'"jseq":([1-9][0-9]{0,17})[,}]')
+_CUT_RECORD: Final = re.compile(rb'\{("[ -~]*)?')
+# A record line is printable ASCII from its "{" on; a write cut short leaves a
+# prefix of one, so a last line that is not such a prefix is damage, not a torn tail.
+
+
+_RECORD_TAIL_BYTES: Final = 1024
+# What one record may hold after its jseq (an alert's message); damage longer
+# than that behind the last jseq seen held records no number counts.
+
+
+def looks_like_a_cut_record(tail: bytes) -> bool:
+    """Whether ``tail`` (a last line without newline) can be a write cut short: a
+    prefix of one record line, no longer than a line. Zeros (a block a power cut or
+    a disk left unwritten) or text no record begins with are damage instead."""
+    return len(tail) <= MAX_LINE_BYTES and _CUT_RECORD.fullmatch(tail) is not None
+
+
+def _named_jseq(line: bytes) -> int:
+    """The highest jseq a damaged line still shows (0 if none)."""
+    return max((int(m.group(1)) for m in _JSEQ_SEEN.finditer(line[-MAX_LINE_BYTES:])),
+               default=0)
+
+
 def read_journal_bytes(data: bytes) -> JournalReadResult:
     """Parse a journal held in memory (see :func:`read_journal`)."""
     records: list[dict[str, Any]] = []
@@ -206,6 +243,7 @@ def read_journal_bytes(data: bytes) -> JournalReadResult:
     line_no = 0
     last_jseq = 0
     bad_since = 0  # bad lines since the last good record: they account for jseqs
+    trailing: list[tuple[int, bytes]] = []  # those bad lines (no good record after yet)
     while offset < len(data):
         line_no += 1
         end = data.find(b"\n", offset)
@@ -214,7 +252,13 @@ def read_journal_bytes(data: bytes) -> JournalReadResult:
             # unless the line is a whole record whose newline alone was damaged.
             record = _whole_record(data[offset:])
             if record is None:
-                torn = True
+                tail = data[offset:]
+                if looks_like_a_cut_record(tail):
+                    torn = True
+                    break
+                bad.append((line_no, "not a record (and no write cut short leaves this)"))
+                bad_since += 1
+                trailing.append((line_no, tail))
                 break
             if record["jseq"] > last_jseq:
                 if last_jseq and record["jseq"] > last_jseq + 1 + bad_since:
@@ -231,16 +275,32 @@ def read_journal_bytes(data: bytes) -> JournalReadResult:
         except ValueError as exc:
             bad.append((line_no, str(exc)))
             bad_since += 1
+            trailing.append((line_no, data[offset:end]))
             offset = end + 1
             continue
         if last_jseq and record["jseq"] > last_jseq + 1 + bad_since:
             gaps.append((line_no, last_jseq + 1 + bad_since, record["jseq"]))
         last_jseq = record["jseq"]
         bad_since = 0
+        trailing = []
         records.append(record)
         offset = end + 1
         good_bytes = offset
-    return JournalReadResult(records, torn, bad, good_bytes, gaps, repaired)
+    hidden: list[tuple[int, int, int]] = []
+    unreadable = 0
+    if trailing:
+        # No good record after these bad lines tells how many they held; the
+        # end of a record behind the damage may still name its jseq.
+        named = max(_named_jseq(line) for _, line in trailing)
+        more = named - last_jseq - len(trailing)
+        if named and more > 0:
+            hidden.append((trailing[-1][0], named, more))
+        last_line = trailing[-1][1]
+        seen = list(_JSEQ_SEEN.finditer(last_line))
+        after = len(last_line) - (seen[-1].end() if seen else 0)
+        if after > _RECORD_TAIL_BYTES:
+            unreadable = after  # more than the rest of one record: uncounted records
+    return JournalReadResult(records, torn, bad, good_bytes, gaps, repaired, hidden, unreadable)
 
 
 def read_journal(path: Path | str) -> JournalReadResult:
@@ -298,14 +358,42 @@ def _fsync_dir(directory: Path) -> None:
 
 def archived_last_jseq(path: Path) -> int:
     """Highest jseq recorded in the names of rotated files next to ``path`` (0 if none)."""
-    pattern = re.compile(re.escape(path.stem) + r"\.(\d+)-(\d+)" + re.escape(path.suffix) + "$")
-    best = 0
+    newest = newest_archive(path)
+    return newest[1] if newest is not None else 0
+
+
+def newest_archive(path: Path) -> tuple[Path, int] | None:
+    """The rotated file next to ``path`` with the highest last jseq, and that jseq."""
+    pattern = re.compile(re.escape(path.stem) + r"\.(\d+)-(\d+)" + re.escape(path.suffix))
+    best: tuple[Path, int] | None = None
     if path.parent.is_dir():
         for entry in path.parent.iterdir():
-            match = pattern.match(entry.name)
-            if match:
-                best = max(best, int(match.group(2)))
+            match = pattern.fullmatch(entry.name)
+            if match and (best is None or int(match.group(2)) > best[1]):
+                best = (entry, int(match.group(2)))
     return best
+
+
+@dataclass(frozen=True, slots=True)
+class FileCheck:
+    """What :meth:`Journal.check_file` saw: ``linked``: the file the journal holds
+    still has a name (``st_nlink`` > 0); ``at_path``: its path names that same file;
+    ``directory``: the journal directory exists."""
+
+    linked: bool
+    at_path: bool
+    directory: bool
+
+
+def running_finding(check: FileCheck) -> str | None:
+    """What is wrong with the journal file being written (None: nothing); pure."""
+    if not check.directory:
+        return "the journal directory was removed"
+    if not check.linked:
+        return "the journal file was deleted"
+    if not check.at_path:
+        return "the journal file was moved or replaced"
+    return None
 
 
 class JournalLockedError(JournalError):
@@ -346,6 +434,31 @@ def _renumbered(records: Sequence[Mapping[str, Any]]) -> bytes:
         out.append(encode_record(strip_envelope(record), next_jseq, float(record["at"])))
         next_jseq += 1
     return b"".join(out)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _open_locked(path: Path, *, exclusive: bool = False) -> int:
+    """Open ``path`` for appending (creating it; ``exclusive``: it must be new) and take
+    its ``flock``, or raise :class:`JournalLockedError`: another process holds it."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_EXCL if exclusive else 0)
+    fd = os.open(path, flags, 0o640)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise JournalLockedError(
+            f"{path}: the journal is in use by another daemon (it holds the journal file's"
+            " lock); stop that one first") from None
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
 
 
 def write_file_synced(path: Path, data: bytes, mode: int = 0o640) -> None:
@@ -409,6 +522,13 @@ class Journal:
         and the players' names), so each file replays on its own with the
         table's settings: a razz journal must not replay as stud."""
         self._new_file_due = False
+        self._hand_ops: list[tuple[dict[str, Any], float]] = []
+        """The current hand's ops since its ``hand`` op (not those the header carries):
+        what a file begun because the live one vanished starts with (issue 21 item 1)."""
+        self._incidents: list[str] = []
+        self.on_incident: Callable[[str], None] | None = None
+        """Told (after the append that found it) what happened to the live file when it
+        was deleted, moved or its directory removed and a new one was begun."""
 
     @classmethod
     def open(
@@ -435,19 +555,25 @@ class Journal:
         file = Path(path)
         try:
             file.parent.mkdir(parents=True, exist_ok=True)
+            created = not file.exists()
+            # Issue 21 item 5: the lock is the live file's own flock, taken before
+            # the file is read or repaired: a lock file anyone can delete is no lock.
+            fd = _open_locked(file)
+        except OSError as exc:
+            raise JournalError(f"{file}: cannot open journal: {exc.strerror or exc}") from exc
+        try:
             existing = read_journal(file)
         except OSError as exc:
+            os.close(fd)
             raise JournalError(f"{file}: cannot read journal: {exc.strerror or exc}") from exc
         recovery = None
-        if existing.damaged:
-            if not recover:
-                raise JournalError(
-                    f"{file}: {existing.damage_summary()}; not appending to a damaged journal"
-                )
-            recovery = cls._recover(file, existing, clock())
-        created = not file.exists()
         try:
-            fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o640)
+            if existing.damaged:
+                if not recover:
+                    raise JournalError(
+                        f"{file}: {existing.damage_summary()}; not appending to a damaged"
+                        " journal")
+                fd, recovery = cls._recover(file, fd, existing, clock())
             size = os.fstat(fd).st_size
             good = existing.good_bytes if recovery is None else size
             if size != good:
@@ -457,7 +583,11 @@ class Journal:
             if created:
                 _fsync_dir(file.parent)
         except OSError as exc:
+            os.close(fd)
             raise JournalError(f"{file}: cannot open journal: {exc.strerror}") from exc
+        except JournalError:
+            os.close(fd)
+            raise
         records = existing.records
         if records:
             first = int(records[0]["jseq"])
@@ -466,28 +596,43 @@ class Journal:
         else:
             last = archived_last_jseq(file)
             first = last + 1
-        return cls(
+        journal = cls(
             file, fd, next_jseq=last + 1, first_jseq=first, fsync=fsync,
             max_bytes=max_bytes, size=size, found=existing, recovery=recovery,
         )
+        for record in current_hand_records(records):
+            journal._remember(strip_envelope(record), float(record["at"]))
+        return journal
 
     @staticmethod
-    def _recover(file: Path, existing: JournalReadResult, now: float) -> Recovery:
+    def _recover(file: Path, damaged_fd: int, existing: JournalReadResult, now: float
+                 ) -> tuple[int, Recovery]:
+        """Write the good records to a fresh file (locked before it takes the name),
+        move the damaged one aside; return the fresh file's descriptor."""
         fresh = file.with_name(file.name + ".recovering")
         try:
-            write_file_synced(fresh, _renumbered(existing.records))
+            fresh.unlink(missing_ok=True)
+            fd = _open_locked(fresh, exclusive=True)
+        except OSError as exc:
+            raise JournalError(f"{file}: damaged ({existing.damage_summary()}) and cannot be"
+                               f" recovered: {exc.strerror or exc}") from exc
+        try:
+            _write_all(fd, _renumbered(existing.records))
+            os.fsync(fd)
             moved = damaged_name(file, now)
             os.replace(file, moved)
             os.replace(fresh, file)
             _fsync_dir(file.parent)
         except OSError as exc:
+            os.close(fd)
             fresh.unlink(missing_ok=True)
             raise JournalError(
                 f"{file}: damaged ({existing.damage_summary()}) and cannot be recovered:"
                 f" {exc.strerror or exc}"
             ) from exc
-        return Recovery(moved, len(existing.records), existing.records_lost,
-                        existing.damage_summary())
+        os.close(damaged_fd)  # its lock goes with it: the name is the fresh file's now
+        return fd, Recovery(moved, len(existing.records), existing.records_lost,
+                            existing.damage_summary())
 
     @property
     def path(self) -> Path:
@@ -507,13 +652,95 @@ class Journal:
         """
         if self._fd is None:
             raise JournalError(f"{self._path}: journal is closed")
+        self._verify_file(at)
         is_hand = op.get("op") == "hand"
         if is_hand and self._size > 0 and (self._size >= self._max_bytes or self._new_file_due):
             self._rotate()
             self._new_file_due = False
             for head in self.header() if self.header is not None else ():
                 self._write(head, at)
-        return self._write(op, at)
+        jseq = self._write(op, at)
+        self._tell_incidents()
+        return jseq
+
+    def verify(self, at: float) -> str | None:
+        """Check the live file is still at its path (issue 21 item 1); if it was
+        deleted, moved or its directory removed, begin a new one headed by
+        :attr:`header` and the current hand's ops. Returns what happened (None:
+        nothing); raises :class:`JournalError` if the new file cannot be written
+        (:class:`JournalLockedError`: another process holds a file at the path)."""
+        if self._fd is None:
+            return None
+        problem = self._verify_file(at)
+        self._tell_incidents()
+        return problem
+
+    def check_file(self) -> FileCheck:
+        """Whether the file this journal writes is still the one at its path."""
+        assert self._fd is not None
+        mine = os.fstat(self._fd)
+        try:
+            there = os.stat(self._path)
+        except FileNotFoundError:
+            return FileCheck(mine.st_nlink > 0, False, self._path.parent.is_dir())
+        except OSError:
+            return FileCheck(mine.st_nlink > 0, True, True)  # cannot tell: assume so
+        same = (there.st_ino, there.st_dev) == (mine.st_ino, mine.st_dev)
+        return FileCheck(mine.st_nlink > 0, same, True)
+
+    def _verify_file(self, at: float) -> str | None:
+        try:
+            problem = running_finding(self.check_file())
+        except OSError:
+            return None  # fstat of an open descriptor does not fail; nothing to judge
+        if problem is None:
+            return None
+        self._begin_again(at)
+        self._incidents.append(problem)
+        return problem
+
+    def _begin_again(self, at: float) -> None:
+        """A new live file at the path: the header, then the current hand's ops, with
+        new jseqs (never backwards). Something else at the path that nobody locks is
+        moved aside (kept) first."""
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            if self._path.exists():
+                stray = _open_locked(self._path)  # JournalLockedError: another daemon's
+                os.close(stray)
+                os.replace(self._path, damaged_name(self._path, at))
+            fd = _open_locked(self._path, exclusive=True)
+        except OSError as exc:
+            raise JournalError(f"{self._path}: the live file is gone and a new one cannot"
+                               f" be begun: {exc.strerror or exc}") from exc
+        assert self._fd is not None
+        os.close(self._fd)
+        self._fd = fd
+        self._size = 0
+        self._dirty = False
+        self._first_jseq = self._next_jseq
+        hand_ops, self._hand_ops = self._hand_ops, []
+        for head in self.header() if self.header is not None else ():
+            self._write(head, at)
+        for op, when in hand_ops:
+            self._write(op, when)
+        try:
+            os.fsync(fd)
+            _fsync_dir(self._path.parent)
+        except OSError as exc:
+            raise JournalError(f"{self._path}: fsync failed: {exc.strerror}") from exc
+
+    def _tell_incidents(self) -> None:
+        while self._incidents and self.on_incident is not None:
+            self.on_incident(self._incidents.pop(0))
+
+    def _remember(self, op: Mapping[str, object], at: float) -> None:
+        """Keep ``op`` if it belongs to the current hand (see :attr:`_hand_ops`)."""
+        name = op.get("op")
+        if name == "hand":
+            self._hand_ops = [(dict(op), at)]
+        elif name != "table" and name not in _OUTLIVE_HANDS:
+            self._hand_ops.append((dict(op), at))
 
     def begin_new_file_at_next_hand(self) -> None:
         """Rotate at the next ``hand`` op whatever the size, so the new file is headed
@@ -542,6 +769,7 @@ class Journal:
             raise JournalError(f"{self._path}: write failed: {exc.strerror}") from exc
         self._size += len(line)
         self._next_jseq += 1
+        self._remember(op, at)
         if self._fsync == "always":
             self._unsynced = 0
             self._last_sync = time.monotonic()
@@ -583,20 +811,21 @@ class Journal:
         archived = self._path.with_name(
             f"{self._path.stem}.{self._first_jseq}-{last}{self._path.suffix}"
         )
+        fresh = archived.with_name(archived.name + ".new")
         try:
             os.fsync(self._fd)
-            fd = os.open(archived.with_name(archived.name + ".new"),
-                         os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)
+            # Locked before it takes the live name (issue 21 item 5), and kept open
+            # as the live descriptor: the lock stays on the live file.
+            fd = _open_locked(fresh, exclusive=True)
         except OSError as exc:
             raise JournalError(f"{self._path}: rotation failed: {exc.strerror}") from exc
         # Swap names only once the new file exists, so a failure leaves the live
         # file in place and appendable.
-        os.close(self._fd)
-        self._fd = None
+        old = self._fd
         os.replace(self._path, archived)
-        os.replace(archived.with_name(archived.name + ".new"), self._path)
-        self._fd = os.open(self._path, os.O_WRONLY | os.O_APPEND)
-        os.close(fd)
+        os.replace(fresh, self._path)
+        self._fd = fd
+        os.close(old)
         _fsync_dir(self._path.parent)
         self._size = 0
         self._first_jseq = self._next_jseq
@@ -637,11 +866,24 @@ def last_hand_number(records: Sequence[Mapping[str, Any]]) -> int:
     return max(best, count)
 
 
+def _name_holder(fd: int) -> None:
+    info = (f"pid {os.getpid()} on {socket.gethostname()} since"
+            f" {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n").encode("ascii")
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, info, 0)
+    except OSError:
+        pass  # naming the holder is a courtesy; the lock itself holds
+
+
 class JournalLock:
     """An exclusive lock on one table's journal, held for the daemon's lifetime.
 
     ``flock`` on ``<directory>/<table>.lock``: the kernel drops it when the
     process dies, however it dies, so a ``kill -9`` never leaves a stale lock.
+    A lock file can be deleted, so the live journal file holds its own ``flock``
+    too (taken by :meth:`Journal.open`, issue 21 item 5), and :meth:`check` takes
+    a deleted or replaced lock file again.
     The file names the holder (pid, host, start time) so a refused second
     daemon can say who has the table. If the file cannot be created (read-only
     directory) the directory itself is locked instead.
@@ -681,14 +923,38 @@ class JournalLock:
                 f" ({holder or 'holder unknown'}); stop that one first"
             ) from None
         if is_file:
-            info = (f"pid {os.getpid()} on {socket.gethostname()} since"
-                    f" {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n").encode("ascii")
-            try:
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, info, 0)
-            except OSError:
-                pass  # naming the holder is a courtesy; the lock itself holds
+            _name_holder(fd)
         return cls(fd, path)
+
+    def check(self) -> bool:
+        """Whether the lock file had to be taken again (issue 21 item 5): deleted or
+        replaced, it is created again, locked and names this process. (The journal
+        file's own lock keeps a second daemon out meanwhile.) False if it is ours,
+        or cannot be taken now (its directory is gone: tried again later)."""
+        if self._fd is None:
+            return False
+        try:
+            there = os.stat(self.path)
+            mine = os.fstat(self._fd)
+            if (there.st_ino, there.st_dev) == (mine.st_ino, mine.st_dev):
+                return False
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return False
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o640)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)  # held by a process that the journal's own lock refuses
+            return False
+        _name_holder(fd)
+        os.close(self._fd)
+        self._fd = fd
+        return True
 
     def release(self) -> None:
         """Drop the lock (also dropped by the kernel when the process exits)."""

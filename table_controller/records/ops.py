@@ -44,12 +44,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from table_controller.domain.cards import Card, CardParseError
 from table_controller.domain.engine.outputs import ReplyCode
 from table_controller.domain.engine.settings import MAX_CHIPS
 from table_controller.domain.events import (
     AlertAck,
     AlertResolve,
     BetAction,
+    CardPlaced,
     ConsoleAction,
     DealerChange,
     FloorCommand,
@@ -57,6 +59,7 @@ from table_controller.domain.events import (
     HandStarted,
     SeatName,
 )
+from table_controller.domain.zones import Zone, ZoneParseError
 
 INVALID: Final = ReplyCode.INVALID_COMMAND
 """Console reply code of a malformed field (docs/console.md)."""
@@ -203,8 +206,14 @@ def parse_ruling(op: str, obj: Mapping[str, Any], seats: int, at: float = 0.0) -
     reason = obj.get("reason", "")
     if not isinstance(reason, str):
         raise OpError(op, "reason", "must be a string", seat=seat)
+    # Issue 21 item 7: the reason goes out in the public announcement, so it gets
+    # the check seat names get (one line, nothing that cannot be shown: a lone
+    # surrogate could not even be serialised, after it was journaled and applied).
+    reason = " ".join(reason.split())
     if len(reason) > MAX_REASON_CHARS:
         raise OpError(op, "reason", f"is longer than {MAX_REASON_CHARS} characters", seat=seat)
+    if any(not ch.isprintable() for ch in reason):
+        raise OpError(op, "reason", "has a character that cannot be shown", seat=seat)
     return FloorRuling(seat, op, reason, at)
 
 
@@ -228,6 +237,31 @@ def parse_seat(obj: Mapping[str, Any], seats: int, at: float = 0.0) -> SeatName:
         raise OpError(op, "country", f"must be an ISO 3166 code like \"FR\" or \"USA\","
                       f" got {_shown(country)}", seat=seat)
     return SeatName(seat, name, country if name else None, at)
+
+
+def parse_card(obj: Mapping[str, Any], seats: int, at: float = 0.0) -> CardPlaced:
+    """The manual :class:`CardPlaced` of a console ``card``: ``zone`` (``seat3.down``,
+    ``burn``, ``board``...) and ``card`` (``As``): the dealer enters a card whose tag
+    no reader can read (issue 19); it counts as read there."""
+    op = "card"
+    name = obj.get("zone")
+    if not isinstance(name, str):
+        raise OpError(op, "zone", "must be a zone name such as \"seat3.down\" or \"burn\"")
+    try:
+        zone = Zone.parse(name)
+    except ZoneParseError as exc:
+        raise OpError(op, "zone", str(exc)) from None
+    if zone.seat is not None and zone.seat > seats:
+        raise OpError(op, "zone", f"this table has {seats} seats", code=UNKNOWN_SEAT)
+    code = obj.get("card")
+    if not isinstance(code, str):
+        raise OpError(op, "card", f"must be a card code such as \"As\", got {_shown(code)}",
+                      seat=zone.seat)
+    try:
+        card = Card.parse(code)
+    except CardParseError as exc:
+        raise OpError(op, "card", str(exc), seat=zone.seat) from None
+    return CardPlaced(zone, card, at, None, manual=True)
 
 
 # ----------------------------------------------------------------- the floor (issue 14)

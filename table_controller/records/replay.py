@@ -12,9 +12,13 @@ Theory of operation (issue 9, items 13-18):
   (docs/journal.md). In a journal every record is verified with the journal's
   own :func:`~table_controller.records.journal.decode_line` (canonical form, CRC-32)
   and ``jseq`` must go up by exactly one. A bad record before the last line is
-  damage: :class:`ScriptError` naming the line (exit 2). A bad *last* line is
-  what ``kill -9`` or a power cut leaves (a torn tail): it is dropped, never
-  replayed, and reported in the report's ``journal`` object. A script line
+  damage: :class:`ScriptError` naming the line (exit 2). A bad *last* line
+  without its newline is what ``kill -9`` or a power cut leaves (a torn tail):
+  it is dropped, never replayed, and reported in the report's ``journal``
+  object. A complete (newline-terminated) bad last line is damage like any
+  other (issue 21 item 3): one ``os.write`` per line cannot leave it; so is a
+  last line that is no prefix of a record (zeros, text no record begins with:
+  :func:`~table_controller.records.journal.looks_like_a_cut_record`). A script line
   carrying ``jseq``/``crc`` is refused, so stripping line 1's envelope cannot
   make the rest of a journal replay unchecked.
 * **Streaming**: events go to the engine as they are parsed, and each hand is
@@ -29,6 +33,11 @@ Theory of operation (issue 9, items 13-18):
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+import stat
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +48,7 @@ from table_controller.domain.engine.report import hand_report
 from table_controller.domain.engine.settings import TableSettings
 from table_controller.domain.engine.variants import Game
 from table_controller.domain.events import TableEvent
-from table_controller.records.journal import decode_line, strip_envelope
+from table_controller.records.journal import decode_line, looks_like_a_cut_record, strip_envelope
 from table_controller.records.script import Script, ScriptError, ScriptParser, load_json
 
 MAX_LINE_BYTES: Final = 1024 * 1024
@@ -52,6 +61,41 @@ last one (a journal's torn tail); a longer line is taken as not the last, so an
 endless file such as /dev/zero ends with an error instead of a hang."""
 
 _JOURNAL_MARKS: Final = (b'"jseq":', b'"crc":')
+
+
+_KINDS: Final = (
+    (stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+)
+
+
+class NotRegularFileError(OSError):
+    """The path names something other than a regular file (issue 21 item 8)."""
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """Open ``path`` for reading, refusing anything that is not a regular file.
+
+    Issue 21 item 8: a FIFO with no writer made ``replay`` wait for ever in
+    ``open``. The file is opened without blocking (a FIFO's open then returns at
+    once), checked with ``fstat`` on the descriptor itself (no race with a rename),
+    and a FIFO, directory, device or socket raises :class:`NotRegularFileError`
+    (an ``OSError`` whose ``strerror`` says what it is), so the door answers in
+    one line. The descriptor is put back into blocking mode for reading.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+            raise NotRegularFileError(
+                errno.EINVAL, f"not a regular file ({kind}); replay reads a script or journal"
+                " file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 @dataclass(slots=True)
@@ -127,6 +171,17 @@ class JournalInfo:
         }
 
 
+STDIN: Final = Path("-")
+"""The path that means standard input (``stud-table replay -``, as ``equity -``)."""
+
+
+def _open(path: Path) -> contextlib.AbstractContextManager[BinaryIO]:
+    """``path`` opened for reading bytes; ``-`` is standard input (left open after)."""
+    if path == STDIN:
+        return contextlib.nullcontext(sys.stdin.buffer)
+    return open_regular(path)  # issue 21 item 8: never wait on a FIFO
+
+
 @dataclass(slots=True)
 class ScriptSource:
     """A script or journal file read as a stream of events (see the module docstring).
@@ -145,7 +200,7 @@ class ScriptSource:
 
     def events(self) -> Iterator[tuple[int, TableEvent]]:
         """Each event with its line number. Raises :class:`ScriptError` (or ``OSError``)."""
-        with self.path.open("rb") as file:
+        with _open(self.path) as file:
             lines = read_lines(file)
             kind_known = False
             for line in lines:
@@ -194,7 +249,10 @@ class ScriptSource:
                 raise self._error(line.number, f"damaged journal record: {exc}") from None
             except (ValueError, RecursionError) as exc:
                 problem = str(exc) if isinstance(exc, ValueError) else "nested too deeply"
-                if line.last:
+                if line.last and not line.ended and (
+                        line.data is None or looks_like_a_cut_record(line.data)):
+                    # Only a line without its newline can be a write cut short: a
+                    # complete bad line is damage, the last one too (issue 21 item 3).
                     # What kill -9 or a power cut leaves: never acknowledged, so dropped.
                     info.torn_line, info.torn_problem = line.number, problem
                     return

@@ -70,6 +70,21 @@ MAX_PROBLEM_CHARS: Final = 300
 JOURNAL_KEYS: Final = frozenset({"jseq", "crc"})
 """Envelope keys only a journal record carries (docs/journal.md)."""
 
+OP_KEYS: Final = {
+    "hand": frozenset({"players", "stacks", "hand_id", "console"}),
+    "place": frozenset({"zone", "card", "uid", "deck", "manual"}),
+    "remove": frozenset({"zone", "card", "uid", "deck"}),
+    "act": frozenset({"seat", "action", "amount"}),
+    "kill": frozenset({"seat", "reason"}),
+    "live": frozenset({"seat", "reason"}),
+    "end": frozenset(),
+    "seat": frozenset({"seat", "name", "country"}),
+}
+"""The keys each op may carry besides ``op`` and the envelope (``at``; a journal's
+``jseq``, ``crc``): any other key is refused, as in the config files (a misspelt
+``"amout"`` must not be a bet of the fixed size). ``place`` may mark a card entered
+by hand (``"manual"``, docs/conformance.md)."""
+
 
 def one_line(text: str, limit: int = MAX_PROBLEM_CHARS) -> str:
     """``text`` as one short line: every line break (also U+2028 & co.) escaped, clipped."""
@@ -133,9 +148,24 @@ def _no_constant(text: str) -> object:
     raise ValueError(f"bad JSON ({text} is not a JSON value)")
 
 
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's pairs as a dict; a key written twice is refused (issue 21, item 9:
+    ``{"op":"place","op":"remove"}`` must not quietly mean the last one)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key {one_line(key, 40)!r}: a key may appear"
+                                 " once in an object")
+            seen.add(key)
+    return obj
+
+
 # One decoder for every line: json.loads with hooks would build a new one per call.
 _DECODER: Final = json.JSONDecoder(
-    parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_constant
+    parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_constant,
+    object_pairs_hook=unique_keys,
 )
 
 
@@ -208,9 +238,15 @@ class ScriptParser:
             self.settings = parse_settings(obj)
             self._seen_op = True
             return None
+        _check_keys(obj)
         event = op_to_event(obj, self.settings.seats)
         if isinstance(event, HandStarted):
             _check_stacks(event, self.settings)
+            if not event.players and not self.journal and not self.settings.auto_hands:
+                raise ValueError(
+                    "hand: players: is empty: a hand needs at least two players"
+                    " (docs/rules.md); a card-only table whose hands start by themselves"
+                    " says \"auto_hands\": true on its table line")
             self._seen_hand = True
         elif not self._seen_hand and not self.settings.auto_hands:
             # Issue 9, item 17: the engine ignores input outside a hand; silently
@@ -237,6 +273,19 @@ def parse_script(lines: Iterable[str], source: str = "") -> Script:
         if event is not None:
             events.append((number, event))
     return Script(parser.settings, events)
+
+
+def _check_keys(obj: Mapping[str, Any]) -> None:
+    """Refuse a key the line's op does not know (:data:`OP_KEYS`)."""
+    allowed = OP_KEYS.get(obj.get("op"))  # type: ignore[arg-type]
+    if allowed is None:
+        return  # an unknown or missing op: op_to_event names it
+    unknown = [key for key in obj if key != "op" and key not in allowed
+               and key not in _ENVELOPE]
+    if unknown:
+        known = ", ".join(sorted(allowed)) or "none"  # the console's words (console_commands)
+        raise ValueError(f"{obj['op']}: {one_line(unknown[0], 40)}: unexpected field (the"
+                         f" fields of {obj['op']} are: {known})")
 
 
 def _check_stacks(event: HandStarted, settings: TableSettings) -> None:
@@ -370,6 +419,10 @@ def _card(value: object) -> Card:
     if not isinstance(value, str):
         raise ValueError(f"bad card code {value!r}")
     try:
-        return Card.parse(value)
+        card = Card.parse(value)
     except CardParseError as exc:
         raise ValueError(str(exc)) from None
+    if card.code != value:  # the contract's spelling only: "As", never "as" or "AS"
+        raise ValueError(f"bad card code {one_line(value, 40)!r}: write the rank in capitals"
+                         f" and the suit in lower case, as in {card.code!r}")
+    return card

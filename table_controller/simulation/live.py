@@ -60,7 +60,7 @@ from table_controller.mqtt.topics import TableTopics
 from table_controller.records.journal import decode_line
 from table_controller.simulation.kinds import ReaderSettings
 from table_controller.simulation.plan import SimHand, plan_hands
-from table_controller.simulation.report import HandRF, ObservedAlert
+from table_controller.simulation.report import HandRF, ObservedAlert, SimulationInterrupted
 from table_controller.simulation.rf import timeline
 from table_controller.simulation.session import BLUE_DECK_FILE, DECK_FILE, DemoError, DemoTable
 
@@ -523,26 +523,35 @@ def deal_through_daemon(
         journal = JournalWatch(table.journal_path)
         planned: list[SimHand] = []
         wrong = missed = 0
-        for expected_number, hand in enumerate(hands, start=1):
-            if hand.number != expected_number:
-                raise ValueError(f"hand {hand.number} dealt as the table's hand"
-                                 f" {expected_number}: renumber it")
-            planned.append(hand)
-            table.set_readers(hand.readers)
-            if rf is None:
-                _play(table, hand, speed, journal)
-            else:
-                found = _play_timed(table, hand, speed, rf, journal)
-                if facts is not None:
-                    facts[hand.number] = found
-            dealt = _dealt(hand)
-            _wait_cleared(table, journal, hand.number, dealt)
-            table.set_readers(None)
-            seen = journal.placed.get(hand.number, set())
-            wrong += len(seen - dealt)
-            missed += len(dealt - seen)
-            if progress is not None:
-                progress(hand.number)
+        try:
+            for expected_number, hand in enumerate(hands, start=1):
+                if hand.number != expected_number:
+                    raise ValueError(f"hand {hand.number} dealt as the table's hand"
+                                     f" {expected_number}: renumber it")
+                table.set_readers(hand.readers)
+                if rf is None:
+                    _play(table, hand, speed, journal)
+                else:
+                    found = _play_timed(table, hand, speed, rf, journal)
+                    if facts is not None:
+                        facts[hand.number] = found
+                dealt = _dealt(hand)
+                _wait_cleared(table, journal, hand.number, dealt)
+                planned.append(hand)  # dealt whole: a Ctrl-C drops the hand half dealt
+                table.set_readers(None)
+                seen = journal.placed.get(hand.number, set())
+                wrong += len(seen - dealt)
+                missed += len(dealt - seen)
+                if progress is not None:
+                    progress(hand.number)
+        except KeyboardInterrupt:
+            # The report of the hands dealt whole, from the alerts read so far (the
+            # table is stopped by the context manager as on every exit).
+            done = {hand.number for hand in planned}
+            seen_alerts = [a for a in watch.snapshot() if a.hand in done]
+            raise SimulationInterrupted(planned, seen_alerts,
+                                        {"wrong_cards": wrong, "missed_cards": missed}
+                                        ) from None
         before = watch.request_rebirth()
         if not _wait(lambda: watch.state_count() > before, SYNC_TIMEOUT, table.daemon_alive):
             raise LiveError("the daemon did not republish its state on cmd/rebirth")

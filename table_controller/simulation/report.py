@@ -108,6 +108,18 @@ class KindTally:
         return self.flagged / (self.flagged + self.false_alerts)
 
 
+class SimulationInterrupted(Exception):  # noqa: N818 - it is the user's Ctrl-C, not an error
+    """Ctrl-C during a run: the hands fully dealt so far and what they raised, for a
+    partial report (:func:`simulate` turns it into one)."""
+
+    def __init__(self, planned: list[SimHand], alerts: list[ObservedAlert],
+                 wire: dict[str, int] | None = None) -> None:
+        super().__init__("interrupted")
+        self.planned = planned
+        self.alerts = alerts
+        self.wire = wire
+
+
 @dataclass(slots=True)
 class DetectionReport:
     """The whole run's figures; build with :meth:`judge`, print with :func:`render`."""
@@ -131,6 +143,8 @@ class DetectionReport:
     wire: dict[str, int] | None = None
     """Daemon mode: ``wrong_cards`` (journaled placements the dealer never made) and
     ``missed_cards`` (placements never journaled)."""
+    interrupted_of: int | None = None
+    """Ctrl-C stopped the run: the hands asked for (``hands`` is those fully dealt)."""
     rf: dict[str, Any] | None = None
     """The RF channel (``--rf``): profile, parameters, undetectable kinds, and what it
     did over the run (hands with dead tags, peeks, cross-reads, unread placements)."""
@@ -331,11 +345,17 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{math.floor(10_000 * value) / 100:.2f}%"
 
 
+def _hands(count: int) -> str:
+    return "1 hand" if count == 1 else f"{count} hands"
+
+
 def render(report: DetectionReport) -> str:
     """The report as a table for people."""
     data = report.as_json()
+    stopped = ("" if report.interrupted_of is None else
+               f" (interrupted by Ctrl-C: {report.interrupted_of} asked for)")
     lines = [
-        f"stud-table simulate: {data['hands']} hands, mode {data['mode']}"
+        f"stud-table simulate: {_hands(data['hands'])}{stopped}, mode {data['mode']}"
         f"{', players betting' if report.betting else ''}"
         f"{'' if report.game == 'stud' else ', game ' + report.game}, seed {data['seed']},"
         f" {data['seconds']:.1f} s ({data['hands_per_second']:g} hands/s)",

@@ -37,7 +37,12 @@ from table_controller.simulation.plan import (
     check_rates,
     plan_hands,
 )
-from table_controller.simulation.report import DetectionReport, HandRF, ObservedAlert
+from table_controller.simulation.report import (
+    DetectionReport,
+    HandRF,
+    ObservedAlert,
+    SimulationInterrupted,
+)
 from table_controller.simulation.rf import RFTable
 from table_controller.simulation.session import BLUE_DECK_FILE, DECK_FILE, LAYOUT_FILE
 from table_controller.table.deck import load_decks
@@ -100,13 +105,18 @@ def simulate(
         report.set_rf(rf_name or "custom", rf)
     started = time.perf_counter()
     facts: dict[int, HandRF] = {}
-    if mode == "fast":
-        planned, alerts = run_fast(hands, seed, rates, progress, betting=betting, game=game,
-                                   rf=rf, facts=facts)
-    else:
-        planned, alerts, wire = run_daemon(hands, seed, rates, speed=speed, progress=progress,
-                                           rf=rf, facts=facts)
-        report.wire = wire
+    try:
+        if mode == "fast":
+            planned, alerts = run_fast(hands, seed, rates, progress, betting=betting,
+                                       game=game, rf=rf, facts=facts)
+        else:
+            planned, alerts, wire = run_daemon(hands, seed, rates, speed=speed,
+                                               progress=progress, rf=rf, facts=facts)
+            report.wire = wire
+    except SimulationInterrupted as stop:
+        # Ctrl-C: the report of the hands fully dealt (issue 24), flagged as partial.
+        planned, alerts, report.wire = stop.planned, stop.alerts, stop.wire
+        report.interrupted_of = hands
     report.seconds = time.perf_counter() - started
     report.judge(planned, alerts, facts)
     return report
@@ -134,25 +144,32 @@ def run_fast(
     planned: list[SimHand] = []
     alerts: list[ObservedAlert] = []
     table = rf_table(rf, seed) if rf is not None else None
-    for hand in plan_hands(hands, seed, rates, betting=betting, game=game):
-        # Only what the report needs is kept: 100,000 hands' events would not fit.
-        planned.append(_summary(hand))
-        if table is None:
-            inputs: list[TableEvent] | tuple[TableEvent, ...] = (*hand.events, *hand.clear)
-        else:
-            inputs, found = table.deal(hand, _hand_params(table.params, hand))
-            if facts is not None:
+    try:
+        for hand in plan_hands(hands, seed, rates, betting=betting, game=game):
+            raised: list[ObservedAlert] = []
+            if table is None:
+                inputs: list[TableEvent] | tuple[TableEvent, ...] = (*hand.events,
+                                                                     *hand.clear)
+            else:
+                inputs, found = table.deal(hand, _hand_params(table.params, hand))
+            for event in inputs:
+                before = engine.hand
+                _observe(before, engine, engine.apply(event), raised)
+            # Only what the report needs is kept: 100,000 hands' events would not fit.
+            # Kept once the hand is dealt whole: a Ctrl-C drops the hand half dealt.
+            planned.append(_summary(hand))
+            alerts += raised
+            if table is not None and facts is not None:
                 masked = (found.unread_at(hand.evidence)
                           if hand.evidence is not None else None)
                 why = Counter(reason for _i, _z, reason in found.unread)
                 facts[hand.number] = HandRF(found.dead, masked, found.peeks,
                                             found.cross_reads, tuple(sorted(why.items())))
-        for event in inputs:
-            before = engine.hand
-            _observe(before, engine, engine.apply(event), alerts)
-        if progress is not None:
-            progress(hand.number)
-    _observe(engine.hand, engine, engine.finish_hand(), alerts)
+            if progress is not None:
+                progress(hand.number)
+        _observe(engine.hand, engine, engine.finish_hand(), alerts)
+    except KeyboardInterrupt:
+        raise SimulationInterrupted(planned, alerts) from None
     return planned, alerts
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "Deck",
     "DeckRegistry",
     "RegisteredCard",
+    "deck_file_exposure",
     "load_deck",
     "load_decks",
     "normalize_uid",
@@ -154,6 +155,23 @@ class Deck:
         return len(self._cards)
 
 
+def deck_file_exposure(path: Path | str) -> str | None:
+    """One line if the deck file at ``path`` can be read by users other than its
+    owner (whoever reads it reads hole cards through the card backs), else None.
+
+    A warning, not a refusal: the shipped example decks are public on purpose,
+    and an installed deck is put back to 0600 at every boot (deploy/tmpfiles.d).
+    """
+    try:
+        mode = Path(path).stat().st_mode & 0o777
+    except OSError:
+        return None
+    if not mode & 0o077:
+        return None
+    return (f"{path}: mode {mode:04o}: other users can read this deck (and hole cards"
+            " through the card backs): chmod 0600 it, owned by the service user")
+
+
 def load_deck(path: Path | str) -> Deck:
     """Load and validate the deck file at ``path``.
 
@@ -172,6 +190,10 @@ def load_deck(path: Path | str) -> Deck:
         raise ConfigError(path, "name", f"file name {name!r} is not a valid deck name; set name")
     cards = {normalize_uid(uid): Card.parse(code) for code, uid in parsed.cards.items()}
     _log.info("deck loaded", deck=name, path=str(path), cards=len(cards))
+    exposure = deck_file_exposure(path)
+    if exposure is not None:
+        _log.warning("deck_file_readable_by_others", deck=name, path=str(path),
+                     message=exposure)
     return Deck(name=name, path=str(path), _cards=cards)
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
     BaseModel,
@@ -59,6 +59,10 @@ MAX_READER_ID: Final = 0xFFFF
 
 MAX_PORT: Final = 15
 """Antenna ports on a reader board are numbered 0..15."""
+
+FEIG_MAX_ADR: Final = 254
+FEIG_MAX_PORT: Final = 7
+"""A FEIG ISC reader: bus address 0..254 (255 is broadcast), antenna outputs 0..7."""
 
 DEALER_ZONES: Final = (BURN, MUCK, BOARD)
 """Zones every layout must cover besides the seats."""
@@ -111,7 +115,24 @@ class ReaderConfig(BaseModel):
     id: ReaderId
     device: str = Field(min_length=1)
     description: str = ""
+    kind: Literal["stud", "feig-isc"] = Field(
+        default="stud",
+        description="Which reader this is: 'stud' (our firmware, docs/protocol.md) or"
+        " 'feig-isc' (a FEIG ISC HF reader polled in host mode, docs/readers-feig.md:"
+        " its id is its bus address COM-ADR, 0..254, its ports its antenna outputs 0..7).")
     antennas: dict[AntennaPort, ZoneName] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _fits_its_kind(self) -> ReaderConfig:
+        if self.kind == "feig-isc":
+            if self.id > FEIG_MAX_ADR:
+                raise ValueError(f"a feig-isc reader's id is its COM-ADR, 0..{FEIG_MAX_ADR},"
+                                 f" not {self.id}")
+            too_high = sorted(port for port in self.antennas if port > FEIG_MAX_PORT)
+            if too_high:
+                raise ValueError(f"a feig-isc reader has antenna outputs 0..{FEIG_MAX_PORT}"
+                                 f" (ANT_SEL), not {too_high[0]}")
+        return self
 
     @field_validator("antennas", mode="before")
     @classmethod

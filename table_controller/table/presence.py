@@ -22,9 +22,17 @@ Rules, per UID:
    has passed with no antenna of Z seeing it again. A tag that drops out of a
    scan for a cycle or two therefore never flickers; if it is seen again in Z
    before the hold expires, nothing is emitted at all.
-3. A sighting in another zone Y of a tag placed in Z is a move, reported at once
-   as ``CardRemoved(Z)`` then ``CardPlaced(Y)`` (a card is in one place; the
-   newest sighting wins, even if Z's reader has not yet noticed it leave).
+3. A sighting in another zone Y of a tag placed in Z that Z has lost (it is held)
+   is a move, reported at once as ``CardRemoved(Z)`` then ``CardPlaced(Y)``.
+   While an antenna of Z still sees the tag, a sighting in a neighbouring zone Y
+   (:func:`may_cross_read`: side by side on the felt) is a **cross-read** (an
+   antenna reaching over, issue 19): counted, no event; the card
+   stays in Z. When Z then loses it, it moves to Y at once if Y's sighting is
+   recent (no older than ``hold_time``: the new zone's reader simply scanned
+   first), else after the hold (rule 4: a long cross-read and a flicker of Z
+   look alike until then). A cross-read therefore never becomes a card in a
+   second zone. (A zone whose reader is offline is frozen: its sightings are
+   stale, so a sighting elsewhere is a move at once.)
 4. When a hold expires but some antenna of another zone still reports the tag
    (a stale or overlapping sighting), the tag moves there instead of vanishing.
 
@@ -78,7 +86,13 @@ from table_controller.domain.zones import Zone
 from table_controller.table.deck import DeckRegistry
 from table_controller.table.layout import TableLayout
 
-__all__ = ["DEFAULT_HOLD_TIME", "PresenceStats", "PresenceTracker", "TagPresence"]
+__all__ = [
+    "DEFAULT_HOLD_TIME",
+    "PresenceStats",
+    "PresenceTracker",
+    "TagPresence",
+    "may_cross_read",
+]
 
 DEFAULT_HOLD_TIME = 1.5
 """Seconds a tag must stay unseen before it counts as gone.
@@ -90,6 +104,16 @@ picked up and folded shows in the feed within a couple of seconds.
 
 Antenna = tuple[int, int]
 """(reader id, antenna port)."""
+
+
+def may_cross_read(placed: Zone, other: Zone) -> bool:
+    """Whether an antenna of ``other`` can reach a card lying in ``placed``: the zones
+    lie side by side (a seat's down and up areas, the up rows of neighbouring seats,
+    the dealer's piles in front of him). A seat and a pile are a table's width apart:
+    a sighting there is the card having moved (rule 3)."""
+    if placed.seat is None or other.seat is None:
+        return placed.seat is None and other.seat is None
+    return abs(placed.seat - other.seat) <= 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +155,9 @@ class PresenceStats:
     """Arrivals of a card already present under another UID (a second copy)."""
     inventory_corrections: int = 0
     """Tags an inventory showed that incremental reports had missed, either way."""
+    cross_reads: int = 0
+    """Sightings of a placed tag by another zone's antenna while its own zone still
+    sees it: a neighbouring antenna reaching over (rule 3), no event."""
 
 
 @dataclass(slots=True)
@@ -206,7 +233,7 @@ class PresenceTracker:
         seen = self._seen[(reader_id, antenna)]
         if uid in seen:
             del seen[uid]
-            self._unsighted(uid, zone, now)
+            due += self._unsighted(uid, zone, now)
         return due
 
     def inventory(
@@ -227,7 +254,7 @@ class PresenceTracker:
         for uid in sorted(seen.keys() - current):
             self._stats.inventory_corrections += 1
             del seen[uid]
-            self._unsighted(uid, zone, now)
+            events += self._unsighted(uid, zone, now)
         for uid in sorted(current - seen.keys()):
             self._stats.inventory_corrections += 1
             seen[uid] = now
@@ -385,21 +412,45 @@ class PresenceTracker:
                 self._stats.flickers_suppressed += 1
                 tag.left_at = None
             return []
-        # Rule 3: a move. If the old zone had lost it, it left when last seen there.
+        if (uid not in self._holds and not self._frozen(tag.zone)
+                and may_cross_read(tag.zone, zone)
+                and any(uid in self._seen[a] for a in self._antennas_of[tag.zone])):
+            # Rule 3: its own zone still sees it: a neighbouring antenna reaching
+            # over, not a move (the hold and rule 4 move it if it really went).
+            self._stats.cross_reads += 1
+            return []
+        # Rule 3: a move. The old zone had lost it: it left when last seen there.
         self._stats.moves += 1
         held = self._holds.pop(uid, None) is not None
         left_at = tag.left_at if held and tag.left_at is not None else now
         return self._unplace(uid, tag, left_at) + self._place(uid, zone, now)
 
-    def _unsighted(self, uid: str, zone: Zone, now: float) -> None:
-        """An antenna of ``zone`` stopped seeing ``uid``: start a hold if it was the last."""
+    def _unsighted(self, uid: str, zone: Zone, now: float) -> list[ZoneEvent]:
+        """An antenna of ``zone`` stopped seeing ``uid``: start a hold if it was the
+        last, or finish a move another zone's recent sighting began (rule 3)."""
         tag = self._tags.get(uid)
         if tag is None or tag.zone != zone:
-            return  # a stale sighting of a tag that has since moved
+            return []  # a stale sighting of a tag that has since moved
         if any(uid in self._seen[a] for a in self._antennas_of[zone]):
-            return  # another antenna of the same zone still sees it
+            return []  # another antenna of the same zone still sees it
+        elsewhere = self._recent_sighting(uid, now - self._hold_time)
+        if elsewhere is not None:
+            # The new zone's reader scanned before the old one noticed: a move.
+            self._stats.moves += 1
+            return self._unplace(uid, tag, now) + self._place(uid, elsewhere, now)
         tag.left_at = now
         self._hold(uid, now + self._hold_time)
+        return []
+
+    def _recent_sighting(self, uid: str, since: float) -> Zone | None:
+        """The zone of the antenna that most recently began seeing ``uid``, if that
+        was at ``since`` or later."""
+        best: tuple[float, Zone] | None = None
+        for antenna, seen in self._seen.items():
+            began = seen.get(uid)
+            if began is not None and began >= since and (best is None or began > best[0]):
+                best = (began, self._zone_of[antenna])
+        return None if best is None else best[1]
 
     def _place(self, uid: str, zone: Zone, now: float) -> list[ZoneEvent]:
         found = self._registry.lookup(uid)

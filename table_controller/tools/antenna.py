@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from firmware_bridge.link import ConnectionState, LinkProblem, LinkStats, ReaderLink
+from firmware_bridge.kinds import open_link
+from firmware_bridge.link import ConnectionState, LinkProblem, LinkStats
 from firmware_bridge.messages import Inventory, ReaderMessage, TagArrived, TagLeft
 from table_controller.domain.zones import Zone, ZoneParseError
 from table_controller.table.layout import TableLayout
@@ -76,14 +77,17 @@ class AntennaWatch:
 
     def __init__(self, url: str, reader_id: int, ports: Iterable[int],
                  sink: Callable[[Seen | LinkChange], None],
-                 heartbeat_period: float = HEARTBEAT_PERIOD) -> None:
+                 heartbeat_period: float = HEARTBEAT_PERIOD, *, kind: str = "stud",
+                 all_ports: Iterable[int] | None = None) -> None:
         self._sink = sink
         self._ports = frozenset(ports)
         self._tags: dict[int, frozenset[str]] = {port: frozenset() for port in self._ports}
         self._lock = threading.Lock()
         self._last: frozenset[str] = frozenset()
-        self._link = ReaderLink(url, reader_id, self._on_message, self._on_state,
-                                heartbeat_period)
+        # A polled reader (feig-isc) asks only the antennas given: the zone's own.
+        self._link = open_link(kind, url, reader_id, self._on_message, self._on_state,
+                               antennas=sorted(all_ports or self._ports),
+                               heartbeat_period=heartbeat_period)
 
     @property
     def state(self) -> ConnectionState:

@@ -23,6 +23,8 @@ EXIT_FAILURE = 1
 """The daemon could not run (e.g. a damaged journal it refuses to append to)."""
 EXIT_BAD_INPUT = 2
 """Malformed script or invalid configuration: one line on stderr says what and where."""
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+"""Ctrl-C: what a shell shows for a program SIGINT stopped (after a partial report)."""
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 """Our stdout was closed by its reader: the status a shell shows for `cat` there."""
 
@@ -44,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="stud-table", description="RFID Seven Card Stud table controller"
     )
+    parser.add_argument("--version", action="version", version=f"stud-table {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     replay = _add_replay_parser(commands)
     add_mqtt_arguments(replay)
@@ -145,13 +148,25 @@ def rf_from_args(args: argparse.Namespace, command: str) -> tuple[Any, int | Non
         return None, EXIT_BAD_INPUT
 
 
+def _version() -> str:
+    """The installed package's version (pyproject.toml), or "unknown" when run from a
+    source tree that was never installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("stud-table")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def _add_replay_parser(commands: Any) -> argparse.ArgumentParser:
     replay: argparse.ArgumentParser = commands.add_parser(
         "replay",
         help="replay a table script or journal through the rules engine",
         description="Replay a table script (CONFORMANCE.md) or a journal and report the hands.",
     )
-    replay.add_argument("script", type=Path, help="table script (JSON Lines) or journal")
+    replay.add_argument("script", type=Path,
+                        help="table script (JSON Lines) or journal; - for standard input")
     replay.add_argument(
         "--json", action="store_true", help="print the CONFORMANCE.md JSON report on stdout"
     )
@@ -167,25 +182,35 @@ def _replay_only_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_FULL_PARSER_OPTIONS = ("-h", "--help", "--mqtt", "--table", "--speed")
+_FULL_PARSER_OPTIONS = ("-h", "--help", "--mqtt", "--table", "--speed", "--version")
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:  # argparse would say "invalid _positive_int value"
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
     return value
 
 
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
+
+
 def _positive_float(text: str) -> float:
-    value = float(text)
+    value = _number(text)
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be positive, not {text}")
     return value
 
 
 def _non_negative_float(text: str) -> float:
-    value = float(text)
+    value = _number(text)
     if not 0 <= value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be zero or positive, not {text}")
     return value
@@ -350,6 +375,14 @@ def _simulate(args: argparse.Namespace) -> int:
     except RateError as exc:
         print(f"stud-table simulate: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if args.hand_log is not None:
+        from table_controller.records.files import output_problem
+
+        problem = output_problem(args.hand_log)  # before the work, not after (issue 24)
+        if problem is not None:
+            print(f"stud-table simulate: --hand-log: {args.hand_log}: {problem}",
+                  file=sys.stderr)
+            return EXIT_BAD_INPUT
     configure_logging("console", "warning")  # the report is the output, not info logs
     bar = ProgressBar(args.hands, sys.stderr)
     try:
@@ -359,23 +392,36 @@ def _simulate(args: argparse.Namespace) -> int:
     except LiveError as exc:
         print(f"stud-table simulate: {exc}", file=sys.stderr)
         return EXIT_FAILURE
+    except KeyboardInterrupt:  # before the first hand (the table was starting)
+        print("stud-table simulate: interrupted before any hand was dealt", file=sys.stderr)
+        return EXIT_INTERRUPTED
     finally:
         bar.close()
-    if args.hand_log is not None:
-        from table_controller.simulation.hand_log import write_hand_log
-
-        try:
-            with args.hand_log.open("w", encoding="utf-8") as out:
-                write_hand_log(out, args.hands, args.seed, rates, betting=args.betting)
-        except OSError as exc:
-            print(f"stud-table simulate: cannot write {args.hand_log}: {exc.strerror}",
-                  file=sys.stderr)
-            return EXIT_FAILURE
     if args.json:
         json.dump(report.as_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         print(render_report(report))
+    if report.interrupted_of is not None:
+        if args.hand_log is not None:
+            print(f"stud-table simulate: interrupted: {args.hand_log} not written",
+                  file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if args.hand_log is not None:
+        from table_controller.records.files import private_output
+        from table_controller.simulation.hand_log import write_hand_log
+
+        try:  # every hole card is in it: 0600, and whole or not at all
+            with private_output(args.hand_log) as out:
+                write_hand_log(out, args.hands, args.seed, rates, betting=args.betting)
+        except OSError as exc:
+            print(f"stud-table simulate: cannot write {args.hand_log}: {exc.strerror}",
+                  file=sys.stderr)
+            return EXIT_FAILURE
+        except KeyboardInterrupt:
+            print(f"stud-table simulate: interrupted: {args.hand_log} not written",
+                  file=sys.stderr)
+            return EXIT_INTERRUPTED
     return EXIT_OK
 
 

@@ -79,6 +79,9 @@ def add_console_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     seat.add_argument("--country", default=None, help="ISO 3166 code, e.g. FR or USA")
 
     # The floor (issue 14): alert lifecycle and the dealer on duty.
+    card = sub.add_parser("card", help="enter a card by hand whose tag no reader can read")
+    card.add_argument("zone", help="where it lies: seat3.down, seat3.up, burn, board, muck")
+    card.add_argument("card", help="the card, e.g. As")
     ack = sub.add_parser("ack", help="acknowledge an alert (seen, someone is on it)")
     ack.add_argument("alert", help="the alert's id, as on alerts/open (e.g. t1:1764...)")
     ack.add_argument("--by", required=True, help="who acknowledges it")
@@ -115,6 +118,8 @@ def command_payload(args: argparse.Namespace) -> tuple[str, bytes]:
         body = {"seat": args.seat, "action": args.action, "amount": args.amount}
     elif name in ("kill", "live"):
         body = {"seat": args.seat, "reason": args.reason}
+    elif name == "card":
+        body = {"zone": args.zone, "card": args.card}
     elif name == "seat":
         body = {"seat": args.seat, "name": args.name}
         if args.country is not None:

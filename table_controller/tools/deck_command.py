@@ -1,11 +1,12 @@
-"""``stud-table deck register`` and ``stud-table deck check``: the I/O around the pure machines.
+"""``stud-table deck register``, ``check`` and ``verify``: the I/O around the pure machines.
 
-Both open the live reader the layout names (through :class:`AntennaWatch`, the
+Each opens the live reader the layout names (through :class:`AntennaWatch`, the
 daemon's own serial link: a real reader and the pty emulator are the same to it),
-feed what the chosen zone's antennas see to :class:`Registration` or
-:class:`DeckCheck`, and print their lines. Exit codes: 0 done (deck written /
-deck complete and clean), 1 not done (stopped early, reader never online,
-deck not clean), 2 bad input (layout, reader, zone, deck files, output path).
+feeds what the chosen zone's antennas see to :class:`Registration`,
+:class:`DeckCheck` or :class:`DeckVerify`, and prints their lines. Exit codes:
+0 done (deck written / deck complete and clean / every face confirmed), 1 not done
+(stopped early, reader never online, deck not clean, a face not confirmed), 2 bad
+input (layout, reader, zone, deck files, output path).
 
 The deck file is written once, at the end, atomically (a temporary file in the
 same directory, fsynced, then linked into place) and owner-only (0600): whoever
@@ -19,10 +20,11 @@ import contextlib
 import json
 import os
 import queue
+import random
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final, TextIO
 
@@ -32,6 +34,7 @@ from table_controller.domain.cards import Card
 from table_controller.table.config_file import ConfigError, read_toml
 from table_controller.table.deck import (
     DeckRegistry,
+    deck_file_exposure,
     load_deck,
     load_decks,
     normalize_uid,
@@ -52,9 +55,11 @@ from table_controller.tools.deck_register import (
     Line,
     Registration,
 )
+from table_controller.tools.deck_verify import DeckVerify, render_verify_report
 
 __all__ = [
     "add_deck_parser",
+    "config_decks",
     "deck_file_text",
     "load_partial",
     "run_deck",
@@ -68,6 +73,9 @@ EXIT_BAD_INPUT: Final = 2
 SETTLE: Final = 0.4
 """Seconds the antenna must stay unchanged before a read is decided: two cards
 passed together reach the host in one or two scan cycles (100-250 ms each)."""
+
+VERIFY_FACES: Final = 10
+"""Faces ``deck verify`` asks by default: a quick check; --all for the whole deck."""
 
 ONLINE_TIMEOUT: Final = 15.0
 """Seconds to wait for the reader to come online before giving up (exit 1)."""
@@ -115,6 +123,21 @@ def add_deck_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     check.add_argument("--timeout", type=float, default=30.0, metavar="S",
                        help="stop after S seconds without a read (default 30)")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
+    verify = actions.add_parser(
+        "verify", help="put the faces asked on an antenna: each tag must be that card",
+        description="Asks for faces (--faces N at random, or --all in a random order); put the"
+        " card with that face printed on it on the antenna, and its tag is checked against"
+        " the deck file: a face swap at registration shows as a mismatch. 'skip' leaves a face"
+        " unverified, 'done' stops. Exit 0 when every face asked was confirmed, 1 when not.")
+    _add_antenna_arguments(verify)
+    verify.add_argument("--deck", type=Path, required=True, help="the deck file to verify")
+    faces = verify.add_mutually_exclusive_group()
+    faces.add_argument("--faces", type=int, default=VERIFY_FACES, metavar="N",
+                       help=f"how many random faces to ask (default {VERIFY_FACES})")
+    faces.add_argument("--all", action="store_true", help="ask all 52, in a random order")
+    verify.add_argument("--seed", type=int, default=None,
+                        help="the random choice of faces (default: new each run)")
+    verify.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def _add_antenna_arguments(parser: argparse.ArgumentParser) -> None:
@@ -140,6 +163,8 @@ def run_deck(args: argparse.Namespace) -> int:
             raise _BadInputError(f"--settle {args.settle} is outside (0, 10] seconds")
         if args.deck_command == "register":
             return _register(args, sys.stdin, sys.stdout)
+        if args.deck_command == "verify":
+            return _verify(args, sys.stdin, sys.stdout)
         return _check(args, sys.stdout)
     except (_BadInputError, ConfigError, AntennaError) as exc:
         print(f"{name}: {exc}", file=sys.stderr)
@@ -152,16 +177,42 @@ def run_deck(args: argparse.Namespace) -> int:
 def _existing(args: argparse.Namespace, exclude: Path | None = None) -> DeckRegistry:
     paths = list(args.existing)
     if args.config is not None:
-        from table_controller.daemon.config import load_config  # noqa: PLC0415 - only with --config
-
-        paths += load_config(args.config).table.decks
+        paths += config_decks(args.config)
     if exclude is not None:
         paths = [path for path in paths if not _same_file(path, exclude)]
     # One file named twice (--existing and the config's decks) is one deck.
     unique: dict[Path, Path] = {}
     for path in paths:
         unique.setdefault(path.resolve(), path)
-    return load_decks(unique.values())
+    registry = load_decks(unique.values())
+    _warn_exposed(unique.values())  # after loading: a bad file is one line, its error
+    return registry
+
+
+def config_decks(config: Path) -> list[Path]:
+    """The deck files a table.toml names that exist now (resolved against its directory).
+
+    Not the daemon's whole loader: that one (rightly) refuses a config whose deck is
+    missing, and on a fresh install the deck missing is the one being registered,
+    or another not registered yet. Neither has tags to refuse.
+    Raises :class:`ConfigError` for a config whose ``[table] decks`` is not a list
+    of file names.
+    """
+    data = read_toml(config)
+    table = data.get("table")
+    decks = table.get("decks") if isinstance(table, dict) else None
+    if not isinstance(decks, list) or not all(isinstance(item, str) for item in decks):
+        raise ConfigError(config, "table.decks", "expected a list of deck file names")
+    paths = [config.parent / item for item in decks]
+    return [path for path in paths if path.exists()]
+
+
+def _warn_exposed(paths: Iterable[Path]) -> None:
+    """One warning line per deck file other users can read (not a refusal)."""
+    for path in paths:
+        exposure = deck_file_exposure(path)
+        if exposure is not None:
+            print(f"warning: {exposure}", file=sys.stderr, flush=True)
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -177,7 +228,9 @@ def _watch(args: argparse.Namespace, inputs: queue.Queue[object]) -> AntennaWatc
     if device.startswith("/") and not os.path.exists(device):
         raise _BadInputError(f"{args.layout}: reader {args.reader}: device {device} not found"
                         " (is the reader plugged in?)")
-    return AntennaWatch(device, args.reader, ports, inputs.put)
+    reader = layout.reader(args.reader)
+    kind = reader.kind if reader is not None else "stud"
+    return AntennaWatch(device, args.reader, ports, inputs.put, kind=kind)
 
 
 class _Operator:
@@ -267,7 +320,7 @@ def _check_deck_name(name: str) -> None:
 
 
 def _wait_online(inputs: queue.Queue[object], out: TextIO,
-                 machine: Registration | DeckCheck) -> bool:
+                 machine: Registration | DeckCheck | DeckVerify) -> bool:
     """Print link changes until the reader is online; False if it never comes."""
     deadline = time.monotonic() + ONLINE_TIMEOUT
     last = ""
@@ -295,16 +348,17 @@ def _wait_online(inputs: queue.Queue[object], out: TextIO,
             return False
 
 
-def _feed(machine: Registration | DeckCheck, seen: Seen) -> list[Line]:
-    if isinstance(machine, Registration):
+def _feed(machine: Registration | DeckCheck | DeckVerify, seen: Seen) -> list[Line]:
+    if isinstance(machine, Registration | DeckVerify):
         machine.inventory(seen.uids)
         return []
     return machine.snapshot(seen.uids)
 
 
-def _drive(machine: Registration, inputs: queue.Queue[object], out: TextIO,
+def _drive(machine: Registration | DeckVerify, inputs: queue.Queue[object], out: TextIO,
            settle: float) -> None:
-    changed_at: float | None = None
+    # A first settle at once: tags laid down while the reader came online count.
+    changed_at: float | None = time.monotonic()
     while not machine.finished:
         timeout = None if changed_at is None else max(0.0, changed_at + settle - time.monotonic())
         try:
@@ -330,6 +384,7 @@ def _drive(machine: Registration, inputs: queue.Queue[object], out: TextIO,
 
 def _check(args: argparse.Namespace, out: TextIO) -> int:
     deck = load_deck(args.deck)
+    _warn_exposed([args.deck])
     others = _existing(args, exclude=args.deck)
     if deck.name in others.decks:
         raise _BadInputError(f"{args.deck}: deck name {deck.name!r} is also used by"
@@ -379,6 +434,47 @@ def _check_loop(machine: DeckCheck, inputs: queue.Queue[object], idle_timeout: f
                 say(lines)
         elif isinstance(item, LinkChange) and not quiet:
             print(f"- {item.text}", file=out, flush=True)
+
+
+# -- verify ---------------------------------------------------------------------------
+
+
+def _verify(args: argparse.Namespace, stdin: TextIO, out: TextIO) -> int:
+    deck = load_deck(args.deck)
+    _warn_exposed([args.deck])
+    others = _existing(args, exclude=args.deck)
+    if not args.all and not 1 <= args.faces <= DECK_SIZE:
+        raise _BadInputError(f"--faces {args.faces} is outside 1..{DECK_SIZE}")
+    rng = random.Random(args.seed)
+    faces = (rng.sample(REGISTRATION_ORDER, DECK_SIZE) if args.all
+             else rng.sample(REGISTRATION_ORDER, args.faces))
+    inputs: queue.Queue[object] = queue.Queue()
+    watch = _watch(args, inputs)
+    machine = DeckVerify(deck, faces, known=others.lookup)
+    if not args.json:
+        print(f"verify deck {deck.name}: {len(faces)} faces; type 'help' for the commands",
+              file=out, flush=True)
+    shown = out if not args.json else open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+    try:
+        with watch:
+            _Operator(stdin, inputs)
+            if _wait_online(inputs, shown, machine):
+                _show(shown, [machine.prompt()])
+                _drive(machine, inputs, shown, args.settle)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=shown, flush=True)
+    finally:
+        if shown is not out:
+            shown.close()
+    report = machine.report()
+    if args.json:
+        json.dump(report, out, indent=2)
+        out.write("\n")
+    else:
+        for line in render_verify_report(report):
+            print(line, file=out)
+    out.flush()
+    return EXIT_OK if machine.clean else EXIT_NOT_DONE
 
 
 # -- the deck file -----------------------------------------------------------------------

@@ -20,7 +20,10 @@ decided ("new" tags); a tag lying still on the antenna is decided once:
 * one new tag that another known deck has: refused, naming that deck and card
   (a tag belongs to one deck only, or the daemon could not tell the decks apart);
 * two or more new tags together: all refused ("pass one at a time"); they count
-  again only after they have left the antenna and come back.
+  again only after they have left the antenna and come back;
+* a tag that left before it was decided (the card lifted before the antenna
+  settled): nothing is registered, and the next ``settle`` says so, so the operator
+  knows to pass that card again rather than believe it was taken.
 
 The operator's commands: ``back`` (unregister the last card and expect it again),
 ``skip`` (leave the expected card missing and go on), ``goto CARD`` (expect CARD
@@ -91,6 +94,7 @@ class Registration:
         self._decided: set[str] = set()
         self._pending: str | None = None
         self._finished = False
+        self._lifted: set[str] = set()
 
     # -- what the machine knows ----------------------------------------------------
 
@@ -168,27 +172,40 @@ class Registration:
     def left(self, uid: str) -> None:
         """A tag left the antenna: if it comes back it counts as a new read."""
         upper = uid.upper()
+        if upper in self._present and upper not in self._decided:
+            self._lifted.add(upper)
         self._present.discard(upper)
         self._decided.discard(upper)
 
     def inventory(self, uids: Iterable[str]) -> None:
         """The reader's full list of the antenna's tags (after a reconnect or a gap)."""
-        self._present = {uid.upper() for uid in uids}
+        now = {uid.upper() for uid in uids}
+        self._lifted |= self._present - now - self._decided
+        self._present = now
         self._decided &= self._present
 
     def settle(self) -> list[Line]:
         """The antenna has been quiet: decide about the tags read since the last time."""
-        new = sorted(self._present - self._decided)
-        if not new or self._finished:
+        # A tag back on the antenna by now was a reader dropout, not a lifted card.
+        lifted, self._lifted = len(self._lifted - self._present), set()
+        if self._finished:
             return []
+        warning = [] if not lifted else [Line(
+            "refused", ("a card was" if lifted == 1 else f"{lifted} cards were")
+            + " lifted before the antenna settled: nothing registered for it; hold each"
+            " card still until its line appears, and pass it again")]
+        new = sorted(self._present - self._decided)
+        if not new:
+            return [*warning, self.prompt()] if warning else []
         self._decided.update(new)
         if len(new) > 1:
             return [
+                *warning,
                 Line("refused", f"{len(new)} cards read at once: take them all away and pass"
                      " one card at a time"),
                 self.prompt(),
             ]
-        return self._one_tag(new[0])
+        return [*warning, *self._one_tag(new[0])]
 
     def _one_tag(self, uid: str) -> list[Line]:
         try:

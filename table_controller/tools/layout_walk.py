@@ -18,7 +18,10 @@ then gives a :class:`Verdict`:
 * an antenna of the zone and one of another zone both saw it: the antennas overlap
   (the card would count in both zones);
 * nothing new within :attr:`LayoutWalk.timeout` seconds: a dead antenna, a loose
-  cable or an offline reader.
+  cable or an offline reader;
+* two zones each read only by the other's antennas: a swapped pair of ports (two
+  cables on each other's sockets, or two zones exchanged in the layout), named as a
+  swap in the verdict of the second of the pair and in the summary.
 
 After a verdict on a card, it asks for the card to be taken off
 (:class:`TakeOff`) and waits until no antenna reports that tag, so the next zone
@@ -70,6 +73,15 @@ class Verdict:
     ok: bool
     text: str
     seen: tuple[Antenna, ...] = ()
+    seen_zones: tuple[str | None, ...] = ()
+    """The layout's zone of each antenna in :attr:`seen` (None: an unmapped port)."""
+
+    def swapped_with(self, other: Verdict) -> bool:
+        """True if this zone and ``other`` were each read only by the other's antennas."""
+        return (not self.ok and not other.ok and self.zone != other.zone
+                and bool(self.seen) and bool(other.seen)
+                and set(self.seen_zones) == {other.zone}
+                and set(other.seen_zones) == {self.zone})
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,13 +108,34 @@ class Summary:
         return all(verdict.ok for verdict in self.verdicts)
 
     @property
+    def swaps(self) -> tuple[tuple[Verdict, Verdict], ...]:
+        """Pairs of zones read by each other's antennas (walk order, each pair once)."""
+        pairs: list[tuple[Verdict, Verdict]] = []
+        for index, first in enumerate(self.verdicts):
+            for second in self.verdicts[index + 1:]:
+                if first.swapped_with(second):
+                    pairs.append((first, second))
+        return tuple(pairs)
+
+    @property
     def lines(self) -> tuple[str, ...]:
-        """The summary to show: the count, then each zone that failed."""
+        """The summary to show: the count, then each zone that failed, then each swap."""
         failed = [verdict for verdict in self.verdicts if not verdict.ok]
         head = f"{len(self.verdicts) - len(failed)} of {len(self.verdicts)} zones OK"
         if not failed:
             return (f"{head}: the layout matches the wiring",)
-        return (f"{head}; {len(failed)} to fix:", *(f"  {v.text}" for v in failed))
+        swaps = tuple(f"  swap: {swap_text(a, b)}" for a, b in self.swaps)
+        return (f"{head}; {len(failed)} to fix:", *(f"  {v.text}" for v in failed), *swaps)
+
+
+def swap_text(first: Verdict, second: Verdict) -> str:
+    """``seat3.up and seat3.down are swapped: ...`` for a pair found by the walk."""
+    def ports(verdict: Verdict) -> str:
+        return " and ".join(f"reader {r} port {p}" for r, p in verdict.seen)
+
+    return (f"{first.zone} and {second.zone} are swapped: {first.zone}'s card was read on"
+            f" {ports(first)} and {second.zone}'s on {ports(second)} — exchange those two"
+            " cables, or the two ports' zones in the layout")
 
 
 WalkOutput = Prompt | Verdict | TakeOff | Summary
@@ -222,21 +255,27 @@ class LayoutWalk:
 
     def _judge(self, zone: str) -> Verdict:
         seen = tuple(self._seen)
+        zones = tuple(self.antenna_zone.get(a) for a in seen)
         right = [a for a in seen if self.antenna_zone.get(a) == zone]
         wrong = [a for a in seen if self.antenna_zone.get(a) != zone]
         if right and not wrong:
             where = " and ".join(f"reader {r} port {p}" for r, p in right)
-            return Verdict(zone, True, f"{zone}: seen by {where} — OK", seen)
+            return Verdict(zone, True, f"{zone}: seen by {where} — OK", seen, zones)
         others = ", ".join(describe(a, self.antenna_zone.get(a)) for a in wrong)
         if right:
             return Verdict(
                 zone, False,
                 f"{zone}: seen by reader {right[0][0]} port {right[0][1]}, but also on"
                 f" {others} — antennas overlap: move them apart or shield them",
-                seen,
+                seen, zones,
             )
-        return Verdict(zone, False, f"{zone}: card seen on {others} — check the antenna wiring",
-                       seen)
+        verdict = Verdict(zone, False, f"{zone}: card seen on {others} — check the antenna"
+                          " wiring", seen, zones)
+        for earlier in self._verdicts:
+            if earlier.swapped_with(verdict):
+                return Verdict(zone, False, f"{zone}: card seen on {others} — a swap:"
+                               f" {swap_text(earlier, verdict)}", seen, zones)
+        return verdict
 
     def _next_zone(self, now: float) -> list[WalkOutput]:
         self._index += 1

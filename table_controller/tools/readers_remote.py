@@ -112,12 +112,16 @@ def render_remote(
             lines.append(f"  firmware {status.firmware or '?'}   {heartbeat}"
                          f"   frame errors: {errors or 'none'}")
         if figures is not None:
+            # Not online now: the retained figures are what it said last (issue 23).
+            stale = status is not None and status.state != "online"
+            if stale:
+                lines.append("  not online: the figures below are its last ones (stale)")
             lines.append(f"  {'port':>4}  {'zone':<11} {'tags':>4} {'reads/s':>8} {'dropouts':>8}"
                          f"   (figures {max(0.0, now - figures.ts):.0f} s old)")
             for antenna in figures.antennas:
                 lines.append(f"  {antenna.port:>4}  {antenna.zone or '(unmapped)':<11}"
                              f" {antenna.tags:>4} {antenna.reads_per_s:>8.1f}"
-                             f" {antenna.dropouts:>8}")
+                             f" {antenna.dropouts:>8}{'  (stale)' if stale else ''}")
         lines.append("")
     return lines
 

@@ -8,8 +8,11 @@ the daemon does not (the daemon holds the ports, exclusively).
 * The live view redraws the terminal twice a second: per reader its link state
   (and why it is not being read), firmware, heartbeat age, frame errors; per
   antenna port its zone, the tags it sees now (with their UIDs: this is the
-  installer's own screen, nothing is published or logged), reads per second and
-  dropouts. Figures: :mod:`firmware_bridge.figures`. Ctrl-C quits.
+  installer's own screen, nothing is published or logged; with the decks known,
+  from ``--config`` or ``--deck``, the card each tag is, ``Kd/red``), reads per
+  second and dropouts. A reader that is not online keeps its last figures on
+  screen, each port marked ``(stale)``. Figures: :mod:`firmware_bridge.figures`.
+  Ctrl-C quits.
 * ``--walk`` runs the layout walk (:mod:`table_controller.tools.layout_walk`):
   one line per prompt and verdict on stdout, a summary, exit 0 when every zone
   was confirmed and 1 otherwise.
@@ -33,7 +36,8 @@ from pathlib import Path
 from typing import Final, TextIO
 
 from firmware_bridge.figures import FigureCounter, ReaderFigures
-from firmware_bridge.link import ConnectionState, LinkStats, ReaderLink, problem_hint
+from firmware_bridge.kinds import open_link
+from firmware_bridge.link import ConnectionState, LinkStats, problem_hint
 from firmware_bridge.messages import (
     FaultCode,
     Inventory,
@@ -46,6 +50,7 @@ from table_controller.daemon.config import load_config
 from table_controller.daemon.logging import configure_logging
 from table_controller.mqtt.topics import check_level
 from table_controller.table.config_file import ConfigError
+from table_controller.table.deck import DeckRegistry, load_decks
 from table_controller.table.layout import TableLayout, load_layout
 from table_controller.tools.console_client import PASSWORD_ENV
 from table_controller.tools.layout_walk import (
@@ -105,8 +110,9 @@ class ReaderBank:
         self.faults: dict[int, tuple[ReaderFault, float]] = {}
         """Each reader's last READER_FAULT and when it came (the daemon alerts on them)."""
         self.links = {
-            reader.id: ReaderLink(reader.device, reader.id, self._on_message, self._on_state,
-                                  heartbeat_period=heartbeat_period)
+            reader.id: open_link(reader.kind, reader.device, reader.id, self._on_message,
+                                 self._on_state, antennas=reader.antennas,
+                                 heartbeat_period=heartbeat_period)
             for reader in layout.readers
         }
 
@@ -183,9 +189,12 @@ def render(
     faults: Mapping[int, tuple[ReaderFault, float]] | None = None,
     now: float = 0.0,
     now_text: str = "",
+    card_of: Callable[[str], str | None] | None = None,
 ) -> list[str]:
     """The live view's lines (pure): a block per reader, a line per antenna port;
-    ``faults`` are each reader's last READER_FAULT with its monotonic time."""
+    ``faults`` are each reader's last READER_FAULT with its monotonic time;
+    ``card_of`` names the card of a tag UID (None: not in a known deck), and the
+    tags of a known deck are then shown by card instead of UID."""
     lines = [f"stud-table readers — {layout.name or 'layout'}: {len(layout.readers)} readers,"
              f" {layout.seats} seats   {now_text}   Ctrl-C quits", ""]
     for config in layout.readers:
@@ -202,25 +211,46 @@ def render(
         if faults and config.id in faults:
             fault, at = faults[config.id]
             lines.append(f"  {fault_line(fault, max(0.0, now - at))}")
+        # Not online: what is shown is what the reader said last, not what lies on
+        # its antennas now.
+        stale = state is not ConnectionState.ONLINE and bool(figures.antennas)
+        if stale:
+            lines.append("  not online: the figures below are its last ones (stale)")
         lines.append(
-            f"  {'port':>4}  {'zone':<11} {'tags':>4} {'reads/s':>8} {'dropouts':>8}  UIDs"
+            f"  {'port':>4}  {'zone':<11} {'tags':>4} {'reads/s':>8} {'dropouts':>8}  "
+            + ("cards" if card_of is not None else "UIDs")
         )
         ports = sorted({a.port for a in figures.antennas} | set(config.antennas))
         for port in ports:
             zone = config.antennas.get(port)
             seen = figures.antenna(port)
             tags = seen.tags if seen is not None else ()
+            shown = [(card_of(uid) if card_of is not None else None) or uid for uid in tags]
             lines.append(
                 f"  {port:>4}  {zone.name if zone else '(unmapped)':<11} {len(tags):>4}"
                 f" {seen.reads_per_s if seen else 0.0:>8.1f} {seen.dropouts if seen else 0:>8}"
-                f"  {' '.join(tags)}"
+                f"  {' '.join([*shown, *(['(stale)'] if stale else [])])}"
             )
         lines.append("")
     return lines
 
 
+def card_namer(registry: DeckRegistry) -> Callable[[str], str | None]:
+    """``Kd`` (one deck) or ``Kd/red`` (several) for a tag of ``registry``, else None."""
+    several = len(registry.decks) > 1
+
+    def card_of(uid: str) -> str | None:
+        found = registry.lookup(uid)
+        if found is None:
+            return None
+        return f"{found.card.code}/{found.deck}" if several else found.card.code
+
+    return card_of
+
+
 def run_view(layout: TableLayout, heartbeat_period: float, out: TextIO,
-             *, clock: Callable[[], float] = time.monotonic) -> int:
+             *, clock: Callable[[], float] = time.monotonic,
+             card_of: Callable[[str], str | None] | None = None) -> int:
     """The live view until Ctrl-C."""
     bank = ReaderBank(layout, heartbeat_period)
     bank.start()
@@ -232,7 +262,7 @@ def run_view(layout: TableLayout, heartbeat_period: float, out: TextIO,
             if now >= next_draw:
                 next_draw = now + REDRAW_PERIOD
                 draw(out, render(layout, bank.snapshot(now), faults=bank.faults, now=now,
-                                 now_text=time.strftime("%H:%M:%S")))
+                                 now_text=time.strftime("%H:%M:%S"), card_of=card_of))
     except KeyboardInterrupt:
         return EXIT_OK
     finally:
@@ -317,6 +347,9 @@ def add_readers_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     readers.add_argument("--config", type=Path, default=None,
                          help="table.toml: its layout and heartbeat_period")
     readers.add_argument("--walk", action="store_true", help="run the layout walk")
+    readers.add_argument("--deck", type=Path, nargs="+", default=[], metavar="DECK",
+                         help="deck files: their tags are shown by card (default: the"
+                         " decks of --config)")
     readers.add_argument("--broker", default=None, metavar="HOST:PORT",
                          help="while the daemon runs: show what it publishes on the table's"
                          " readers/<id> topics instead of opening the readers (counts only)")
@@ -372,11 +405,14 @@ def run_readers(args: argparse.Namespace) -> int:
             print("stud-table readers: give --layout or --config", file=sys.stderr)
             return EXIT_BAD_INPUT
         layout_path = args.layout
+        deck_paths = list(args.deck)
         if args.config is not None:
             config = load_config(args.config)
             layout_path = layout_path or config.table.layout
             heartbeat = heartbeat or config.table.heartbeat_period
+            deck_paths = deck_paths or list(config.table.decks)
         layout = load_layout(layout_path)
+        card_of = card_namer(load_decks(deck_paths)) if deck_paths else None
     except ConfigError as exc:
         print(f"stud-table readers: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -394,4 +430,4 @@ def run_readers(args: argparse.Namespace) -> int:
     if args.walk:
         return run_walk(layout, period, sys.stdout, settle=args.settle,
                         timeout=args.zone_timeout, online_wait=args.online_wait)
-    return run_view(layout, period, sys.stdout)
+    return run_view(layout, period, sys.stdout, card_of=card_of)

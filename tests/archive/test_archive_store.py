@@ -224,6 +224,22 @@ def test_shift_report(store: ArchiveStore) -> None:
         store.shift_report(NOW, NOW)
 
 
+def test_shift_report_counts_the_cards_entered_by_hand(store: ArchiveStore) -> None:
+    """Issue 19: manual_card notices are the table's dead tags to replace."""
+    manual = {"code": "manual_card", "message": "A card at seat 4 up was entered by hand"}
+    other = {"code": "fold_unread", "message": "Seat 1 folded"}
+    store.write([
+        hand(store, hand_record("t1", 1, start=NOW, notices=[manual, other, manual])),
+        hand(store, hand_record("t1", 2, start=NOW, notices=[other])),
+        hand(store, hand_record("t2", 1, start=NOW, notices=[manual])),
+        hand(store, hand_record("t3", 1, start=NOW)),
+        hand(store, hand_record("t3", 90, start=NOW, notices=[manual])),  # after the shift
+    ])
+    report = store.shift_report(NOW, NOW + 3600)
+    assert {t: e["manual_cards"] for t, e in report["per_table"].items()} == {
+        "t1": 2, "t2": 1, "t3": 0}
+
+
 def test_empty_shift_report(store: ArchiveStore) -> None:
     report = store.shift_report(NOW, NOW + 3600)
     assert (report["hands"], report["hands_per_hour"], report["per_table"]) == (0, 0.0, {})

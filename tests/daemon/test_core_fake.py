@@ -148,3 +148,25 @@ def test_a_card_the_journal_cannot_take_is_held_and_reported(tmp_path: Path) -> 
         assert len(table.publisher.on("state")) == states
     finally:
         table.journal.close()
+
+
+def test_issue21_item7_an_unpublishable_kill_reason_is_refused_before_the_journal(
+    tmp_path: Path,
+) -> None:
+    """A ``kill`` reason "\\ud800" was journaled and applied; the state then failed to
+    serialise (engine_error, no reply) and the published seat stayed ``active``.
+    ESC, NUL and U+202E went out in the public announcement."""
+    table = CoreTable(tmp_path)
+    try:
+        before = journal_lines(table)
+        for number, reason in enumerate(["\ud800", "\x1b[31mred", "a\x00b", "\u202eevil"]):
+            request = CommandRequest("kill", json.dumps({"seat": 3, "reason": reason}).encode(),
+                                     "stud/v1/soak/reply/pit", b"corr-%d" % number)
+            table.core.handle(ConsoleCommand(request))
+        replies = [reply for _request, reply in table.publisher.replies]
+        assert [(r["accepted"], r["code"]) for r in replies] == [(False, "invalid_command")] * 4
+        added = journal_lines(table)[len(before):]
+        assert [r.get("op") for r in added] == ["alert"] * 4  # the refusals' alerts only
+        assert "engine_error" not in table.publisher.alerts
+    finally:
+        table.close()

@@ -14,6 +14,7 @@ restarts onto a table that matches its journal, as after a crash.
 from __future__ import annotations
 
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -369,3 +370,143 @@ def test_read_only_directory_holds_cards_and_recovers(rig: TableRig) -> None:
         wait_state(sub, lambda s: cards_shown(s) == seated(events[:10]))
         assert journal_positions(rig) == mirror.positions()
         _stop_daemon(rig)
+
+
+# ------------------------------------------------------------ issue 21 items 2 and 4
+
+
+def _hands_file(rig: TableRig) -> Path:
+    return journal_file(rig).parent / f"{TABLE}.hands"
+
+
+@pytest.mark.parametrize("size", [0, 1])
+def test_issue21_item2_journal_truncated_to_0_or_1_byte_is_reported(
+    rig: TableRig, size: int
+) -> None:
+    """75 records dropped, logged only as journal_torn_tail_dropped (1 byte) or not
+    at all (0 bytes), status online, the hand in progress replaced by a new hand 1.
+    The .seq and .hands files show that the table ran before."""
+    mirror, events = _deal(rig)
+    lines = write_journal(rig, mirror, events[:12])
+    _hands_file(rig).write_text("2\n")  # hand 1 was started: the next is 2
+    journal_file(rig).write_bytes(b"".join(lines)[:size])
+    sub = subscribe(rig.broker.port)
+    rig.start_process()
+    status = wait_status(sub, "degraded")
+    assert "journal" in status["reason"]
+    (alert,) = sub.wait_for(lambda m: m.topic == f"{ROOT}/alerts"
+                            and m.json()["code"] == "journal_missing")
+    assert "empty" in alert.json()["message"]
+    assert "journal_missing" in rig.daemon_log()
+    wait_caught_up(rig, mirror)  # what the readers show is journaled afresh...
+    state = wait_state(sub, lambda s: cards_shown(s) == seated(events[:12]))
+    assert state["hand"] == 2  # ...as a new hand that does not reuse hand 1's number
+
+
+def test_issue21_item4_journal_and_hand_file_deleted_hand_numbers_go_on(rig: TableRig) -> None:
+    """journal_missing was raised, but the next hand was numbered 1 again although
+    the .seq file shows the table ran (its hand numbers are lost with both files)."""
+    mirror, events = _deal(rig)
+    write_journal(rig, mirror, events[:12])
+    journal_file(rig).unlink()
+    _hands_file(rig).unlink(missing_ok=True)
+    sub = subscribe(rig.broker.port)
+    rig.start_process()
+    wait_status(sub, "degraded")
+    sub.wait_for(lambda m: m.topic == f"{ROOT}/alerts" and m.json()["code"] == "journal_missing")
+    wait_caught_up(rig, mirror)
+    state = wait_state(sub, lambda s: cards_shown(s) == seated(events[:12]))
+    # No record of the old numbers is left: they go on from a clock floor (seconds
+    # since 2026-01-01), above any number a table that ran before can have used.
+    assert state["hand"] > 1_000_000
+    assert "hand_numbers_from_clock" in rig.daemon_log()
+
+
+# ------------------------------------------------------------------ issue 21 item 5
+
+
+def test_issue21_item5_lock_file_deleted_a_second_daemon_is_still_refused(
+    rig: TableRig,
+) -> None:
+    """After ``rm journal/t1.lock`` a second daemon on the same config stayed up and
+    both appended (duplicate jseq; replay then failed). The lock is held on the
+    journal file itself too, which an unlinked lock file does not release."""
+    sub = subscribe(rig.broker.port)
+    mirror, events = _deal(rig)
+    first = rig.start_process()
+    wait_status(sub, "online")
+    mirror.run(events[:4])
+    wait_caught_up(rig, mirror)
+    lock = journal_file(rig).parent / f"{TABLE}.lock"
+    lock.unlink()
+    second = subprocess.run(
+        [sys.executable, "-m", "table_controller", "run", "--config", str(rig.config_path)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert second.returncode == EXIT_NEEDS_PERSON, second.stderr
+    message = second.stderr.strip().splitlines()[-1]
+    assert "in use by another daemon" in message
+    assert first.poll() is None
+    # The first daemon notices its lock file is gone and takes a new one (naming it).
+    wait_until(lambda: lock.exists() and f"pid {first.pid}" in lock.read_text(), WAIT,
+               "the lock file re-taken\n" + rig.daemon_log()[-2000:])
+    assert "journal_lock_file_replaced" in rig.daemon_log()
+    mirror.run(events[4:10])
+    wait_caught_up(rig, mirror)
+    found = read_journal(journal_file(rig))
+    assert not found.damaged
+    jseqs = [r["jseq"] for r in found.records]
+    assert jseqs == list(range(1, len(jseqs) + 1))  # one writer: no duplicate jseq
+
+
+# ------------------------------------------------------------------ issue 21 item 1
+
+
+@pytest.mark.parametrize("what", ["file", "directory"])
+def test_issue21_item1_journal_deleted_while_running_is_noticed_and_begun_again(
+    rig: TableRig, what: str
+) -> None:
+    """After ``rm -rf`` of the journal directory the daemon kept writing to the deleted
+    file: status online, no alert, no log line; at restart hand numbers began at 1."""
+    sub = subscribe(rig.broker.port)
+    mirror = Mirror(rig)
+    first = hand_events(deal_random([1, 2, 3], random.Random(3), fold_chance=0.0))
+    second = hand_events(deal_random([2, 4], random.Random(4), fold_chance=0.0))
+    rig.start_process()
+    wait_status(sub, "online")
+    mirror.run(first[:8])
+    wait_caught_up(rig, mirror)
+    path = journal_file(rig)
+    if what == "file":
+        path.unlink()
+    else:
+        shutil.rmtree(path.parent)
+    (alert,) = sub.wait_for(lambda m: m.topic == f"{ROOT}/alerts"
+                            and m.json()["code"] == "journal_missing")
+    assert ("directory was removed" if what == "directory" else "file was deleted") in (
+        alert.json()["message"])
+    status = wait_status(sub, "degraded")
+    assert "a new journal file was begun" in status["reason"]
+    assert "journal_file_lost" in rig.daemon_log()
+    # The new file holds the hand in progress: the journal accounts for the table.
+    wait_caught_up(rig, mirror)
+    mirror.run(first[8:])
+    wait_until(lambda: [p["hand"] for p in payloads(sub, "events")
+                        if p["kind"] == "hand_result"] == [1], WAIT * 2, "hand 1's result")
+    time.sleep(0.7)  # the dealer shuffles
+    mirror.run(second[:6])
+    wait_caught_up(rig, mirror)
+    wait_status(sub, "online")  # the next hand clears the note
+    # A restart finds the new file whole and the hand where it was.
+    rig.kill9()
+    restart_and_wait_ready(rig, sub)
+    state = wait_state(sub, lambda s: s["hand"] == 2 and cards_shown(s) == seated(
+        [e for e in second[:6] if isinstance(e, CardPlaced)]))
+    assert state["hand"] == 2  # never 1 again
+    found = read_journal(path)
+    assert not found.damaged
+    assert (path.parent / f"{TABLE}.hands").exists()
+    seqs = [m.json()["seq"] for m in sub.snapshot()
+            if not (m.topic == f"{ROOT}/status" and m.json()["status"] == "lost")
+            and not m.topic.endswith("/stats")]
+    assert seqs == sorted(seqs)

@@ -354,6 +354,7 @@ def _check_rules(root: Path, rules: Path, tmp: Path, serial: str, reader: int) -
         f"GROUP {gid}", "MODE 0660", f"LINK 'stud-table/reader-{reader}'"], output
     assert all(line.startswith("tty0: ") for line in ours), ours
     assert f"DEVLINKS=/dev/stud-table/reader-{reader}" in output
+    assert "ID_MM_DEVICE_IGNORE=1" in output  # ModemManager leaves the reader alone
 
 
 def test_the_syntax_fallback_knows_good_rules_from_bad(tmp_path: Path) -> None:
@@ -417,7 +418,7 @@ def test_make_rules_writes_working_rules(root: Path, tmp_path: Path) -> None:
     by_serial = _make_rules(tool, "/dev/ttyACM0=3")
     assert by_serial.returncode == 0, by_serial.stderr
     assert ('ENV{ID_SERIAL_SHORT}=="E6614C311B4F7A2B", SYMLINK+="stud-table/reader-3",'
-            ' GROUP="stud-table", MODE="0660"') in by_serial.stdout
+            ' GROUP="stud-table", MODE="0660", ENV{ID_MM_DEVICE_IGNORE}="1"') in by_serial.stdout
     by_path = _make_rules(tool, "--by-path", "/dev/ttyUSB0=10", "-o", str(tmp_path / "p.rules"))
     assert by_path.returncode == 0, by_path.stderr
     assert 'ENV{ID_PATH}=="platform-xhci-hcd.0-usb-0:1.4:1.0"' in (
@@ -442,7 +443,7 @@ def test_make_rules_writes_working_rules(root: Path, tmp_path: Path) -> None:
     (["/dev/ttyACM0=70000"], "/dev/ttyACM0=70000: the reader id must be 0..65535"),
     (["/dev/ttyACM2=4"], "/dev/ttyACM2: ID_SERIAL_SHORT 'ab\"c*' has characters a udev rule"
                          " cannot match literally; use --by-path"),
-    ([], "give DEVICE=READER_ID for each reader, or --list"),
+    ([], "give DEVICE=READER_ID for each reader, --hello, or --list"),
 ])
 def test_make_rules_refuses_bad_input(tmp_path: Path, args: list[str], message: str) -> None:
     tool = _fake_udevadm(tmp_path, {

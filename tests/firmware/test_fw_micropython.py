@@ -34,7 +34,8 @@ def mpy_cross() -> str:
 def test_board_files_are_found() -> None:
     names = {path.relative_to(FIRMWARE).as_posix() for path in BOARD_FILES}
     assert {"main.py", "config.py", "stud_reader/protocol.py", "stud_reader/reader.py",
-            "stud_reader/scan.py", "stud_reader/mfrc522.py", "stud_reader/hal.py"} <= names
+            "stud_reader/scan.py", "stud_reader/mfrc522.py", "stud_reader/hal.py",
+            "stud_reader/pn5180.py"} <= names
 
 
 @pytest.mark.parametrize("path", BOARD_FILES, ids=lambda p: p.relative_to(FIRMWARE).as_posix())

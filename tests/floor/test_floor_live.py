@@ -125,6 +125,16 @@ def test_shift_report_arithmetic() -> None:
         shift_report(records, 10, 10)
 
 
+def test_shift_report_lists_the_tags_to_replace() -> None:
+    """Issue 19: cards entered by hand at the console are counted per table."""
+    one, two = hand("t1", 1, 3600 * 10 + 5, "D1", []), hand("t2", 1, 3600 * 10 + 9, "D1", [])
+    one["notices"] = [{"code": "manual_card", "message": "entered by hand"},
+                      {"code": "fold_unread", "message": "folded"}]
+    report = shift_report([one, two], 3600 * 10, 3600 * 11)
+    assert {t["table"]: t["manual_cards"] for t in report["tables"]} == {"t1": 1, "t2": 0}
+    assert all(d["manual_cards"] == 0 for d in report["dealers"])
+
+
 @given(st.lists(st.tuples(st.sampled_from(["t1", "t2"]), st.floats(0, 20 * 3600),
                           st.sampled_from(["D1", "D2"]),
                           st.lists(st.sampled_from([("missing_burn", "error"),

@@ -1,6 +1,6 @@
 """The 13 real WSOP Seven Card Stud hands, bet through the betting engine.
 
-Data: ../shared/data/phh-wsop-2023-event43/stud-hand-*.phh (PHH, TOML), the 2023
+Data: tests/data/phh-wsop-2023-event43/stud-hand-*.phh (PHH, TOML), the 2023
 WSOP Event #43 final table, published with PokerKit (MIT). Player ``pN`` sits in
 seat N. Each hand starts from its ``starting_stacks`` (before the antes), and every
 betting action is entered in order: ``pb`` -> bring_in, ``cbr X`` -> complete/bet/
@@ -33,8 +33,8 @@ from table_controller.domain.hands import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = REPO / ".." / "shared" / "data" / "phh-wsop-2023-event43"
-"""CI checks the repository out with a copy of shared/ beside it, as here."""
+DATA = REPO / "tests" / "data" / "phh-wsop-2023-event43"
+"""The real hands ship with the repository (tests/data/README.md: source, licence)."""
 
 HANDS = ("05", "06", "07", "08", "09", "10", "11", "69", "71", "72", "73", "74", "75")
 
@@ -46,8 +46,8 @@ def _load(name: str) -> dict[str, Any]:
     path = DATA / f"stud-hand-{name}.phh"
     if not path.is_file():
         pytest.fail(
-            f"WSOP hand data not found at {path.resolve()}: the shared/ folder must sit"
-            " beside the repository checkout (../shared/data/phh-wsop-2023-event43)."
+            f"WSOP hand data not found at {path.resolve()}: they ship with the"
+            " repository (tests/data/phh-wsop-2023-event43)."
         )
     raw: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
     assert raw["variant"] == "F7S"

@@ -136,3 +136,43 @@ def test_cli_arguments_build_the_command_json() -> None:
         with pytest.raises(SystemExit) as exited:
             parser.parse_args(["console", "--table", "t1", *bad])
         assert exited.value.code == 2
+
+
+# ------------------------------------------------------- issue 21 item 7
+
+
+UNSHOWABLE = ["\ud800", "\x1b[2J", "a\x00b", "\u202eevil", "\u200bzero"]
+"""A lone surrogate (cannot even be encoded), ESC, NUL, a bidi override, a zero-width
+space: none can be shown on an overlay or published as sent."""
+
+TEXT_FIELDS = [
+    ("kill", {"seat": 3}, "reason"),
+    ("live", {"seat": 3}, "reason"),
+    ("seat", {"seat": 3}, "name"),
+    ("ack", {"alert": "t1:5"}, "by"),
+    ("ack", {"by": "Floor"}, "alert"),
+    ("resolve", {"alert": "t1:5", "by": "Floor"}, "note"),
+    ("dealer", {"action": "in", "id": "D17"}, "name"),
+    ("dealer", {"action": "in", "name": "Sam"}, "id"),
+]
+
+
+@pytest.mark.parametrize("bad", UNSHOWABLE, ids=["surrogate", "esc", "nul", "rlo", "zwsp"])
+@pytest.mark.parametrize(("name", "rest", "field"), TEXT_FIELDS,
+                         ids=[f"{n}.{f}" for n, _, f in TEXT_FIELDS])
+def test_issue21_item7_every_text_field_is_checked_like_seat_names(
+    name: str, rest: dict[str, object], field: str, bad: str
+) -> None:
+    """A ``kill`` reason "\\ud800" was journaled and applied, then the state could not
+    be serialised; ESC, NUL and U+202E went out in the public announcement."""
+    payload = json.dumps({**rest, field: "ok " + bad}).encode()
+    with pytest.raises(CommandError) as caught:
+        parse_command(name, payload, seats=8)
+    assert caught.value.code == INVALID_COMMAND
+    assert field in caught.value.reason
+    assert "cannot be shown" in caught.value.reason
+
+
+def test_issue21_item7_a_plain_reason_still_passes_squeezed_to_one_line() -> None:
+    event = parse_command("kill", b'{"seat": 3, "reason": "absent\\n (rule 6)"}', seats=8)
+    assert event == FloorRuling(3, "kill", "absent (rule 6)", 0.0)

@@ -13,7 +13,7 @@ from table_controller.domain.engine.outputs import ConsoleResult
 from table_controller.handhistory import import_hand, read_phh
 from table_controller.records.script import parse_script
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "phh-wsop-2023-event43"
+DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "phh-wsop-2023-event43"
 HANDS = sorted(DATA.glob("stud-hand-*.phh"))
 
 

@@ -127,10 +127,14 @@ def test_loading_logs_no_uid() -> None:
     with capture_logs() as logs:
         registry = load_decks([RED, BLUE])
     uids = set(registry.deck("red").uids()) | set(registry.deck("blue").uids())
-    assert [entry["event"] for entry in logs] == ["deck loaded", "deck loaded"]
-    assert all(entry["log_level"] == "info" for entry in logs)
-    for entry in logs:
+    # The shipped examples are public (mode 0644 in a checkout): a warning each
+    # (issue 23), which names the file, never a tag.
+    loaded = [entry for entry in logs if entry["event"] != "deck_file_readable_by_others"]
+    assert [entry["event"] for entry in loaded] == ["deck loaded", "deck loaded"]
+    assert all(entry["log_level"] == "info" for entry in loaded)
+    for entry in loaded:
         assert entry["cards"] == 52
+    for entry in logs:
         assert not any(uid in str(value) for value in entry.values() for uid in uids)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -387,3 +388,120 @@ def test_new_file_at_the_next_hand_whatever_the_size(tmp_path: Path) -> None:
     live = read_journal(path).records
     assert [r["op"] for r in live] == ["table", "hand", "hand"]
     assert live[0]["game"] == "stud8"
+
+
+# ------------------------------------------------------------ issue 21 item 3
+
+
+def _long_journal(path: Path, records: int = 120) -> bytes:
+    ops: list[dict[str, object]] = [OPS[0], {"op": "hand", "players": [], "hand_id": 1}]
+    ops += [{"op": "place", "zone": f"seat{1 + i % 8}.up", "card": "As"}
+            for i in range(records - len(ops))]
+    _write(path, ops, fsync="never")
+    return path.read_bytes()
+
+
+def _lost_under(data: bytes, start: int, end: int) -> int:
+    """How many record lines of ``data`` overlap the byte range [start, end)."""
+    lost, offset = 0, 0
+    for line in data.splitlines(keepends=True):
+        if offset < end and offset + len(line) > start:
+            lost += 1
+        offset += len(line)
+    return lost
+
+
+@pytest.mark.parametrize("from_end", [0, 1, 64, 700, 5000])
+def test_issue21_item3_zero_filled_block_counts_what_was_really_lost(
+    tmp_path: Path, from_end: int
+) -> None:
+    """A 4 kB zero-filled block ending 64 bytes before the end was reported as
+    1 record lost when 39 were: the jseq still readable behind the damage tells."""
+    path = tmp_path / "t1.jsonl"
+    data = _long_journal(path)
+    end = len(data) - from_end
+    damaged = data[: end - 4096] + bytes(4096) + data[end:]
+    result = read_journal_bytes(damaged)
+    lost = _lost_under(data, end - 4096, end)
+    assert result.damaged  # never a silent torn tail, at any offset
+    assert len(result.records) == 120 - lost
+    if from_end in (64, 700, 5000):
+        # A jseq survives behind the zeros (or a good record follows): exact.
+        assert result.records_lost == lost
+    else:
+        # Nothing behind the zeros names a jseq: at least one, and said so.
+        assert 1 <= result.records_lost <= lost
+        assert "bytes unreadable" in result.damage_summary()
+
+
+@pytest.mark.parametrize("tail", [bytes(300), b"\x00" * 10 + b'{"at"', b"garbage"])
+def test_issue21_item3_a_last_line_that_is_no_cut_record_is_damage(
+    tmp_path: Path, tail: bytes
+) -> None:
+    """Only a prefix of one record line can be a write cut short: zeros or text that no
+    record begins with are damage (possibly published records), not a torn tail."""
+    path = tmp_path / "t1.jsonl"
+    data = _long_journal(path, 10)
+    result = read_journal_bytes(data + tail)
+    assert not result.torn_tail
+    assert result.damaged
+    assert len(result.records) == 10
+    # ... while every real cut of a record is still a torn tail (the property test
+    # above cuts at every byte).
+    assert read_journal_bytes(data + data.splitlines(keepends=True)[-1][:30]).torn_tail
+
+
+# ------------------------------------------------------------ issue 21 items 1 and 5
+
+
+def test_issue21_item1_a_deleted_live_file_is_begun_again_with_the_current_hand(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "j" / "t1.jsonl"
+    told: list[str] = []
+    with Journal.open(path) as journal:
+        journal.header = lambda: [OPS[0]]
+        journal.on_incident = told.append
+        for i, op in enumerate(OPS[1:]):
+            journal.append(op, at=1000.0 + i)
+        assert journal.verify(2000.0) is None
+        path.unlink()
+        assert journal.verify(2000.0) == "the journal file was deleted"
+        assert told == ["the journal file was deleted"]
+        journal.append({"op": "place", "zone": "seat2.up", "card": "3c"}, at=2001.0)
+        # rm -rf of the directory: noticed by the next append itself.
+        shutil.rmtree(path.parent)
+        journal.append({"op": "place", "zone": "seat2.up", "card": "4c"}, at=2002.0)
+        assert told[-1] == "the journal directory was removed"
+    found = read_journal(path)
+    assert not found.damaged
+    # The header, then the current hand (from its hand op) and what came after; jseq
+    # goes on from the deleted file's (never backwards, never repeated).
+    ops = [strip_envelope(r) for r in found.records]
+    assert ops == [OPS[0], *OPS[6:], {"op": "place", "zone": "seat2.up", "card": "3c"},
+                   {"op": "place", "zone": "seat2.up", "card": "4c"}]
+    jseqs = [r["jseq"] for r in found.records]
+    assert jseqs == list(range(jseqs[0], jseqs[0] + len(jseqs)))
+    assert jseqs[0] > len(OPS)
+    hand = [r for r in found.records if r["op"] == "hand"]
+    assert [strip_envelope(r) for r in hand] == [OPS[6]]
+
+
+def test_issue21_item5_the_journal_file_itself_is_locked(tmp_path: Path) -> None:
+    path = tmp_path / "t1.jsonl"
+    with Journal.open(path), pytest.raises(JournalLockedError, match="in use by another"):
+        Journal.open(path)
+    Journal.open(path).close()  # free once closed
+
+
+def test_issue21_item5_a_deleted_lock_file_is_taken_again(tmp_path: Path) -> None:
+    lock = JournalLock.acquire(tmp_path, "t1")
+    try:
+        assert lock.check() is False
+        lock.path.unlink()
+        assert lock.check() is True
+        assert f"pid {os.getpid()}" in lock.path.read_text()
+        with pytest.raises(JournalLockedError):
+            JournalLock.acquire(tmp_path, "t1")
+    finally:
+        lock.release()

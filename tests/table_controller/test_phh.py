@@ -1,6 +1,6 @@
 """PHH import and export (table_controller.handhistory), checked against PokerKit.
 
-Data: ../shared/data/phh-wsop-2023-event43/ (13 Seven Card Stud hands of the 2023
+Data: tests/data/phh-wsop-2023-event43/ (13 Seven Card Stud hands of the 2023
 WSOP Event #43 final table, PHH, published with PokerKit). PokerKit is the
 reference for what a PHH file means: it must read every file we write and replay
 it, and for the WSOP hands reach the recorded ``finishing_stacks``.
@@ -38,15 +38,15 @@ from table_controller.simulation import deal_random
 from table_controller.tools.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = REPO / ".." / "shared" / "data" / "phh-wsop-2023-event43"
+DATA = REPO / "tests" / "data" / "phh-wsop-2023-event43"
 HANDS = ("05", "06", "07", "08", "09", "10", "11", "69", "71", "72", "73", "74", "75")
 
 
 def data_file(name: str) -> Path:
-    """A file of the shared data set; fails (never skips) when it is missing."""
+    """A file of the WSOP data set (tests/data); fails (never skips) when it is missing."""
     path = DATA / name
     if not path.is_file():
-        pytest.fail(f"shared PHH data missing: {path.resolve()} (../shared beside the repo)")
+        pytest.fail(f"WSOP PHH data missing: {path.resolve()} (tests/data/ of the repository)")
     return path
 
 
@@ -106,7 +106,7 @@ def stack_grew(text: str) -> list[int]:
 
 def test_data_set_has_the_thirteen_stud_hands_all_cards_known() -> None:
     found = sorted(p.name for p in DATA.glob("stud-hand-*.phh")) if DATA.is_dir() else []
-    assert found == [f"stud-hand-{n}.phh" for n in HANDS], "shared data missing or changed"
+    assert found == [f"stud-hand-{n}.phh" for n in HANDS], "tests/data hands changed"
     for name in HANDS:
         assert "??" not in wsop(name)
 

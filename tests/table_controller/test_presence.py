@@ -27,7 +27,7 @@ from table_controller.domain.events import (
 from table_controller.domain.zones import BURN, MUCK, Zone
 from table_controller.table.deck import load_decks
 from table_controller.table.layout import load_layout
-from table_controller.table.presence import PresenceTracker
+from table_controller.table.presence import PresenceTracker, may_cross_read
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYOUT = load_layout(ROOT / "hardware" / "layouts" / "table-8-long-rows.toml")
@@ -185,6 +185,50 @@ def test_move_is_reported_at_once_even_before_the_old_zone_notices(
     assert tracker.next_deadline() is None
     assert tracker.cards_in(MUCK) == (AS,)
     assert tracker.stats.moves == 1
+
+
+def test_a_cross_read_never_becomes_a_card_in_a_second_zone(tracker: PresenceTracker) -> None:
+    """Issue 19: the neighbouring seat's antenna reads seat 1's card too, on and off,
+    for a long time: no event at all, the card stays where it lies."""
+    arrive(tracker, SEAT1_UP_A, RED_AS, 0.0)
+    for start in (2.0, 5.0, 9.0):
+        assert arrive(tracker, SEAT2_UP, RED_AS, start) == []
+        assert leave(tracker, SEAT2_UP, RED_AS, start + 1.0) == []
+    assert arrive(tracker, SEAT2_UP, RED_AS, 20.0) == []
+    # Seat 1's reader misses one scan while the neighbour reads it (long after the
+    # neighbour's sighting began): a hold, not a move, and the card is back.
+    assert leave(tracker, SEAT1_UP_A, RED_AS, 30.0) == []
+    assert arrive(tracker, SEAT1_UP_A, RED_AS, 30.2) == []
+    assert tracker.tick(40.0) == []
+    assert tracker.cards_in(Zone.up(1)) == (AS,)
+    assert tracker.cards_in(Zone.up(2)) == ()
+    assert tracker.stats.cross_reads == 4
+
+
+def test_a_move_to_a_neighbouring_zone_is_reported_when_the_old_zone_notices(
+    tracker: PresenceTracker,
+) -> None:
+    """A card slid to the next seat, whose reader scanned first: until seat 1's
+    reader notices, seat 2's sighting could be a cross-read; then it is a move, at
+    once (seat 2's sighting is recent)."""
+    arrive(tracker, SEAT1_UP_A, RED_AS, 0.0)
+    assert arrive(tracker, SEAT2_UP, RED_AS, 5.0) == []
+    assert tracker.cards_in(Zone.up(1)) == (AS,)
+    assert leave(tracker, SEAT1_UP_A, RED_AS, 5.2) == [
+        CardRemoved(Zone.up(1), AS, 5.2, "red"),
+        CardPlaced(Zone.up(2), AS, 5.2, "red"),
+    ]
+    assert tracker.next_deadline() is None
+    assert tracker.stats.moves == 1
+
+
+def test_which_zones_can_cross_read() -> None:
+    assert may_cross_read(Zone.down(3), Zone.up(3))
+    assert may_cross_read(Zone.up(3), Zone.up(4))
+    assert may_cross_read(BURN, MUCK)
+    assert not may_cross_read(Zone.up(3), Zone.up(5))
+    assert not may_cross_read(Zone.up(1), MUCK)
+    assert not may_cross_read(BURN, Zone.down(8))
 
 
 def test_move_after_the_old_zone_lost_it_is_dated_at_departure(
@@ -549,8 +593,14 @@ def build_history(ops: list[Op]) -> tuple[list[Report], dict[str, list[ZoneEvent
             for antenna in antennas:
                 report((arrived_at, "arrived", antenna))
             location[uid] = (zone, antennas)
-            add(_expected("removed", old_zone, uid, min(left_at, arrived_at)), uid)
-            add(_expected("placed", zone, uid, arrived_at), uid)
+            if not op.before and may_cross_read(old_zone, zone):
+                # Arrival first in a zone beside the old one: a cross-read until the
+                # old zone loses it, then a move at once (issue 19).
+                add(_expected("removed", old_zone, uid, left_at), uid)
+                add(_expected("placed", zone, uid, left_at), uid)
+            else:
+                add(_expected("removed", old_zone, uid, min(left_at, arrived_at)), uid)
+                add(_expected("placed", zone, uid, arrived_at), uid)
         elif op.kind == "shift":  # the tag slides along its zone, into other antennas' view
             current_zone, current = location[uid]
             now_seen_by = _antenna_set(current_zone, op.antennas)

@@ -335,3 +335,50 @@ def test_at_a_shown_showdown_a_seat_gone_unshown_mucked() -> None:
     assert report["alerts"] == []
     assert report["players"]["4"]["status"] == "folded"
     assert report["winners"] == [5]  # jacks full of sevens beat seat 2's diamond flush
+
+
+def test_a_card_away_past_the_peek_allowance_while_the_deal_goes_on_alerts_at_once() -> None:
+    """With event times (the daemon's), a card gone longer than the allowance while
+    other cards are dealt is reported then, once, not only at the end."""
+    from table_controller.domain.engine.dealing import PEEK_ALLOWANCE
+
+    t = deal_third(Table([2, 4, 5]))
+    t.lines.append({"op": "remove", "zone": "seat5.down", "card": "7c", "at": 100.0})
+    t.lines.append({"op": "place", "zone": "burn", "card": "9h", "at": 101.0})
+    t.lines.append({"op": "place", "zone": "seat2.up", "card": "4d", "at": 102.0})
+    t.lines.append({"op": "place", "zone": "seat4.up", "card": "Ks",
+                    "at": 100.0 + PEEK_ALLOWANCE + 1})
+    engine = t.engine()
+    hand = engine.current_hand()
+    assert [a.code.value for a in hand.alerts] == ["card_left_table"]
+    assert hand.alerts[0].seat == 5
+    t.up(5, "Js")
+    assert codes(t.report()) == ["card_left_table"]  # once, also at the end
+
+
+def test_a_long_look_within_the_allowance_is_nothing() -> None:
+    t = deal_third(Table([2, 4, 5]))
+    t.lines.append({"op": "remove", "zone": "seat5.down", "card": "7c", "at": 100.0})
+    t.lines.append({"op": "place", "zone": "burn", "card": "9h", "at": 103.0})
+    t.lines.append({"op": "place", "zone": "seat2.up", "card": "4d", "at": 105.0})
+    t.lines.append({"op": "place", "zone": "seat5.down", "card": "7c", "at": 108.0})
+    t.up(4, "Ks").up(5, "Js")
+    report = t.report()
+    assert report["alerts"] == []
+
+
+def test_another_players_peek_ending_is_no_card_dealt() -> None:
+    """Seat 5 picks up all its cards to look at them while seat 2 puts back the hole
+    card it was looking at: no card was dealt, so seat 5 has not folded; its cards
+    come back."""
+    t = deal_third(Table([2, 4, 5]))
+    t.remove("seat2.down", "As")
+    _unread_fold(t, 5, SEAT5)
+    t.place("seat2.down", "As")
+    for face, card in SEAT5:
+        t.place(f"seat5.{face}", card)
+    deal_street(t, 4)
+    report = t.report()
+    assert report["alerts"] == []
+    assert report["notices"] == []
+    assert report["players"]["5"]["status"] == "active"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -378,10 +379,10 @@ def test_issue9_item13_torn_last_line_is_reported_and_dropped(tmp_path: Path) ->
     assert torn["line"] == len(lines)
     assert torn["problem"] == "no newline at the end (an incomplete write)"
     assert report["journal"]["last_jseq"] == len(lines) - 1
-    # A bad CRC on the very last line is a torn tail too (docs/journal.md)...
-    path.write_bytes(b"".join(lines[:-1]) + lines[-1].replace(b'"op"', b'"oq"'))
+    # A bad last line *without* its newline is a torn tail too (docs/journal.md)...
+    path.write_bytes(b"".join(lines[:-1]) + lines[-1].replace(b'"op"', b'"oq"')[:-1])
     assert good_report(path)["journal"]["torn_tail"]["line"] == len(lines)
-    # ... but the same damage one line earlier is not.
+    # ... but the same damage one line earlier is not (nor a complete last line: issue 21).
     path.write_bytes(b"".join(lines[:-2]) + lines[-2].replace(b'"op"', b'"oq"') + lines[-1])
     assert bad_line(path)[0] == len(lines) - 1
 
@@ -460,3 +461,63 @@ def test_issue9_item13_readable_summary_names_the_journal_check(tmp_path: Path) 
     text = out.getvalue()
     assert f"journal: {len(lines) - 1} records verified (jseq 1 to {len(lines) - 1})" in text
     assert f"journal: torn last line {len(lines)} dropped" in text
+
+
+# ------------------------------------------------------- issue 21 items 3 and 8
+
+
+def test_issue21_item3_complete_last_record_with_a_bad_crc_is_damage(tmp_path: Path) -> None:
+    """A newline-terminated last record cannot be torn (one write per line): a wrong CRC
+    there is damage to a record that may have been published, exit 2 naming the line."""
+    path = tmp_path / "t.jsonl"
+    lines = write_journal(path)
+    path.write_bytes(b"".join(lines[:-1]) + lines[-1].replace(b'"op"', b'"oq"'))
+    assert bad_line(path) == (len(lines), "damaged journal record: crc mismatch")
+    index = lines[-1].index(b'"crc":"') + 7
+    changed = bytearray(lines[-1])
+    changed[index] = ord("0") if changed[index] != ord("0") else ord("1")
+    path.write_bytes(b"".join(lines[:-1]) + bytes(changed))
+    assert bad_line(path) == (len(lines), "damaged journal record: crc mismatch")
+
+
+@pytest.mark.parametrize("from_end", [0, 1, 64, 700])
+def test_issue21_item3_zero_filled_block_is_damage_naming_the_line(
+    tmp_path: Path, from_end: int
+) -> None:
+    """A 4 kB zero-filled block ending ``from_end`` bytes before the end (the hostile
+    tester's case: 64) replayed with exit 0, shown only as a torn tail."""
+    path = tmp_path / "t.jsonl"
+    ops = [json.loads(line) for line in CLEAN.read_text().splitlines()]
+    table, hand = [op for op in ops if op["op"] == "table"], [op for op in ops
+                                                              if op["op"] != "table"]
+    with Journal.open(path, fsync="never") as journal:  # enough records for a 4 kB hole
+        for number, op in enumerate(table + hand * 40):
+            journal.append(op, at=1_795_958_400.0 + number)
+    data = bytearray(path.read_bytes())
+    end = len(data) - from_end
+    data[end - 4096:end] = bytes(4096)
+    path.write_bytes(bytes(data))
+    number = data[: end - 4096].count(b"\n") + 1
+    found, problem = bad_line(path)
+    assert found == number
+    # (zeros to the very end: no newline, but no cut write leaves zeros either)
+    assert problem.startswith("damaged journal record: ")
+
+
+def test_issue21_item8_a_fifo_is_refused_in_one_line_not_waited_for(tmp_path: Path) -> None:
+    """``replay`` on a FIFO with no writer hung for ever (open blocks)."""
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    result = replay(fifo, "--json")  # the subprocess timeout (60 s) is the hang guard
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1
+    assert f"cannot read {fifo}: not a regular file (a FIFO)" in result.stderr
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "/dev/null", "."])
+def test_issue21_item8_devices_and_directories_are_refused_in_one_line(target: str) -> None:
+    result = replay(Path(target), "--json")
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert "not a regular file" in result.stderr

@@ -81,3 +81,17 @@ def test_shown_name_cuts_long_names() -> None:
     assert cut.startswith("n" * 64)
     assert cut.endswith("(5000 characters)")
     assert len(cut) < 100
+
+
+# ------------------------------------------------- issue 21 item 11: no "$" before a newline
+
+
+@pytest.mark.parametrize("tail", ["\n", "\r\n", "\n\n"])
+def test_issue21_item11_a_trailing_newline_is_not_a_topic_level(tail: str) -> None:
+    # `$` matches before a final "\n": ".../reply/abc\n" passed the daemon's own
+    # check and only Mosquitto refused it. Every level check is a full match now.
+    assert TOPICS.reply_problem(TOPICS.reply_prefix + "abc" + tail) is not None
+    with pytest.raises(TopicError):
+        TableTopics("t1" + tail)
+    with pytest.raises(TopicError):
+        TOPICS.reply("abc" + tail)

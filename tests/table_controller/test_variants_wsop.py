@@ -1,6 +1,6 @@
 """The real WSOP Razz and Stud Hi-Lo hands: import, replay, export, PokerKit (RULES.md "Variants").
 
-Data: ../shared/data/phh-wsop-2023-event43/ (2023 WSOP Event #43 final table, PHH,
+Data: tests/data/phh-wsop-2023-event43/ (2023 WSOP Event #43 final table, PHH,
 published with PokerKit): 10 razz hands (``FR``) and 7 hi-lo hands (``F7S/8``). Each
 hand is imported (``phh import``: dealt physically, round by round, burns from unused
 cards, act lines between the streets, folds pushed to the muck; unknown ``??`` cards
@@ -40,7 +40,7 @@ from table_controller.records.script import parse_script
 pokerkit = pytest.importorskip("pokerkit")
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = REPO / ".." / "shared" / "data" / "phh-wsop-2023-event43"
+DATA = REPO / "tests" / "data" / "phh-wsop-2023-event43"
 RAZZ = ("20", "21", "22", "23", "24", "25", "26", "83", "84", "85")
 HILO = ("48", "49", "50", "51", "52", "53", "54")
 POKERKIT_CANNOT_PLAY = {"razz-hand-85.phh"}
@@ -49,10 +49,10 @@ FILES = [f"razz-hand-{n}.phh" for n in RAZZ] + [f"stud-hi-lo-hand-{n}.phh" for n
 
 
 def text_of(name: str) -> str:
-    """A file of the shared data set; fails (never skips) when it is missing."""
+    """A file of the WSOP data set (tests/data); fails (never skips) when it is missing."""
     path = DATA / name
     if not path.is_file():
-        pytest.fail(f"shared PHH data missing: {path.resolve()} (../shared beside the repo)")
+        pytest.fail(f"WSOP PHH data missing: {path.resolve()} (tests/data/ of the repository)")
     return path.read_text(encoding="utf-8")
 
 
@@ -77,7 +77,7 @@ def pokerkit_halves(state: Any) -> tuple[list[int], list[int]]:
 
 def test_data_set_has_the_razz_and_hilo_hands() -> None:
     found = sorted(p.name for p in DATA.glob("*.phh") if not p.name.startswith("stud-hand"))
-    assert found == sorted(FILES), "shared data missing or changed"
+    assert found == sorted(FILES), "tests/data hands changed"
 
 
 @pytest.mark.parametrize("name", FILES)

@@ -1,6 +1,6 @@
 """The 13 real WSOP Seven Card Stud hands, dealt physically through the engine.
 
-Data: ../shared/data/phh-wsop-2023-event43/stud-hand-*.phh (PHH, which is TOML),
+Data: tests/data/phh-wsop-2023-event43/stud-hand-*.phh (PHH, which is TOML),
 2023 WSOP Event #43 final table, published with PokerKit (MIT). Player ``pN`` sits
 in seat N (p1 is nearest the dealer's left). Each hand is turned into table events
 by :func:`table_controller.simulation.deal_streets`: 3rd street round by round
@@ -37,8 +37,8 @@ from table_controller.domain.engine.settings import RuleProfile, TableSettings
 from table_controller.simulation import PhysicalDeal, deal_streets
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = REPO / ".." / "shared" / "data" / "phh-wsop-2023-event43"
-"""CI checks the repository out with a copy of shared/ beside it, as here."""
+DATA = REPO / "tests" / "data" / "phh-wsop-2023-event43"
+"""The real hands ship with the repository (tests/data/README.md: source, licence)."""
 
 HANDS = ("05", "06", "07", "08", "09", "10", "11", "69", "71", "72", "73", "74", "75")
 """The 13 ``F7S`` hands of the data set (its README)."""
@@ -67,8 +67,8 @@ class WsopHand:
 def _data_dir() -> Path:
     if not DATA.is_dir():
         pytest.fail(
-            f"WSOP hand data not found at {DATA.resolve()}: the shared/ folder must sit"
-            " beside the repository checkout (../shared/data/phh-wsop-2023-event43)."
+            f"WSOP hand data not found at {DATA.resolve()}: they ship with the"
+            " repository (tests/data/phh-wsop-2023-event43)."
         )
     return DATA
 

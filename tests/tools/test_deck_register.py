@@ -515,5 +515,29 @@ def test_a_layout_naming_a_missing_device_is_exit_2(
     layout = tmp_path / "layout.toml"
     layout.write_text((RED.parents[1] / "layouts" / "table-2.toml").read_text())
     message = run_and_fail(capsys, layout, tmp_path, "--reader", str(READER), "--zone", ZONE)
-    assert "reader 10: device /dev/serial/by-id/usb-StudTable_RFID_Reader_000A-if00 not found"\
+    assert "reader 10: device /dev/stud-table/reader-10 not found"\
         " (is the reader plugged in?)" in message
+
+
+def test_a_card_lifted_before_it_settles_is_warned_about() -> None:
+    """Issue 23: a card taken away before the antenna settled is not registered, and
+    the operator is told so (it used to vanish without a word)."""
+    machine = Registration()
+    machine.arrived(TRUTH[Card.parse("2c")])
+    machine.left(TRUTH[Card.parse("2c")])
+    lines = machine.settle()
+    assert lines[0] == Line("refused", "a card was lifted before the antenna settled: nothing"
+                            " registered for it; hold each card still until its line appears,"
+                            " and pass it again")
+    assert lines[-1] == machine.prompt()
+    assert machine.registered == 0
+    assert machine.settle() == []  # said once
+    # The same through inventories (what the command feeds), two cards at once.
+    machine.inventory([TRUTH[Card.parse("2c")], TRUTH[Card.parse("3c")]])
+    machine.inventory([])
+    assert machine.settle()[0].text.startswith("2 cards were lifted before the antenna settled")
+    # A reader dropout (the tag gone for a scan and back) is not a lifted card.
+    machine.inventory([TRUTH[Card.parse("2c")]])
+    machine.inventory([])
+    machine.inventory([TRUTH[Card.parse("2c")]])
+    assert machine.settle()[0] == Line("ok", "2c registered (1/52)")

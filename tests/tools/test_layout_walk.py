@@ -117,6 +117,11 @@ def test_verdicts_match_the_real_wiring(
     summary = out[-1]
     assert isinstance(summary, Summary)
     assert summary.ok == all(v.ok for v in verdicts)
+    # A swap is named exactly for two zones each read only on the other's antennas.
+    for first, second in summary.swaps:
+        assert {MAP.get(a) for a in first.seen} == {second.zone}
+        assert {MAP.get(a) for a in second.seen} == {first.zone}
+        assert "are swapped" in second.text
 
 
 @settings(max_examples=200)
@@ -205,3 +210,49 @@ def test_bad_arguments_are_refused() -> None:
         LayoutWalk([], {})
     with pytest.raises(ValueError, match="timeout"):
         LayoutWalk(["burn"], {}, timeout=0)
+
+
+def test_a_swapped_pair_of_ports_is_named_as_a_swap() -> None:
+    """Issue 23: seat3.up's card read on seat3.down's port and the other way round
+    is one fault, a swap, named in the second verdict and in the summary."""
+    mapping = {(2, 5): "seat3.up", (2, 6): "seat3.down", (2, 7): "seat4.up"}
+    walk = LayoutWalk(["seat3.up", "seat3.down", "seat4.up"], mapping, settle=1.0, timeout=5.0)
+    walk.start(0.0)
+    walk.observe(2, 6, frozenset({"04AA0001"}), 1.0)  # seat3.up's card on port 6
+    [first, _] = walk.tick(2.0)
+    assert _verdict(first).text == ("seat3.up: card seen on reader 2 port 6 (seat3.down)"
+                                    " — check the antenna wiring")
+    walk.observe(2, 6, frozenset(), 3.0)
+    walk.observe(2, 5, frozenset({"04AA0002"}), 4.0)  # seat3.down's card on port 5
+    [second, _] = walk.tick(5.0)
+    swap = ("seat3.up and seat3.down are swapped: seat3.up's card was read on reader 2"
+            " port 6 and seat3.down's on reader 2 port 5 — exchange those two cables, or"
+            " the two ports' zones in the layout")
+    assert _verdict(second).text == ("seat3.down: card seen on reader 2 port 5 (seat3.up)"
+                                     f" — a swap: {swap}")
+    walk.observe(2, 5, frozenset(), 6.0)
+    walk.observe(2, 7, frozenset({"04AA0003"}), 7.0)
+    [_ok, _] = walk.tick(8.0)
+    [summary] = walk.observe(2, 7, frozenset(), 9.0)
+    assert isinstance(summary, Summary)
+    assert summary.lines[0] == "1 of 3 zones OK; 2 to fix:"
+    assert summary.lines[-1] == f"  swap: {swap}"
+    assert len(summary.swaps) == 1
+
+
+def test_a_card_on_the_wrong_zone_alone_is_not_a_swap() -> None:
+    """A one-way mistake (seat3.up read on seat4.up's port, seat4.up fine) is wiring,
+    not a swap."""
+    mapping = {(2, 5): "seat3.up", (2, 7): "seat4.up"}
+    walk = LayoutWalk(["seat3.up", "seat4.up"], mapping, settle=1.0, timeout=5.0)
+    walk.start(0.0)
+    walk.observe(2, 7, frozenset({"04AA0001"}), 1.0)
+    walk.tick(2.0)
+    walk.observe(2, 7, frozenset(), 3.0)
+    walk.observe(2, 7, frozenset({"04AA0002"}), 4.0)
+    [verdict, _] = walk.tick(5.0)
+    assert _verdict(verdict).ok
+    [summary] = walk.observe(2, 7, frozenset(), 6.0)
+    assert isinstance(summary, Summary)
+    assert summary.swaps == ()
+    assert not any("swap" in line for line in summary.lines)

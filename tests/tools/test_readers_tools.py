@@ -146,8 +146,12 @@ def test_walk_finds_swapped_cables_a_dead_antenna_and_a_missing_reader(
                for line in out[:first_prompt]), out
     assert ("  seat1.up: card seen on reader 1 port 2 (seat2.down) — check the antenna wiring"
             in out)
-    assert ("  seat2.down: card seen on reader 1 port 1 (seat1.up) — check the antenna wiring"
-            in out)
+    # The second of the pair names the swap (issue 23), and so does the summary.
+    swap = ("seat1.up and seat2.down are swapped: seat1.up's card was read on reader 1 port 2"
+            " and seat2.down's on reader 1 port 1 — exchange those two cables, or the two"
+            " ports' zones in the layout")
+    assert f"  seat2.down: card seen on reader 1 port 1 (seat1.up) — a swap: {swap}" in out
+    assert out[-1] == f"  swap: {swap}"
     assert any(line.startswith("  seat2.up: no card seen in 2 s on any antenna"
                                " (reader 1 port 3 expected)") for line in out), out
     assert any(line.startswith("  muck: no card seen in 2 s on any antenna"

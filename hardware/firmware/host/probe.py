@@ -1,6 +1,6 @@
 """Bring-up check of one reader board: who it is, and what each antenna sees.
 
-    python hardware/firmware/host/probe.py /dev/serial/by-id/usb-MicroPython_...-if00
+    .venv/bin/python hardware/firmware/host/probe.py /dev/serial/by-id/usb-MicroPython_...-if00
 
 Opens the port, sends IDENTIFY and REQUEST_INVENTORY, prints the HELLO, then for
 ``--seconds`` every change and fault, and at the end per antenna: tags now, arrivals,

@@ -431,6 +431,15 @@ def _can(check: Callable[[], object]) -> bool:
     return True
 
 
+@dataclass(frozen=True, slots=True)
+class BettingCheckpoint:
+    """A :class:`BettingHand` as it was (:meth:`BettingHand.checkpoint`)."""
+
+    state: _State
+    undo: tuple[_State, ActionTaken | HandKilled] | None
+    log_length: int
+
+
 class BettingHand:
     """One hand's betting: stacks, antes, five fixed-limit rounds and the pots.
 
@@ -865,6 +874,22 @@ class BettingHand:
         self._check_seat(seat)
         if seat in self._s.folded:
             raise IllegalActionError(f"seat {seat} is already out of the hand")
+
+    def checkpoint(self) -> BettingCheckpoint:
+        """The whole betting as it is now, for :meth:`restore` (a console input that
+        may be refused after a rule-9 correction changed the opener: docs/console.md,
+        a refused input changes nothing)."""
+        undo = self._undo
+        return BettingCheckpoint(self._s.copy(),
+                                 None if undo is None else (undo[0].copy(), undo[1]),
+                                 len(self.log))
+
+    def restore(self, checkpoint: BettingCheckpoint) -> None:
+        """Back to ``checkpoint`` (taken on this hand): state, undo and log."""
+        self._s = checkpoint.state.copy()
+        undo = checkpoint.undo
+        self._undo = None if undo is None else (undo[0].copy(), undo[1])
+        del self.log[checkpoint.log_length:]
 
     def can_kill(self, seat: int) -> bool:
         """Whether :meth:`kill` would succeed."""

@@ -324,26 +324,35 @@ class TableConsole:
         if betting.street is None:
             self._reject(ReplyCode.NO_BETTING_ROUND, "3rd street is not dealt yet", seat)
             return
-        self._rule9_before(seat, action)
+        # Rule 9 may move the opener or take a bring-in back before the action is
+        # checked: if the action is then refused, all of it is undone (a refused
+        # input changes nothing) and its wrong_bring_in alert is never raised.
+        saved, pending = betting.checkpoint(), self.wrong_bring_in
+        wrong = self._rule9_before(seat, action)
         before = betting.bets
         facing = max(before.values()) > before.get(seat, 0)
         try:
             taken = betting.act(seat, action, event.amount)
         except BettingError as error:
+            betting.restore(saved)
+            self.wrong_bring_in = pending
             self._reject(error.code, str(error), seat)
             return
+        if wrong is not None:
+            self.port.alert(AlertCode.WRONG_BRING_IN, wrong[0], 3, wrong[1])
         self._after_action(taken, facing)
         self._result(True, message=f"seat {seat} {taken.action.value}")
 
-    def _rule9_before(self, seat: int, action: BetAction) -> None:
-        """Rule 9 around a bring-in: flag a wrong one, or correct it in time."""
+    def _rule9_before(self, seat: int, action: BetAction) -> tuple[int, str] | None:
+        """Rule 9 around a bring-in: correct a wrong one in time, or find one; returns
+        the wrong_bring_in alert's (seat, message) to raise once the action is taken."""
         betting = self.betting
         pending, self.wrong_bring_in = self.wrong_bring_in, None
         if pending is not None:
             _wrong, true_low = pending
             if seat == true_low and betting.can_retract_bring_in(true_low):
                 betting.retract_bring_in(true_low)  # the wrong player takes the bet back
-            return
+            return None
         first_action = not any(isinstance(op, ActionTaken) for op in betting.log)
         if (
             betting.street == 3
@@ -356,14 +365,11 @@ class TableConsole:
             true_low = betting.to_act
             betting.set_opener(seat)
             self.wrong_bring_in = (seat, true_low)
-            self.port.alert(
-                AlertCode.WRONG_BRING_IN,
-                seat,
-                3,
+            return seat, (
                 f"Seat {seat} brought it in, but the low card is seat {true_low}: if seat"
                 f" {true_low} acts next the bet is taken back and seat {true_low} brings it"
-                " in; otherwise the bet stands and the low card has no obligation (rule 9).",
-            )
+                " in; otherwise the bet stands and the low card has no obligation (rule 9).")
+        return None
 
     def _after_action(self, taken: ActionTaken, facing: bool) -> None:
         seat = taken.seat

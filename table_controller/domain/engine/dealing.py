@@ -104,6 +104,13 @@ __all__ = [  # the hand's data lives in engine/hand.py; these names stay importa
     "street_of_card",
 ]
 
+PEEK_ALLOWANCE = 12.0
+"""Seconds a live seat's card may be away while the deal goes on before it is
+``card_left_table`` (issue 19): players look at their hole cards for 0.5-10 s, a
+card held longer while other cards are dealt is palmed or lost. Event times
+decide (the engine reads no clock): a script without ``at`` never reaches it and
+reports missing cards when the hand ends."""
+
 _PAIR_FLOOR = int(HandCategory.PAIR) << CATEGORY_SHIFT
 """The least strength of a board showing a pair or more (rule 12 announces it)."""
 
@@ -356,8 +363,11 @@ class HandTracker:
         self._out = out
         if manual:
             self._manual(card, zone)
-        if self.hand.bare:
+        hand = self.hand
+        if hand.bare:
             self._settle_bare(card, zone)
+        if hand.left_at:
+            self._check_peeks(at)
         self._place(card, zone, deck)
         return out
 
@@ -389,6 +399,10 @@ class HandTracker:
                 return out
             console = TableConsole(self, hand, self.settings)
             hand.attach_console(console)
+            console.apply(event)
+            if isinstance(out[-1], ConsoleResult) and not out[-1].accepted:
+                hand.detach_console()  # refused: still a card-only hand (issue 24)
+            return out
         console.apply(event)
         return out
 
@@ -672,7 +686,7 @@ class HandTracker:
             # A console hand: the dealer enters folds, and rule 10 judges cards
             # picked up (the console's betting knows whether a bet was faced).
             return
-        hand.left_at[card] = hand.deal_progress
+        hand.left_at[card] = (hand.deal_progress, self._at)
         if (
             seat.seat not in hand.bare
             and not hand.showdown_due  # rule 10: at showdown picking up means nothing
@@ -690,13 +704,14 @@ class HandTracker:
         looking at both hole cards) only when the dealer passes it over.
         """
         hand = self.hand
-        if zone.kind is _MUCK_PILE:
-            return  # the muck being read is the muck's own story (_detach)
-        coming_back = hand.owner.get(card)
+        if zone.kind is _MUCK_PILE or card in hand.where:
+            # Only a card dealt (first seen this hand) moves the deal on: the muck
+            # being read is the muck's own story (_detach), and a card seen before
+            # (another player's peek ending, a card turned over, a correction) is
+            # not a card dealt. A bare seat's own card back clears it (_return_to_seat).
+            return
         due = hand.due_seat()
         for seat_no in list(hand.bare):
-            if coming_back == seat_no and zone.seat == seat_no:
-                continue  # its own card back: _return_to_seat clears the bare state
             seat = hand.seats[seat_no]
             passed_over = due == seat_no and zone.seat is not None and zone.seat != seat_no
             if seat.received >= 3 or passed_over:
@@ -760,17 +775,38 @@ class HandTracker:
                 left = hand.left_at.get(held.card)
                 if held.present or left is None:
                     continue
-                if others or hand.deal_progress > left:
+                if others or hand.deal_progress > left[0]:
                     # Missing while the seat kept other cards, or while the deal went
                     # on: not a peek, not the gathering at the end.
-                    self._alert(
-                        AlertCode.CARD_LEFT_TABLE,
-                        seat_no,
-                        hand.street,
-                        f"A card of seat {seat_no} left the table and was not seen again"
-                        " while the seat played on: check the seat for a palmed or"
-                        " dropped card.",
-                    )
+                    self._card_left_table(seat_no, held.card)
+
+    def _check_peeks(self, now: float) -> None:
+        """Game protection while the hand goes on: a card gone from a live seat for
+        longer than :data:`PEEK_ALLOWANCE` while other cards were dealt is not a
+        peek: ``card_left_table`` now rather than at the end of the hand."""
+        hand = self.hand
+        for card, (progress, since) in list(hand.left_at.items()):
+            if now - since <= PEEK_ALLOWANCE or hand.deal_progress <= progress:
+                continue
+            owner = hand.owner.get(card)
+            if owner is None or hand.seats[owner].status is not _ACTIVE:
+                continue
+            seat = hand.seats[owner]
+            if any(held.present for held in seat.cards):
+                self._card_left_table(owner, card)
+
+    def _card_left_table(self, seat_no: int, card: Card) -> None:
+        hand = self.hand
+        if card in hand.missing_reported:
+            return
+        hand.missing_reported.add(card)
+        self._alert(
+            AlertCode.CARD_LEFT_TABLE,
+            seat_no,
+            hand.street,
+            f"A card of seat {seat_no} left the table and was not seen again while the seat"
+            " played on: check the seat for a palmed or dropped card.",
+        )
 
     def _check_cleared(self) -> None:
         """Auto hands end when no card is left in any seat zone after the deal (a
@@ -793,6 +829,7 @@ class HandTracker:
         seat = hand.seats[seat_no]
         held = seat.held(card)
         del hand.owner[card]
+        hand.left_at.pop(card, None)  # it is somewhere: not missing
         if held is None:
             return
         seat.cards.remove(held)
@@ -811,6 +848,8 @@ class HandTracker:
         if hand.live_seats == (seat_no,):
             return  # the last hand standing being gathered up is not a fold
         hand.set_status(seat_no, _FOLDED)
+        for held in seat.cards:  # a folded seat's cards are nobody's concern now
+            hand.left_at.pop(held.card, None)
         self._emit(GameEventKind.FOLD, seat=seat_no, street=hand.street)
         if not by_console:
             hand.rules.seat_out(seat_no, "cards mucked")
@@ -1030,7 +1069,8 @@ class HandTracker:
     def _emit_dealt(self, seat_no: int, card: Card, face: ZoneKind, street: int) -> None:
         # GameEvent built here rather than through _emit: this runs for every card.
         self._out.append(GameEvent(_DEALT_UP if face is UP else _DEALT_DOWN, seat_no, street,
-                                   card, None, (), (), self._at, None))
+                                   card, None, (), (), self._at, None,
+                                   card in self.hand.manual))
 
     def _kill(self, seat_no: int, reason: str) -> None:
         hand = self.hand

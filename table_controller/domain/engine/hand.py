@@ -208,9 +208,13 @@ class HandState:
     """Card-only hands: seats whose every card left their zones unseen elsewhere, in
     the order they went bare: a fold unless a card comes back first (docs/engine.md
     "Reads that fail")."""
-    left_at: dict[Card, int] = field(default_factory=dict)
-    """A live seat's card that left its zones -> :attr:`deal_progress` at that moment;
-    dropped when it comes back. What is left at the end is ``card_left_table``."""
+    left_at: dict[Card, tuple[int, float]] = field(default_factory=dict)
+    """A live seat's card that left its zones -> (:attr:`deal_progress`, the event
+    time) at that moment; dropped when it comes back. What is left at the end, or
+    gone longer than the peek allowance while the deal went on, is
+    ``card_left_table``."""
+    missing_reported: set[Card] = field(default_factory=set)
+    """Cards ``card_left_table`` was raised for (once per card and hand)."""
     shown: set[int] = field(default_factory=set)
     """Seats that turned a hole card face up once the showdown was due."""
     deal_progress: int = 0
@@ -239,6 +243,14 @@ class HandState:
         betting rules answer the tracker (:attr:`rules`)."""
         self.console = console
         self.rules = console
+
+    def detach_console(self) -> None:
+        """A card-only hand's first console input was refused: the hand stays
+        card-only, as if the input had never been sent (docs/console.md: a rejected
+        command changes nothing). The alert the refusal raised for the floor
+        (``out_of_turn``, ``illegal_bet``...) stays, as on any hand."""
+        self.console = None
+        self.rules = CARD_ONLY
 
     @property
     def finished(self) -> bool:

@@ -53,6 +53,8 @@ class GameEvent(NamedTuple):
     at: float = 0.0
     amount: int | None = None
     """``action`` events: the total the seat has put in this round after it."""
+    manual: bool = False
+    """Dealt cards: entered by hand for a tag no reader reads (issue 19)."""
 
     @property
     def public_card(self) -> Card | None:
@@ -86,6 +88,8 @@ class ReplyCode(StrEnum):
     BAD_RESPONSE_TOPIC = "bad_response_topic"
     BUSY = "busy"
     JOURNAL_UNAVAILABLE = "journal_unavailable"
+    CARD_SEEN = "card_seen"
+    """A manual ``card`` for a card the readers see, or one already on the table."""
     INTERNAL_ERROR = "internal_error"
     """The engine gave no answer to a console input: a defect, reported rather than
     guessed at (the command may or may not have been applied; ``status`` tells)."""

@@ -64,12 +64,25 @@ def _integer(value: Any, name: str, low: int, high: int) -> int:
     return value
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose every key is written once (a seat given twice would
+    otherwise silently be its last cards: issue 21, item 9)."""
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise SpecError(f"spec has the key {key[:40]!r} twice")
+        seen[key] = value
+    return seen
+
+
 def parse_spec(text: str | bytes) -> EquitySpec:
     """Parse and check a spec; raises :class:`SpecError` (one line) on any problem."""
     if len(text) > MAX_SPEC_BYTES:
         raise SpecError(f"spec is larger than {MAX_SPEC_BYTES} bytes")
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
+    except SpecError:
+        raise
     except json.JSONDecodeError as exc:
         raise SpecError(f"spec is not valid JSON: line {exc.lineno} column {exc.colno}:"
                         f" {exc.msg}") from None

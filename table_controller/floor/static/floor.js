@@ -377,6 +377,15 @@ function groupTable(rows, key, heading) {
       el("td", {}, r.errors_per_100 ?? "—")))));
 }
 
+function tagsToReplace(tables) {
+  // Issue 19: cards the dealer had to enter by hand have dead tags: replace them.
+  const rows = tables.filter((t) => t.manual_cards > 0);
+  if (!rows.length) return el("p", {class: "tags-ok", id: "tags-to-replace"}, "No card was entered by hand: no tag to replace.");
+  return el("table", {class: "group", id: "tags-to-replace"},
+    el("thead", {}, el("tr", {}, el("th", {}, "Table"), el("th", {}, "Cards entered by hand (tags to replace)"))),
+    el("tbody", {}, ...rows.map((t) => el("tr", {}, el("td", {}, t.table), el("td", {}, t.manual_cards)))));
+}
+
 async function runReport(ev) {
   if (ev) ev.preventDefault();
   const f = $("#report-form");
@@ -408,7 +417,8 @@ async function runReport(ev) {
         text: (d.errors_per_100 ?? "—") + " (" + d.hands + " hands)"})), {horizontal: true}),
       bars("Errors per 100 hands, by table", r.tables.map((t) => ({label: t.table, value: t.errors_per_100,
         text: (t.errors_per_100 ?? "—") + " (" + t.hands + " hands)"})), {horizontal: true})),
-    el("div", {class: "groups"}, groupTable(r.dealers, "dealer", "Dealer"), groupTable(r.tables, "table", "Table")));
+    el("div", {class: "groups"}, groupTable(r.dealers, "dealer", "Dealer"), groupTable(r.tables, "table", "Table")),
+    tagsToReplace(r.tables));
   body.dataset.ready = "1";
 }
 $("#report-form").addEventListener("submit", runReport);

@@ -1,0 +1,214 @@
+"""A rejected console command changes nothing (issue 24, item 1; docs/console.md).
+
+Any console input the engine refuses, sent at any point of a card-only hand or of a
+hand with a console, leaves the engine exactly as if it had not been sent: every later
+output, the hand report and the public and secure state are byte-identical. The one
+trace a refusal may leave is the alert the floor is told of (``out_of_turn``,
+``illegal_bet``, ``illegal_action``), which the engine records as an alert of the hand
+(also on a card-only hand: a script's illegal first ``act`` is reported, per the
+contract); a card-only hand stays card-only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from table_controller.daemon.projection import public_state, secure_state
+from table_controller.domain.engine.alerts import Alert
+from table_controller.domain.engine.dealing import DealingEngine
+from table_controller.domain.engine.outputs import ConsoleResult, ReplyCode
+from table_controller.domain.engine.report import hand_report
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.events import (
+    BetAction,
+    ConsoleAction,
+    FloorRuling,
+    HandEnded,
+    HandStarted,
+    TableEvent,
+)
+from table_controller.simulation import deal_random
+from table_controller.simulation.players import deal_betting
+
+SETTINGS = TableSettings()
+RULING_ALERTS = {"out_of_turn", "illegal_bet", "illegal_action"}
+"""Alerts a refused console action raises for the floor."""
+
+commands = st.one_of(
+    st.builds(ConsoleAction, seat=st.integers(0, 9), action=st.sampled_from(list(BetAction)),
+              amount=st.one_of(st.none(), st.integers(-5, 400))),
+    st.builds(FloorRuling, seat=st.integers(0, 9), ruling=st.sampled_from(["kill", "live"]),
+              reason=st.sampled_from(["", "absent"])),
+    st.just(HandEnded()),
+    st.builds(lambda players, chips: HandStarted(
+        tuple(players), dict.fromkeys(players, chips) if chips else None, console=True),
+        st.lists(st.integers(1, 8), min_size=0, max_size=4, unique=True),
+        st.sampled_from([0, 1, 100])),  # (negative stacks never reach the engine: ops.py)
+)
+"""Console inputs of every kind, most of them refused at most points of a hand."""
+
+
+def hand_events(seed: int, console: bool) -> list[TableEvent]:
+    """One physically dealt hand (card-only, or with players betting at the console)."""
+    rng = random.Random(seed)
+    seats = tuple(sorted(rng.sample(range(1, 9), rng.randint(2, 6))))
+    if console:
+        deal = deal_betting(seats, rng, SETTINGS)
+    else:
+        deal = deal_random(seats, rng, rules=SETTINGS.rules, fold_chance=0.2)
+    return list(deal.events)
+
+
+def dump(outputs: Sequence[object]) -> list[str]:
+    return [repr(output) for output in outputs]
+
+
+def snapshot(engine: DealingEngine) -> str:
+    """Everything a consumer sees of the engine: the hand report, both states, the
+    betting (if any), as JSON."""
+    hand = engine.hand
+    state: dict[str, Any] = {
+        "report": hand_report(hand) if hand is not None else None,
+        "public": public_state("t", 8, hand, SETTINGS.game).model_dump(mode="json"),
+        "secure": secure_state("t", 8, hand, SETTINGS.game).model_dump(mode="json"),
+        "console": hand is not None and hand.console is not None,
+        "phase": None if hand is None else repr(hand.phase),
+        "betting": None,
+    }
+    if hand is not None and hand.console is not None:
+        betting = hand.console.betting
+        state["betting"] = {
+            "street": betting.street, "to_act": betting.to_act,
+            "bets": sorted(betting.bets.items()), "stacks": sorted(betting.stacks.items()),
+            "pot": betting.pot, "legal": repr(betting.legal_actions()),
+            "live": sorted(betting.live_seats), "log": repr(betting.log),
+        }
+    return json.dumps(state, sort_keys=True, default=repr)
+
+
+def run(events: Sequence[TableEvent], at: int, command: TableEvent | None
+        ) -> tuple[DealingEngine, list[str], list[object]]:
+    """Apply ``events`` with ``command`` sent before ``events[at]``; return the engine,
+    the outputs after the command, and the command's own outputs."""
+    engine = DealingEngine(SETTINGS)
+    for event in events[:at]:
+        engine.apply(event)
+    return (engine, *after(engine, events, at, command))
+
+
+def after(engine: DealingEngine, events: Sequence[TableEvent], at: int,
+          command: TableEvent | None) -> tuple[list[str], list[object]]:
+    if command is not None and at:
+        # Sent at the time of the input before it: time passing is no change.
+        command = dataclasses.replace(command, at=events[at - 1].at)  # type: ignore[type-var]
+    own: list[object] = [] if command is None else list(engine.apply(command))
+    later: list[str] = []
+    for event in events[at:]:
+        later += dump(engine.apply(event))
+    later += dump(engine.finish_hand())
+    return later, own
+
+
+def check_refusal(events: Sequence[TableEvent], at: int, command: TableEvent
+                  ) -> ReplyCode | None:
+    """Send ``command`` before ``events[at]``; if refused, assert it changed nothing
+    and return its reply code (None: accepted)."""
+    engine, later, own = run(events, at, command)
+    replies = [out for out in own if isinstance(out, ConsoleResult)]
+    assert len(replies) == 1, own  # every console input gets exactly one answer
+    if replies[0].accepted:
+        return None  # an accepted command may change things: not this property
+    base, base_later, _ = run(events, at, None)
+    raised = [out for out in own if isinstance(out, Alert)]
+    hand = engine.hand
+    assert hand is not None
+    assert {a.code.value for a in raised} <= RULING_ALERTS, own
+    assert [out for out in own if not isinstance(out, ConsoleResult | Alert)] == [], own
+    # The refusal's own alert is the one trace it leaves (recorded in the hand).
+    hand.alerts[:] = [a for a in hand.alerts if not any(a is r for r in raised)]
+    assert later == base_later, command
+    assert snapshot(engine) == snapshot(base), command
+    return replies[0].code
+
+
+@settings(max_examples=300)
+@given(seed=st.integers(0, 10**6), console=st.booleans(), where=st.floats(0, 1),
+       command=commands)
+def test_a_refused_command_changes_nothing(seed: int, console: bool, where: float,
+                                           command: TableEvent) -> None:
+    events = hand_events(seed, console)
+    at = 1 + int(where * (len(events) - 1))  # after the hand line, up to its end
+    check_refusal(events, at, command)
+
+
+SWEEP = (
+    *(ConsoleAction(seat, action, amount) for seat in (1, 4, 9)
+      for action in BetAction for amount in (None, 1000)),
+    FloorRuling(9, "kill"), HandEnded(), HandStarted((1, 2), console=True),
+)
+"""Every action from seats in and out of the hand, with no amount and a huge one."""
+
+
+def test_every_refusal_at_every_point_of_some_hands_changes_nothing() -> None:
+    """A sweep: each command of :data:`SWEEP` before every event of two console hands
+    and one card-only hand; the refusals met cover every way the console refuses."""
+    seen: dict[ReplyCode, int] = {}
+    for seed, console in ((3, True), (5, True), (8, False)):
+        events = hand_events(seed, console)
+        for at in range(1, len(events) + 1, 3):
+            for command in SWEEP:
+                code = check_refusal(events, at, command)
+                if code is not None:
+                    seen[code] = seen.get(code, 0) + 1
+    assert {ReplyCode.UNKNOWN_SEAT, ReplyCode.OUT_OF_TURN, ReplyCode.ILLEGAL_BET,
+            ReplyCode.ILLEGAL_ACTION, ReplyCode.NO_BETTING_ROUND, ReplyCode.HAND_OVER,
+            ReplyCode.HAND_IN_PROGRESS} <= set(seen), seen
+
+
+def test_the_readme_example_act_on_a_card_only_demo_hand_changes_nothing() -> None:
+    """The issue's case: ``act 4 call`` to a card-only hand without seat 4, then the
+    hand dealt to the end: no premature_deal, the hand ends with its winner."""
+    events = hand_events(7, console=False)
+    seats = {e.zone.seat for e in events if hasattr(e, "zone") and e.zone.seat}
+    absent = next(s for s in range(1, 9) if s not in seats)
+    for at in range(1, len(events)):
+        engine, later, own = run(events, at, ConsoleAction(absent, BetAction.CALL))
+        (reply,) = own
+        assert isinstance(reply, ConsoleResult)
+        assert reply.code is ReplyCode.UNKNOWN_SEAT
+        hand = engine.hand
+        assert hand is not None
+        assert hand.console is None  # still a card-only hand
+        assert "premature_deal" not in " ".join(later)
+        base, base_later, _ = run(events, at, None)
+        assert later == base_later
+        assert snapshot(engine) == snapshot(base)
+        assert hand.winners
+
+
+def test_an_out_of_turn_act_on_a_card_only_hand_changes_nothing() -> None:
+    events = hand_events(11, console=False)
+    hand_line = events[0]
+    assert isinstance(hand_line, HandStarted)
+    for at in range(1, len(events)):
+        for seat in hand_line.players:
+            engine, later, own = run(events, at, ConsoleAction(seat, BetAction.BET, 999))
+            reply = next(o for o in own if isinstance(o, ConsoleResult))
+            if reply.accepted:
+                continue
+            assert engine.hand is not None
+            assert engine.hand.console is None
+            raised = [o for o in own if isinstance(o, Alert)]
+            assert {a.code.value for a in raised} <= RULING_ALERTS
+            engine.hand.alerts[:] = [a for a in engine.hand.alerts
+                                     if not any(a is r for r in raised)]
+            base, base_later, _ = run(events, at, None)
+            assert later == base_later
+            assert snapshot(engine) == snapshot(base)
