@@ -309,3 +309,14 @@ def test_a_folded_card_dealt_again_from_an_unread_muck_is_card_from_muck() -> No
                            "--json"], capture_output=True, text=True, cwd=ROOT, check=True)
     [hand] = json.loads(done.stdout)["hands"]
     assert ["card_from_muck", 2] in [[a["code"], a["seat"]] for a in hand["alerts"]]
+
+
+def test_alerts_of_a_hand_the_reads_split_in_two_stay_with_the_planned_hand() -> None:
+    from table_controller.simulation.runner import _renumbered
+
+    # The engine's hand 5 began while planned hand 4 was dealt (the seats looked
+    # clear mid-hand): its alerts, and every later hand's, keep their planned number.
+    started_in = {1: 1, 2: 2, 3: 3, 4: 4, 5: 4, 6: 5}
+    raised = [ObservedAlert(5, "out_of_order", 2), ObservedAlert(6, "missing_burn", None),
+              ObservedAlert(None, "unknown_card", 1)]
+    assert [a.hand for a in _renumbered(raised, started_in)] == [4, 5, None]
