@@ -140,33 +140,48 @@ def run_fast(
     settings = betting_settings(game) if betting else FAST_SETTINGS
     if settings.game is not game:
         settings = settings.model_copy(update={"game": game})
+    if rf is not None and rf.stack_loss > 0 and not betting:
+        # Readers that miss stacked cards: the engine infers them (docs/engine.md,
+        # "Reads that fail"), as a daemon configured with [table] unread_stacks does.
+        settings = settings.model_copy(update={"unread_stacks": True})
     engine = DealingEngine(settings)
     planned: list[SimHand] = []
     alerts: list[ObservedAlert] = []
     table = rf_table(rf, seed) if rf is not None else None
+    # Engine hand -> the planned hand being dealt when it began. The same numbers while
+    # the engine finds one hand per planned hand; when reads split a hand in two (the
+    # seats looked clear mid-hand), its alerts stay with the planned hand instead of
+    # shifting every later hand's alerts by one.
+    started_in: dict[int, int] = {}
     try:
         for hand in plan_hands(hands, seed, rates, betting=betting, game=game):
+            raised: list[ObservedAlert] = []
             if table is None:
-                inputs: list[TableEvent] | tuple[TableEvent, ...] = (*hand.events, *hand.clear)
+                inputs: list[TableEvent] | tuple[TableEvent, ...] = (*hand.events,
+                                                                     *hand.clear)
             else:
                 inputs, found = table.deal(hand, _hand_params(table.params, hand))
-                if facts is not None:
-                    masked = (found.unread_at(hand.evidence)
-                              if hand.evidence is not None else None)
-                    why = Counter(reason for _i, _z, reason in found.unread)
-                    facts[hand.number] = HandRF(found.dead, masked, found.peeks,
-                                                found.cross_reads, tuple(sorted(why.items())))
-            raised: list[ObservedAlert] = []
             for event in inputs:
                 before = engine.hand
                 _observe(before, engine, engine.apply(event), raised)
+                current = engine.hand
+                if current is not None and current.number not in started_in:
+                    started_in[current.number] = hand.number
             # Only what the report needs is kept: 100,000 hands' events would not fit.
             # Kept once the hand is dealt whole: a Ctrl-C drops the hand half dealt.
             planned.append(_summary(hand))
-            alerts += raised
+            alerts += _renumbered(raised, started_in)
+            if table is not None and facts is not None:
+                masked = (found.unread_at(hand.evidence)
+                          if hand.evidence is not None else None)
+                why = Counter(reason for _i, _z, reason in found.unread)
+                facts[hand.number] = HandRF(found.dead, masked, found.peeks,
+                                            found.cross_reads, tuple(sorted(why.items())))
             if progress is not None:
                 progress(hand.number)
-        _observe(engine.hand, engine, engine.finish_hand(), alerts)
+        last: list[ObservedAlert] = []
+        _observe(engine.hand, engine, engine.finish_hand(), last)
+        alerts += _renumbered(last, started_in)
     except KeyboardInterrupt:
         raise SimulationInterrupted(planned, alerts) from None
     return planned, alerts
@@ -177,6 +192,13 @@ def rf_table(params: RFParams, seed: int) -> RFTable:
     layout = load_layout(LAYOUT_FILE)
     registry = load_decks([DECK_FILE, BLUE_DECK_FILE])
     return RFTable(params, layout, registry, seed=seed)
+
+
+def _renumbered(alerts: list[ObservedAlert], started_in: Mapping[int, int]
+                ) -> list[ObservedAlert]:
+    """``alerts`` with each engine hand number replaced by the planned hand it began in."""
+    return [alert if alert.hand is None or alert.hand not in started_in
+            else replace(alert, hand=started_in[alert.hand]) for alert in alerts]
 
 
 def _hand_params(params: RFParams, hand: SimHand) -> RFParams:

@@ -137,6 +137,7 @@ class DemoTable:
             reconnect_max_delay=2,
             fsync=self.fsync,
             log_level=self.log_level,
+            unread_stacks=self.rf is not None and self.rf.stack_loss > 0,
         )
 
     @property
@@ -201,6 +202,7 @@ def table_config_toml(
     reconnect_max_delay: float | None = None,
     fsync: str | None = None,
     log_level: str | None = None,
+    unread_stacks: bool = False,
 ) -> str:
     """The ``table.toml`` of a local test or demo table (docs/daemon.md): stakes 1/2/5/10,
     the broker on loopback ``port``, the journal in ``journal/`` beside the file. The
@@ -212,6 +214,8 @@ def table_config_toml(
         lines.append(f"presence_hold = {presence_hold}")
     if heartbeat_period is not None:
         lines.append(f"heartbeat_period = {heartbeat_period}")
+    if unread_stacks:
+        lines.append("unread_stacks = true")
     lines += ["[stakes]", "ante = 1", "bring_in = 2", "small_bet = 5", "big_bet = 10"]
     lines += ["[broker]", 'host = "127.0.0.1"', f"port = {port}"]
     if reconnect_max_delay is not None:

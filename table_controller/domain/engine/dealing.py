@@ -1597,8 +1597,8 @@ def _may_be_unread(seat: SeatState, number: int) -> bool:
     """Whether ``seat``'s ``number``-th card, missing, can be a down card no reader read:
     it is dealt face down, and the seat's last card read has the face its number
     says (a 6th card read face down was the river itself: something else is missing)."""
-    if expected_face(number) is not DOWN:
-        return False
+    if not 1 <= number <= CARDS_PER_HAND or expected_face(number) is not DOWN:
+        return False  # (an 8th card is rule 18's too_many_cards, never an unread one)
     last = next((h for h in seat.cards if h.number == number - 1), None)
     return number == 1 or (last is not None and last.face is expected_face(number - 1))
 
