@@ -1,6 +1,6 @@
 """The 13 real WSOP hands dealt physically through the RF channel, with each profile.
 
-The hands of ``test_wsop_hands.py`` (../shared/data/phh-wsop-2023-event43), dealt by
+The hands of ``test_wsop_hands.py`` (tests/data/phh-wsop-2023-event43), dealt by
 :func:`~table_controller.simulation.deal_streets` and then timed, read and tracked as
 the simulator's fast mode does on a card-only table (:mod:`table_controller.simulation.rf`:
 peeks, flicker, cross-reads, stack loss and the profile's muck depth, through the
