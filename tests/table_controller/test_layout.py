@@ -139,7 +139,7 @@ def test_not_utf8(tmp_path: Path) -> None:
 
 
 def test_a_directory_is_not_a_file(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="cannot read file"):
+    with pytest.raises(ConfigError, match="is a directory, not a file"):
         load_layout(tmp_path)
 
 

@@ -278,7 +278,11 @@ def test_broker_restart_mid_stream_republishes_and_delivers_queued_alerts(
     broker.start()
 
     assert pub.wait_online(WAIT)
-    alerts = sub.wait_for(lambda m: m.topic == TOPICS.alerts, count=3)
+    # A broker back within the first reconnect delay looks like a client-id takeover
+    # to the publisher (issue 20: Mosquitto 2.0 sends no DISCONNECT); that alert may
+    # come too, and says so. The queued alerts arrive, in order.
+    alerts = sub.wait_for(lambda m: m.topic == TOPICS.alerts
+                          and m.json()["code"] != "mqtt_session_taken_over", count=3)
     assert [a.json()["message"] for a in alerts] == ["alert 1", "alert 2", "alert 3"]
     seqs = [a.json()["seq"] for a in alerts]
     assert seqs == sorted(seqs)

@@ -269,7 +269,7 @@ def _without_muck_reads(events: list[TableEvent], rng: random.Random, depth: int
     return out
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     seed=st.integers(0, 2**32 - 1),
     seats=st.lists(st.integers(1, 8), min_size=2, max_size=8, unique=True),
@@ -475,7 +475,7 @@ def _drop_stacked(events: list[TableEvent], rng: random.Random, chance: float
     return out, set(dropped.values())
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     seed=st.integers(0, 2**32 - 1),
     seats=st.lists(st.integers(1, 8), min_size=2, max_size=8, unique=True),
