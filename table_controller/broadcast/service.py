@@ -82,6 +82,7 @@ from table_controller.mqtt.broker_config import configure_client
 from table_controller.mqtt.topics import ROOT, TableTopics
 from table_controller.mqtt.unreachable import BrokerOutage
 from table_controller.web.inbound import parse_payload
+from table_controller.web.listen import bind_listener
 from table_controller.web.passwords import check_password
 from table_controller.web.security import SecurityHeaders, cross_origin, event_id
 from table_controller.web.throttle import LoginThrottle
@@ -711,18 +712,7 @@ class Broadcast:
     def bind(self) -> socket.socket:
         """The listening socket, bound before anything else starts (a port in use is
         one ``OSError`` line, not a traceback from a half-started service)."""
-        host, port = self.cfg.http.host, self.cfg.http.port
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-            sock.listen(128)
-        except OSError as exc:
-            sock.close()
-            raise OSError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
-        sock.setblocking(False)
-        return sock
+        return bind_listener(self.cfg.http.host, self.cfg.http.port)
 
     async def serve(self, ready: Callable[[int], None] | None = None,
                     sock: socket.socket | None = None) -> None:

@@ -71,6 +71,7 @@ from table_controller.mqtt.topics import (
 )
 from table_controller.mqtt.unreachable import connect_failure_reason
 from table_controller.web.inbound import parse_payload
+from table_controller.web.listen import bind_listener
 from table_controller.web.passwords import check_password, dummy_hash_like
 from table_controller.web.security import SecurityHeaders, cross_origin
 from table_controller.web.throttle import LoginThrottle
@@ -592,18 +593,7 @@ class Floor:
     def bind(self) -> socket.socket:
         """The listening socket, bound before anything else starts (a port in use is
         one ``OSError`` line, not a traceback)."""
-        host, port = self.cfg.http.host, self.cfg.http.port
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-            sock.listen(128)
-        except OSError as exc:
-            sock.close()
-            raise OSError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
-        sock.setblocking(False)
-        return sock
+        return bind_listener(self.cfg.http.host, self.cfg.http.port)
 
     async def serve(self, ready: Callable[[int], None] | None = None,
                     sock: socket.socket | None = None) -> None:
