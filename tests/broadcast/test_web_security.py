@@ -385,7 +385,7 @@ def test_the_manual_card_post_is_guarded_like_the_delay_control(service: Service
     status, _, text = request(service.port, "/api/card/t9", method="POST", headers=headers,
                               body=good)
     assert status == 404
-    status, got, text = request(service.port, path, method="POST", headers=headers, body=good)
+    status, _, text = request(service.port, path, method="POST", headers=headers, body=good)
     assert status == 504, text
     reply = json.loads(text)
     assert (reply["accepted"], reply["code"]) == (False, "no_reply")
