@@ -6,9 +6,10 @@ hand has on the table (``card_seen``, :meth:`~table_controller.daemon.core.Table
 Two more entries cannot be such a card, whatever its tag, and are refused before
 they are journaled (nothing changes, the requester is told why):
 
-* a seat that is not in the hand (a console hand's players, or a card-only hand once
-  its 3rd street is complete): an entry there is a wrong seat, not a dead tag (a
-  *read* card there is the dealing error ``card_to_inactive_seat``, rule 9);
+* a seat that is not in the hand (a console hand's players, or a card-only hand's
+  once its first round is dealt: ``HandState.forming`` is over): an entry there is a
+  wrong seat, not a dead tag (a *read* card there is the dealing error
+  ``card_to_inactive_seat``, rule 9);
 * a seat whose cards of the street being dealt the readers have all read already
   (3 cards on 3rd street, 4 on 4th... 7 on 7th) while the next street has not begun
   (no burn for it yet, rule 13): the entry would be one card too many. A down card
@@ -24,17 +25,13 @@ from table_controller.domain.engine.hand import HandState
 from table_controller.domain.engine.outputs import ConsoleResult, ReplyCode
 from table_controller.domain.zones import Zone, ZoneKind
 
-THIRD: int = 3
-"""3rd street: a card-only hand learns its players until it is complete."""
-
 
 def manual_contradiction(hand: HandState | None, zone: Zone) -> ConsoleResult | None:
     """Why a manual card at ``zone`` cannot be a dealt card of ``hand``, or None."""
     if hand is None or hand.finished or zone.seat is None:
         return None  # no hand (the entry may start one), or not a seat's card
     seat = zone.seat
-    forming = hand.auto and THIRD not in hand.completed_streets
-    if seat not in hand.players and not forming:
+    if seat not in hand.players and not hand.forming:
         return ConsoleResult(
             False, ReplyCode.UNKNOWN_SEAT,
             f"seat {seat} is not in hand {hand.number}: a card entered by hand must be"
