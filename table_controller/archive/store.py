@@ -598,8 +598,10 @@ class ArchiveStore:
         (exact); ``since`` <= ended_ts < ``until`` (epoch seconds or aware datetimes).
         ``limit``: at most this many (1..10,000). Each summary:
         ``{hand_id, table, hand, dealer: {id, name} | None, game, started_ts, ended_ts,
-        ended, pot, winners, alerts (count), players: [{seat, name}]}``; the full record
-        is :meth:`hand`.
+        ended, pot, winners, alerts (count), manual_cards (count), players: [{seat,
+        name}]}``; ``manual_cards``: the hand's cards entered by hand at the console or
+        the producer page (its ``manual_card`` notices, issue 19: dead tags). The full
+        record is :meth:`hand`.
         """
         query = sa.select(hands.c.hand_id, hands.c.table_id, hands.c.hand_no,
                           hands.c.dealer_id, hands.c.dealer_name, hands.c.game,
@@ -616,16 +618,23 @@ class ArchiveStore:
             rows = conn.execute(query).all()
             ids = [r.hand_id for r in rows]
             seats: dict[str, list[dict[str, Any]]] = {i: [] for i in ids}
+            manual: dict[str, int] = {}
             if ids:
                 for p in conn.execute(sa.select(hand_players.c.hand_id, hand_players.c.seat,
                                                 hand_players.c.name)
                                       .where(hand_players.c.hand_id.in_(ids))
                                       .order_by(hand_players.c.seat)):
                     seats[p.hand_id].append({"seat": p.seat, "name": p.name})
+                for hand_id, n in conn.execute(
+                        sa.select(notices.c.hand_id, sa.func.count())
+                        .where(notices.c.hand_id.in_(ids), notices.c.code == "manual_card")
+                        .group_by(notices.c.hand_id)):
+                    manual[hand_id] = int(n)
         return [{"hand_id": r.hand_id, "table": r.table_id, "hand": r.hand_no,
                  "dealer": _dealer_out(r.dealer_id, r.dealer_name), "game": r.game,
                  "started_ts": r.started_ts, "ended_ts": r.ended_ts, "ended": r.ended,
                  "pot": r.pot, "winners": r.winners or [], "alerts": r.n_alerts,
+                 "manual_cards": manual.get(r.hand_id, 0),
                  "players": seats[r.hand_id]} for r in rows]
 
     def search_alerts(  # noqa: PLR0917 - the order agreed with the floor dashboard

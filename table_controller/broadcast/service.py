@@ -77,8 +77,16 @@ from table_controller.broadcast.delay import (
     filter_message,
     shown_seats,
 )
+from table_controller.broadcast.manual import (
+    ConfirmEntryError,
+    EntryError,
+    EntryLimiter,
+    parse_entry,
+    producer_words,
+)
 from table_controller.broadcast.store import Store, Stored
 from table_controller.mqtt.broker_config import configure_client
+from table_controller.mqtt.request import NoReplyError, send_request
 from table_controller.mqtt.topics import ROOT, TableTopics
 from table_controller.mqtt.unreachable import BrokerOutage
 from table_controller.web.inbound import parse_payload
@@ -103,6 +111,10 @@ STATS_CACHE_S: Final = 20.0
 """Player statistics are computed again at most this often per output and table."""
 HASHES_AT_ONCE: Final = 2
 """Password checks run at the same time (scrypt: 16 MiB and ~50 ms each)."""
+CARD_TIMEOUT_S: Final = 10.0
+"""How long a manual card entry waits for the daemon's reply."""
+MAX_CARD_BODY: Final = 1024
+"""A manual entry's body is a few dozen bytes; anything larger is refused unread."""
 
 # (topic suffix after stud/v1/<table>/) -> (feed, kind)
 _ROUTES: Final = {
@@ -198,6 +210,8 @@ class Broadcast:
         self.store_errors = 0
         """Messages that could not be stored (shown on the producer page, logged)."""
         self.connected = threading.Event()
+        self.entries = EntryLimiter()
+        """Manual card entries (issue 19): one at a time, a few a minute."""
         self._add("venue", "public", None, locked=False, delay=0.0, delayed=False)
         self._add("producer", "secure", None, locked=True, delay=0.0, delayed=False)
         for out in cfg.outputs:
@@ -611,6 +625,62 @@ class Broadcast:
             return PlainTextResponse(str(exc), status_code=400)
         return JSONResponse(out.info())
 
+    async def manual_card(self, request: Request) -> Response:
+        """``POST /api/card/<table>`` ``{"zone": "seat3.down", "card": "As", "confirm":
+        true}`` (producer only, issue 19): the dealer console's ``card`` command sent to
+        the table's daemon as the production user; the daemon's reply with the words
+        the page shows. 409 without ``"confirm": true``, 429 while the limit holds,
+        504 when the table does not answer."""
+        if (refused := cross_origin(request)) is not None:
+            return PlainTextResponse(refused, status_code=403)
+        if (denied := await self._gate(request)) is not None:
+            return denied
+        if request.headers.get("x-stud-table") != "1":  # no cross-site form can set it
+            return PlainTextResponse("missing X-Stud-Table header", status_code=400)
+        table = request.path_params["table"]
+        if table not in self.cfg.tables:
+            return PlainTextResponse("no such table", status_code=404)
+        raw = await request.body()
+        try:
+            if len(raw) > MAX_CARD_BODY:
+                raise EntryError(f"the body is larger than {MAX_CARD_BODY} bytes")
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                raise EntryError("the body is not JSON") from None
+            entry = parse_entry(body)
+        except ConfirmEntryError as exc:
+            return PlainTextResponse(str(exc), status_code=409)
+        except EntryError as exc:
+            return PlainTextResponse(str(exc), status_code=400)
+        now = time.monotonic()
+        if not self.entries.begin(now):
+            wait = math.ceil(self.entries.wait(now))
+            return PlainTextResponse(
+                f"too many manual entries: try again in {wait} s", status_code=429,
+                headers={"Retry-After": str(wait)})
+        broker = self.cfg.broker
+        try:
+            reply = await asyncio.to_thread(
+                send_request, broker.host, broker.port, table, "card",
+                json.dumps(entry.payload()).encode(), timeout=CARD_TIMEOUT_S,
+                username=broker.username, password=broker.password)
+        except NoReplyError as exc:
+            # The card is never logged: a down card's identity stays off the log.
+            log.error("broadcast_manual_card_unanswered", table=table, zone=entry.zone,
+                      problem=str(exc))
+            return JSONResponse({"accepted": False, "code": "no_reply", "reason": str(exc),
+                                 "words": f"No answer from table {table}: {exc}."},
+                                status_code=504)
+        finally:
+            self.entries.end()
+        log.info("broadcast_manual_card", table=table, zone=entry.zone,
+                 accepted=reply.get("accepted"), code=reply.get("code"))
+        return JSONResponse({"accepted": reply.get("accepted") is True,
+                             "code": reply.get("code"), "reason": reply.get("reason", ""),
+                             "zone": entry.zone, "card": entry.card,
+                             "words": producer_words(reply, entry)})
+
     async def outputs_info(self, request: Request) -> Response:
         """``/api/outputs``: every output's settings (producer only)."""
         if (denied := await self._gate(request)) is not None:
@@ -702,6 +772,7 @@ class Broadcast:
             Route("/producer/{table}", self.page),
             Route("/sse/{output}/{table}", self.events),
             Route("/api/delay/{output}", self.delay, methods=["POST"]),
+            Route("/api/card/{table}", self.manual_card, methods=["POST"]),
             Route("/api/outputs", self.outputs_info),
             Route("/api/stats/{output}/{table}", self.stats),
             Route("/static/{name}", self.static),

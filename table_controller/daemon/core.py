@@ -90,6 +90,7 @@ from table_controller.daemon.floor import (
     BookAlert,
     alert_from_op,
 )
+from table_controller.daemon.manual_entry import manual_contradiction
 from table_controller.daemon.projection import (
     HandFacts,
     alert_payload,
@@ -990,7 +991,7 @@ class TableCore:
             return ConsoleResult(
                 False, ReplyCode.CARD_SEEN,
                 f"that card is on the table already, at {hand.where[event.card][0].name}")
-        return None
+        return manual_contradiction(hand, event.zone)  # a seat not in the hand, a card too many
 
     def _remember(self, key: bytes | None, result: ConsoleResult, payload: bytes) -> None:
         self.console.remember(key, result, payload)

@@ -238,6 +238,9 @@ def test_shift_report_counts_the_cards_entered_by_hand(store: ArchiveStore) -> N
     report = store.shift_report(NOW, NOW + 3600)
     assert {t: e["manual_cards"] for t, e in report["per_table"].items()} == {
         "t1": 2, "t2": 1, "t3": 0}
+    # Each hand's row says how many of its cards were entered by hand.
+    assert {(h["table"], h["hand"]): h["manual_cards"] for h in store.search_hands()} == {
+        ("t1", 1): 2, ("t1", 2): 0, ("t2", 1): 1, ("t3", 1): 0, ("t3", 90): 1}
 
 
 def test_empty_shift_report(store: ArchiveStore) -> None:

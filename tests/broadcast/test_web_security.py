@@ -359,3 +359,35 @@ def test_the_delay_box_refuses_empty_and_asks_before_a_big_cut(service: Service,
                         ".textContent.includes('producer page')", what="the new source")
     finally:
         browser.close()
+
+
+def test_the_manual_card_post_is_guarded_like_the_delay_control(service: Service) -> None:
+    """Issue 19: ``POST /api/card/<table>`` needs the producer, this server's Origin and
+    the X-Stud-Table header; a bad entry or one without confirmation never leaves the
+    service; a table that does not answer (no daemon here) is a 504 in words."""
+    good = {"zone": "seat3.down", "card": "As", "confirm": True}
+    headers = {"Authorization": AUTH, "X-Stud-Table": "1", "Content-Type": "application/json",
+               "Origin": f"http://127.0.0.1:{service.port}"}
+    path = "/api/card/t1"
+    for changed, body, want in (
+            ({"Origin": "http://127.0.0.1:1"}, good, 403),
+            ({"Authorization": ""}, good, 401),
+            ({"X-Stud-Table": ""}, good, 400),
+            ({}, {**good, "card": "Zz"}, 400),
+            ({}, {**good, "zone": "muck"}, 400),
+            ({}, {"zone": "seat3.down", "card": "As"}, 409),
+    ):
+        sent = {k: v for k, v in {**headers, **changed}.items() if v}
+        status, _, text = request(service.port, path, method="POST", headers=sent, body=body)
+        assert status == want, (changed, body, status, text)
+        if want == 409:
+            assert text == "Enter the ace of spades at seat 3 (face down) by hand?"
+    status, _, text = request(service.port, "/api/card/t9", method="POST", headers=headers,
+                              body=good)
+    assert status == 404
+    status, _, text = request(service.port, path, method="POST", headers=headers, body=good)
+    assert status == 504, text
+    reply = json.loads(text)
+    assert (reply["accepted"], reply["code"]) == (False, "no_reply")
+    assert reply["words"].startswith("No answer from table t1")
+    assert "As" not in service.text()  # the card is never logged

@@ -95,3 +95,46 @@ def test_a_dead_tag_entered_at_the_console_counts_as_read(rig: TableRig) -> None
     assert hand["players"]["4"]["up"] == ["Qd"]
     assert hand["alerts"] == []
     assert [n["code"] for n in hand["notices"]] == ["manual_card"]
+
+
+def test_entries_that_contradict_the_readers_are_refused_and_change_nothing(
+        rig: TableRig) -> None:
+    """Issue 19: a card the readers see at another seat, a seat whose 3rd-street cards
+    were all read (one card too many), a card not in the deck and a seat not in the
+    hand are refused; the state, the journal and the alerts stay as they were (only
+    the malformed card, which no dealer meant, is alerted as ``console_rejected``)."""
+    sub = subscribe(rig.broker.port)
+    rig.start_thread()
+    wait_state(sub, lambda s: s["hand"] is None)
+    reply = _command(rig, "hand", {"players": list(PLAYERS)})
+    assert reply["accepted"] is True, reply
+    cards = [_place(f"seat{seat}.{'up' if n == 2 else 'down'}", THIRD[seat][n])
+             for n in range(3) for seat in PLAYERS]
+    rig.deal(cards, pace=0.05)
+    before = wait_state(sub, lambda s: s["bring_in"] == 2, topic=f"{ROOT}/secure/state")
+    journal = rig.tmp / "journal" / f"{TABLE}.journal.jsonl"
+    records = len(read_journal(journal).records)
+    for zone, card, code in (
+            ("seat1.down", "8h", "card_seen"),      # a reader sees it at seat 2
+            ("seat1.up", "9h", "card_seen"),        # seat 1's 3rd street is all read
+            ("seat2.down", "Zz", "invalid_command"),  # not a card of the deck
+            ("seat5.down", "9s", "unknown_seat"),   # seat 5 is not in the hand (rule 9)
+    ):
+        reply = _command(rig, "card", {"zone": zone, "card": card})
+        assert (reply["accepted"], reply["code"]) == (False, code), (zone, card, reply)
+    # One more accepted command: its state comes after every refusal above.
+    assert _command(rig, "seat", {"seat": 1, "name": "Ann"})["accepted"] is True
+    after = wait_state(sub, lambda s: s["seats"][0]["name"] == "Ann",
+                       topic=f"{ROOT}/secure/state")
+    assert [{k: v for k, v in seat.items() if k != "name"} for seat in after["seats"]] == [
+        {k: v for k, v in seat.items() if k != "name"} for seat in before["seats"]]
+    assert (after["hand"], after["street"], after["to_act"]) == (
+        before["hand"], before["street"], before["to_act"])
+    assert _manual_places(rig) == []
+    added = [r.get("op") for r in read_journal(journal).records[records:]]
+    assert sorted(added) == sorted(["seat", "alert"]), added  # + the console_rejected alert
+    raised = [json.loads(m.payload)["code"] for m in sub.snapshot()
+              if m.topic == f"{ROOT}/alerts"]
+    assert raised == ["console_rejected"]  # the malformed card; no dealing alert
+    assert not [m for m in sub.snapshot() if m.topic == f"{ROOT}/notices"
+                and json.loads(m.payload).get("code") == "manual_card"]

@@ -45,7 +45,8 @@ PUBLIC = frozenset({
 })
 SECURE = frozenset({"secure/state", "secure/events", "secure/notices", "secure/hands"})
 COMMANDS = frozenset({f"cmd/{name}" for name in (
-    "rebirth", "hand", "act", "kill", "live", "end", "seat", "ack", "resolve", "dealer")})
+    "rebirth", "hand", "act", "kill", "live", "end", "seat", "card", "ack", "resolve",
+    "dealer")})  # card: manual entry (issue 19), production's alone
 DAEMON_WRITES = PUBLIC | SECURE
 OWN_REPLY = "reply/<own>"  # reply/<this client's id>
 PEER_REPLY = "reply/<peer>"  # reply/<another role's client id>

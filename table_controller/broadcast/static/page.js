@@ -20,6 +20,8 @@
   const alerts = [], readers = {};
   let status = null, source = null;
   let stats = null, statsTimer = null; // player statistics (the archive), if the output shows them
+  const manualCards = new Set(); // this hand's cards entered by hand (events' "manual": true)
+  const readerZones = new Set(); // zones the readers cover (their reports): "board" if the layout has one
 
   const esc = (t) => String(t).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
 
@@ -181,7 +183,7 @@
       document.getElementById("stage").style.setProperty("--cols", String(n <= 4 ? 2 : n <= 6 ? 3 : 4));
     }
     fit();
-    if (PAGE === "producer") renderPanel();
+    if (PAGE === "producer") { markManual(); renderPanel(); renderManualZones(); }
   }
 
   // ---- layout: the overlay's position and scale, and fitting the TV-safe area
@@ -233,6 +235,17 @@
 
   function fit() {
     const stage = document.getElementById("stage");
+    if (PAGE === "producer") { // the preview beside the panel, or above it in a narrow window
+      // The layout viewport's width, not innerWidth: on a phone, content wider than the
+      // screen zooms the visual viewport out, and innerWidth would follow it.
+      // Above the panel the preview takes at most half the height, so the panel's
+      // controls show without scrolling.
+      const w = document.documentElement.clientWidth, h = document.documentElement.clientHeight;
+      const narrowProducer = w < 1800;
+      body.classList.toggle("producer-narrow", narrowProducer);
+      const ps = narrowProducer ? Math.min(w / 1920, h / 2 / 1080) : 0.72;
+      stage.style.setProperty("--ps", ps.toFixed(4));
+    }
     const narrow = PAGE !== "producer" && PAGE !== "overlay" && innerWidth < 760;
     body.classList.toggle("narrow", narrow);
     let u = PAGE === "producer" ? 1 : narrow ? innerWidth / 820 : Math.min(innerWidth / 1920, innerHeight / 1080) * SCALE;
@@ -272,6 +285,105 @@
     const t = String(text).trim();
     if (!(whole ? /^[0-9]+$/ : /^[0-9]+(\.[0-9]+)?$/).test(t)) return null;
     return Number(t);
+  }
+
+  // ---- manual card entry (issue 19): the producer enters a card whose tag no reader
+  // reads; the service sends the dealer console's `card` command to the table's daemon,
+  // which refuses an entry that contradicts the readers. Producer page only.
+  const RANKS = ["A", "K", "Q", "J", "T", "9", "8", "7", "6", "5", "4", "3", "2"];
+  const RANK_NAME = { A: "ace", K: "king", Q: "queen", J: "jack", T: "ten", 9: "nine", 8: "eight",
+    7: "seven", 6: "six", 5: "five", 4: "four", 3: "three", 2: "two" };
+  const SUITS = [["s", "\u2660 spades"], ["h", "\u2665 hearts"], ["d", "\u2666 diamonds"], ["c", "\u2663 clubs"]];
+  let zoneKey = "";
+
+  function zoneLabel(z) {
+    const m = /^seat(\d+)\.(down|up)$/.exec(z);
+    if (m) return `seat ${m[1]} ${m[2]}`;
+    return z; // burn, board (rule 15's community card)
+  }
+
+  // The places offered: every seat's down and up cards (the table's seats from the
+  // state), the burn, and the board when a reader covers one.
+  function renderManualZones() {
+    const select = document.getElementById("m-zone");
+    if (!select) return;
+    const n = state && state.seats ? state.seats.length : 8;
+    const zones = [];
+    for (let i = 1; i <= n; i++) zones.push(`seat${i}.down`, `seat${i}.up`);
+    zones.push("burn");
+    if (readerZones.has("board")) zones.push("board");
+    const key = zones.join(",");
+    if (key === zoneKey) return; // keep the producer's choice
+    zoneKey = key;
+    const chosen = select.value;
+    select.innerHTML = '<option value="">where…</option>' +
+      zones.map((z) => `<option value="${esc(z)}">${esc(zoneLabel(z))}</option>`).join("");
+    if (zones.includes(chosen)) select.value = chosen;
+  }
+
+  function markManual() {
+    document.querySelectorAll("#stage .card[data-card]").forEach((el) => {
+      if (manualCards.has(el.dataset.card)) { el.dataset.manual = "1"; el.classList.add("manual"); }
+    });
+  }
+
+  function buildManual() {
+    const panel = document.getElementById("panel");
+    const box = document.createElement("section");
+    box.id = "manual";
+    box.innerHTML = "<h2>Manual card</h2>" +
+      '<p class="hint">A card no reader reads (dead or damaged tag): say where it is and what it is.</p>' +
+      '<div class="row"><select id="m-zone" aria-label="where the card is"></select>' +
+      '<select id="m-rank" aria-label="rank"><option value="">rank…</option>' +
+      RANKS.map((r) => `<option value="${r}">${r === "T" ? "10" : r}</option>`).join("") + "</select>" +
+      '<select id="m-suit" aria-label="suit"><option value="">suit…</option>' +
+      SUITS.map(([s, name]) => `<option value="${s}">${name}</option>`).join("") + "</select>" +
+      '<button id="m-enter" type="button">Enter…</button></div>' +
+      '<div class="confirm" id="m-confirm" hidden><span class="ask"></span> ' +
+      '<button class="yes" type="button">Confirm</button> <button class="no" type="button">Cancel</button></div>' +
+      '<div id="m-result" class="result" data-accepted=""></div>';
+    panel.insertBefore(box, panel.firstChild);
+    renderManualZones();
+    const out = box.querySelector("#m-result"), ask = box.querySelector("#m-confirm");
+    const show = (text, accepted) => { out.textContent = text; out.dataset.accepted = accepted; };
+    const send = async (zone, card) => {
+      show("sending to the table…", "");
+      box.querySelector("#m-enter").disabled = true;
+      try {
+        const r = await fetch(`/api/card/${encodeURIComponent(TABLE)}`, {
+          method: "POST", credentials: "same-origin",
+          headers: { "Content-Type": "application/json", "X-Stud-Table": "1" },
+          body: JSON.stringify({ zone, card, confirm: true }),
+        });
+        const type = r.headers.get("content-type") || "";
+        if (type.startsWith("application/json")) {
+          const reply = await r.json();
+          show(reply.words || reply.reason || `status ${r.status}`, reply.accepted ? "1" : "0");
+        } else {
+          show(`Not sent: ${await r.text()}`, "0");
+        }
+      } catch (e) {
+        show(`Not sent: the service cannot be reached (${e})`, "0");
+      } finally {
+        box.querySelector("#m-enter").disabled = false;
+      }
+    };
+    box.querySelector("#m-enter").addEventListener("click", () => {
+      const zone = box.querySelector("#m-zone").value, rank = box.querySelector("#m-rank").value;
+      const suit = box.querySelector("#m-suit").value;
+      if (!zone || !RANKS.includes(rank) || !SUITS.some(([s]) => s === suit)) {
+        show("Choose where the card is, its rank and its suit.", "0");
+        ask.hidden = true;
+        return;
+      }
+      const suitName = SUITS.find(([s]) => s === suit)[1].split(" ")[1];
+      ask.querySelector(".ask").textContent =
+        `Enter the ${RANK_NAME[rank]} of ${suitName} at ${zoneLabel(zone)} by hand? It is marked manual on every feed.`;
+      ask.hidden = false;
+      show("", "");
+      ask.querySelector(".yes").onclick = () => { ask.hidden = true; send(zone, rank + suit); };
+    });
+    ask.querySelector(".no").addEventListener("click", () => { ask.hidden = true; show("Cancelled: nothing sent.", ""); });
   }
 
   async function loadOutputs() {
@@ -330,7 +442,8 @@
     if (m.kind === "state") {
       state = p;
     } else if (m.kind === "event") {
-      if (p.kind === "hand_started") { result = null; lastAction = null; }
+      if (p.manual === true && p.card) manualCards.add(p.card); // issue 19: a dead tag entered by hand
+      if (p.kind === "hand_started") { result = null; lastAction = null; manualCards.clear(); }
       else if (p.kind === "action") lastAction = { seat: p.seat, action: p.action, amount: p.amount, hand: p.hand };
       else if (p.kind === "fold") lastAction = { seat: p.seat, action: "fold", amount: null, hand: p.hand };
       else if (p.kind === "hand_result") result = p;
@@ -338,6 +451,7 @@
       alerts.push(p); if (alerts.length > 50) alerts.shift();
     } else if (m.kind === "reader") {
       readers[p.reader || p.id || String(Object.keys(readers).length + 1)] = p;
+      (p.zones || []).forEach((z) => readerZones.add(z));
     } else if (m.kind === "status") {
       status = p;
     }
@@ -372,6 +486,6 @@
     };
   }
 
-  if (PAGE === "producer") { document.getElementById("panel").hidden = false; loadOutputs(); }
+  if (PAGE === "producer") { document.getElementById("panel").hidden = false; buildManual(); loadOutputs(); }
   connect();
 })();
