@@ -42,21 +42,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_daemon_latency import (
+from daemon_rig import (
     READY_TIMEOUT,
-    _event_key,
     deal_hands,
+    event_key,
     hook_frame_writes,
     ms,
     percentile,
     rss_kib,
+    running_table,
     stamped_subscriber,
-    wait_ready,
 )
 
 from table_controller.daemon.logging import configure_logging
 from table_controller.daemon.runner import EQUITY_WORKER_ENV
-from table_controller.demo.feed import TableFeed
 from table_controller.mqtt.topics import TableTopics
 from table_controller.simulation.session import TABLE_ID, DemoTable
 
@@ -117,7 +116,7 @@ class Probe:
         exact = sampled = 0
         for received, topic, payload in stream:
             if topic == self.topics.secure_events:
-                key = _event_key(payload)
+                key = event_key(payload)
                 if key is None:
                     continue
                 earlier = [t for t in self.writes.get(key, []) if t <= received]
@@ -156,27 +155,21 @@ def run(mode: str, hands: int, speed: float, seed: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-equity-") as tmp:
         demo = DemoTable(Path(tmp), scan_period=0.02, fsync="never", log_level="warning")
         probe = Probe(demo)
-        feed = None
-        try:
-            demo.start()
-            feed = TableFeed("127.0.0.1", demo.port, TABLE_ID, lambda _lines: None).start()
-            wait_ready(demo, feed)
-            time.sleep(2.0)  # the equity child builds its tables once
-            probe.attach()
-            assert demo.table is not None
-            assert demo.daemon_pid is not None
-            dealer, elapsed = deal_hands(demo, feed, seed=seed, speed=speed, hands=hands)
-            if dealer.failure:
-                raise RuntimeError(f"{dealer.failure}\n{demo.daemon_log_tail()}")
-            time.sleep(1.5)
-            memory = rss_kib(demo.daemon_pid)
-            children = _children_rss(demo.daemon_pid)
-            result = probe.analyse()
-        finally:
-            probe.close()
-            demo.close()
-            if feed is not None:
-                feed.stop()
+        with running_table(demo) as feed:
+            try:
+                time.sleep(2.0)  # the equity child builds its tables once
+                probe.attach()
+                assert demo.table is not None
+                assert demo.daemon_pid is not None
+                dealer, elapsed = deal_hands(demo, feed, seed=seed, speed=speed, hands=hands)
+                if dealer.failure:
+                    raise RuntimeError(f"{dealer.failure}\n{demo.daemon_log_tail()}")
+                time.sleep(1.5)
+                memory = rss_kib(demo.daemon_pid)
+                children = _children_rss(demo.daemon_pid)
+                result = probe.analyse()
+            finally:
+                probe.close()
     result.update(elapsed=elapsed, rss=memory["VmRSS"], child_rss=children)
     return result
 

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
-from bench_daemon_latency import ms, percentile, stamped_subscriber
+from daemon_rig import ms, percentile, stamped_subscriber
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 
 from firmware_bridge.link import ConnectionState, LinkStats, ReaderLink
@@ -144,7 +144,7 @@ def skeleton(cards: int, pace: float, seed: int) -> list[float]:
 
 def hook_frame_writes_table(table: EmulatedTable, layout: TableLayout,
                             registry: DeckRegistry, record: Callable[[float, str], None]) -> None:
-    """As :func:`bench_daemon_latency.hook_frame_writes`, for a bare emulated table:
+    """As :func:`daemon_rig.hook_frame_writes`, for a bare emulated table:
     each TAG_ARRIVED frame written calls ``record(time written, "card@zone")``."""
     for reader_id, emulator in table.readers.items():
 
