@@ -43,18 +43,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+import daemon_rig as rig
 import paho.mqtt.client as mqtt
-from daemon_rig import (
-    daemon_command,
-    deal_hands,
-    event_key,
-    hook_frame_writes,
-    ms,
-    percentile,
-    rss_kib,
-    running_table,
-    stamped_subscriber,
-)
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
@@ -155,7 +145,7 @@ def run(hands: int, speed: float, seed: int, messages: int, *, takeover: bool = 
     ``breakdown``: the daemon runs under ``daemon_breakdown.py`` (its lines returned)."""
     with tempfile.TemporaryDirectory(prefix="bench-flood-") as tmp:
         demo = DemoTable(Path(tmp), scan_period=0.02, log_level="info",
-                         daemon_command=daemon_command(breakdown))
+                         daemon_command=rig.daemon_command(breakdown))
         demo.broker = DeployLikeBroker(demo.workdir / "broker")
         topics = TableTopics(TABLE_ID)
         writes: list[tuple[float, str]] = []
@@ -165,19 +155,19 @@ def run(hands: int, speed: float, seed: int, messages: int, *, takeover: bool = 
         flooder = None
         stop_takeover = threading.Event()
         takeovers: list[int] = []
-        with running_table(demo) as feed:
+        with rig.running_table(demo) as feed:
             try:
-                probe = stamped_subscriber(demo.port, out, [topics.secure_events, topics.alerts],
-                                           "bench-flood-probe")
+                probe = rig.stamped_subscriber(
+                    demo.port, out, [topics.secure_events, topics.alerts], "bench-flood-probe")
                 time.sleep(1.0)
 
                 def record(at: float, key: str) -> None:
                     with lock:
                         writes.append((at, key))
 
-                hook_frame_writes(demo, record)
+                rig.hook_frame_writes(demo, record)
                 assert demo.daemon_pid is not None
-                rss_before = rss_kib(demo.daemon_pid)["VmRSS"]
+                rss_before = rig.rss_kib(demo.daemon_pid)["VmRSS"]
                 log_before = _lines(demo.log_path)
                 flood_out = demo.workdir / "flooder.json"
                 if messages:
@@ -191,14 +181,14 @@ def run(hands: int, speed: float, seed: int, messages: int, *, takeover: bool = 
                     thief = threading.Thread(target=lambda: takeovers.append(
                         takeover_loop(demo.port, lambda: daemon_client_id(demo), stop_takeover)))
                     thief.start()
-                dealer, elapsed = deal_hands(demo, feed, seed=seed, speed=speed, hands=hands)
+                dealer, elapsed = rig.deal_hands(demo, feed, seed=seed, speed=speed, hands=hands)
                 stop_takeover.set()
                 if thief is not None:
                     thief.join()
                 if flooder is not None:
                     flooder.wait(timeout=600)
                 time.sleep(2.0)
-                rss_after = rss_kib(demo.daemon_pid)["VmRSS"]
+                rss_after = rig.rss_kib(demo.daemon_pid)["VmRSS"]
                 log_after = _lines(demo.log_path)
                 log_text = demo.log_path.read_text(errors="replace")
                 flood = json.loads(flood_out.read_text()) if flood_out.exists() else {}
@@ -242,7 +232,7 @@ def _results(out: Path, writes: list[tuple[float, str]],
         if topic == topics.alerts:
             alerts.append(str(message.get("code")))
             continue
-        key = event_key(message)
+        key = rig.event_key(message)
         if key is not None:
             received.setdefault(key, []).append(float(stamp))
     # A card's latency: from the latest frame written for it before its event (a
@@ -264,11 +254,11 @@ def _results(out: Path, writes: list[tuple[float, str]],
 def show(name: str, result: dict[str, Any]) -> None:
     """Print one run's figures."""
     latencies = result["latencies"]
-    median = percentile(latencies, 0.5) if latencies else float("nan")
-    p99 = percentile(latencies, 0.99) if latencies else float("nan")
+    median = rig.percentile(latencies, 0.5) if latencies else float("nan")
+    p99 = rig.percentile(latencies, 0.99) if latencies else float("nan")
     print(f"{name}: {len(latencies)} cards in {result['elapsed']:.0f} s;"
-          f" card latency median {ms(median)}  p99 {ms(p99)}"
-          f"  max {ms(max(latencies) if latencies else float('nan'))}")
+          f" card latency median {rig.ms(median)}  p99 {rig.ms(p99)}"
+          f"  max {rig.ms(max(latencies) if latencies else float('nan'))}")
     print(f"  cards without an event: {result['lost']};  alerts: {len(result['alerts'])}"
           f" {dict(Counter(result['alerts']))};  dealer: {result['failure'] or 'ok'}")
     print(f"  daemon log lines: {result['log_lines']};  RSS {result['rss_before'] / 1024:.1f}"
@@ -309,7 +299,8 @@ def main() -> int:
     show(f"flood of {args.messages} cmd/ack" + (" + takeover loop" if args.takeover else ""),
          flooded)
     if quiet is not None and quiet["latencies"] and flooded["latencies"]:
-        ratio = percentile(flooded["latencies"], 0.99) / percentile(quiet["latencies"], 0.99)
+        ratio = (rig.percentile(flooded["latencies"], 0.99)
+                 / rig.percentile(quiet["latencies"], 0.99))
         print(f"p99 flood / quiet: x{ratio:.2f}")
     return 0
 

@@ -50,19 +50,8 @@ import time
 from pathlib import Path
 from typing import Any, cast
 
+import daemon_rig as rig
 import paho.mqtt.client as mqtt
-from daemon_rig import (
-    READY_TIMEOUT,
-    daemon_command,
-    deal_hands,
-    event_key,
-    hook_frame_writes,
-    ms,
-    percentile,
-    rss_kib,
-    running_table,
-    stamped_subscriber,
-)
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 
 from firmware_bridge.encoder import FrameEncoder
@@ -92,7 +81,7 @@ BASELINE_TOPIC = "bench/baseline"
 
 def summary(values: list[float]) -> tuple[float, float]:
     """(median, p99) of ``values``."""
-    return statistics.median(values), percentile(values, 0.99)
+    return statistics.median(values), rig.percentile(values, 0.99)
 
 
 class LatencyProbe:
@@ -114,17 +103,17 @@ class LatencyProbe:
 
     def attach(self) -> None:
         """Start the subscriber, wait until it receives, then hook every reader."""
-        self._proc = stamped_subscriber(
+        self._proc = rig.stamped_subscriber(
             self.demo.port, self._out, [self.topics.secure_events, BASELINE_TOPIC], "bench-probe"
         )
-        deadline = time.monotonic() + READY_TIMEOUT
+        deadline = time.monotonic() + rig.READY_TIMEOUT
         while b"ping" not in self._out.read_bytes():
             if time.monotonic() > deadline:
                 raise RuntimeError("mosquitto_sub never received")
             subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(self.demo.port),
                             "-t", BASELINE_TOPIC, "-m", '{"ping": 1}'], check=True)
             time.sleep(0.2)
-        hook_frame_writes(self.demo, self._record)
+        rig.hook_frame_writes(self.demo, self._record)
 
     def close(self) -> None:
         """Stop the subscriber."""
@@ -174,7 +163,7 @@ class LatencyProbe:
                 if sent is not None:
                     baseline.append(received - sent)
                 continue
-            card_zone = event_key(event)
+            card_zone = rig.event_key(event)
             if card_zone is None:
                 continue
             # The card's frame is the latest one written for it before the message
@@ -193,22 +182,22 @@ def run_end_to_end(hands: int, speed: float, fsync: str, seed: int,
     ``breakdown``: run the daemon under ``daemon_breakdown.py`` and return its lines."""
     with tempfile.TemporaryDirectory(prefix="bench-daemon-") as tmp:
         demo = DemoTable(Path(tmp), scan_period=0.02, fsync=cast(FsyncPolicy, fsync),
-                         log_level="warning", daemon_command=daemon_command(breakdown))
+                         log_level="warning", daemon_command=rig.daemon_command(breakdown))
         probe = LatencyProbe(demo)
-        with running_table(demo) as feed:
+        with rig.running_table(demo) as feed:
             try:
                 probe.attach()
                 assert demo.daemon_pid is not None
                 assert demo.table is not None
-                memory_start = rss_kib(demo.daemon_pid)
-                dealer, elapsed = deal_hands(demo, feed, seed=seed, speed=speed, hands=hands)
+                memory_start = rig.rss_kib(demo.daemon_pid)
+                dealer, elapsed = rig.deal_hands(demo, feed, seed=seed, speed=speed, hands=hands)
                 if dealer.failure:
                     kept = Path(tempfile.mkdtemp(prefix="bench-daemon-failed-"))
                     shutil.copytree(demo.workdir / "journal", kept / "journal")
                     raise RuntimeError(f"{dealer.failure}; journal kept in {kept}\n"
                                        + demo.daemon_log_tail())
                 time.sleep(1.0)  # let the last messages arrive before counting
-                memory_end = rss_kib(demo.daemon_pid)
+                memory_end = rig.rss_kib(demo.daemon_pid)
                 probe.measure_baseline(500)
                 latencies, baseline, unmatched = probe.results()
             finally:
@@ -313,14 +302,15 @@ def main() -> int:
     pure = run_in_process(max(args.hands, 200), args.seed)
     pure_median, pure_p99 = summary(pure)
     print(f"in-process engine + projection + JSON per zone event ({len(pure)} events):")
-    print(f"  median {ms(pure_median)}   p99 {ms(pure_p99)}")
+    print(f"  median {rig.ms(pure_median)}   p99 {rig.ms(pure_p99)}")
     print(f"serial wire time of a TAG_ARRIVED frame: {frame_bytes} bytes x 10 bits"
-          f" / {BAUDRATE} baud = {ms(wire)} (a pty has no baud limit: not in the figures below)")
+          f" / {BAUDRATE} baud = {rig.ms(wire)}"
+          " (a pty has no baud limit: not in the figures below)")
     for policy in args.fsync:
         journal = run_journal(policy, 2000, args.seed)
         j_median, j_p99 = summary(journal)
         print(f"journal append, fsync={policy} (2000 records in {tempfile.gettempdir()}):"
-              f" median {ms(j_median)}   p99 {ms(j_p99)}")
+              f" median {rig.ms(j_median)}   p99 {rig.ms(j_p99)}")
     for policy in args.fsync:
         result = run_end_to_end(args.hands, args.speed, policy, args.seed, args.breakdown)
         latencies = result["latencies"]
@@ -331,15 +321,15 @@ def main() -> int:
         print(f"end to end, pty frame written -> secure/events received, fsync={policy}"
               f" ({len(latencies)} cards, {args.hands} hands in {result['elapsed']:.0f} s,"
               f" {result['unmatched']} unmatched):")
-        print(f"  median {ms(median)}   p99 {ms(p99)}   max {ms(max(latencies))}")
+        print(f"  median {rig.ms(median)}   p99 {rig.ms(p99)}   max {rig.ms(max(latencies))}")
         print(f"  vs in-process engine + projection: median x{median / pure_median:.0f},"
-              f" p99 x{p99 / pure_p99:.0f};  + wire time: median {ms(median + wire)},"
-              f" p99 {ms(p99 + wire)}")
+              f" p99 x{p99 / pure_p99:.0f};  + wire time: median {rig.ms(median + wire)},"
+              f" p99 {rig.ms(p99 + wire)}")
         b_median, b_p99 = summary(result["baseline"])
         print(f"  MQTT alone (paho thread -> mosquitto -> subscriber, same run):"
-              f" median {ms(b_median)}   p99 {ms(b_p99)}")
-        print(f"  daemon's share (end to end minus MQTT alone): median {ms(median - b_median)},"
-              f" p99 {ms(p99 - b_p99)}")
+              f" median {rig.ms(b_median)}   p99 {rig.ms(b_p99)}")
+        print(f"  daemon's share (end to end minus MQTT alone): median {rig.ms(median - b_median)},"
+              f" p99 {rig.ms(p99 - b_p99)}")
         print(f"  daemon RSS: {result['rss_start'] / 1024:.1f} MiB at start,"
               f" {result['rss_end'] / 1024:.1f} MiB after {args.hands} hands"
               f" (peak {result['rss_peak'] / 1024:.1f} MiB)")

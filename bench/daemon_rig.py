@@ -23,7 +23,10 @@ from firmware_bridge.messages import Message, TagArrived
 from table_controller.demo.dealer import VirtualDealer
 from table_controller.demo.feed import TableFeed
 from table_controller.domain.zones import BOARD, BURN, Zone
+from table_controller.simulation.emulated_table import EmulatedTable
 from table_controller.simulation.session import DAEMON_COMMAND, TABLE_ID, DemoTable
+from table_controller.table.deck import DeckRegistry
+from table_controller.table.layout import TableLayout
 
 READY_TIMEOUT = 60.0
 """Seconds the daemon (or a probe) may take to be ready before the bench gives up."""
@@ -90,11 +93,16 @@ def stamped_subscriber(
 
 def hook_frame_writes(demo: DemoTable, record: Callable[[float, str], None]) -> None:
     """Hook every emulated reader of ``demo``: each TAG_ARRIVED frame written to its
-    pty calls ``record(time written, "card@zone")`` (the key :func:`_event_key`
+    pty calls ``record(time written, "card@zone")`` (the key :func:`event_key`
     gives the matching ``secure/events`` message)."""
     assert demo.table is not None
-    layout, registry = demo.layout, demo.registry
-    for reader_id, emulator in demo.table.readers.items():
+    hook_table_frame_writes(demo.table, demo.layout, demo.registry, record)
+
+
+def hook_table_frame_writes(table: EmulatedTable, layout: TableLayout, registry: DeckRegistry,
+                            record: Callable[[float, str], None]) -> None:
+    """As :func:`hook_frame_writes`, for any emulated table (the skeleton's bare one)."""
+    for reader_id, emulator in table.readers.items():
 
         def hook(message: Message, at: float, reader_id: int = reader_id) -> None:
             if not isinstance(message, TagArrived):
