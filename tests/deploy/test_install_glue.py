@@ -141,11 +141,8 @@ def _listening(port: int) -> bool:
 @pytest.fixture
 def table(tmp_path: Path) -> Iterator[Table]:
     """The table-8 readers emulated on ptys."""
-    emulated = Table(tmp_path)
-    try:
+    with Table(tmp_path) as emulated:
         yield emulated
-    finally:
-        emulated.stop()
 
 
 def test_deck_register_with_the_installed_config_needs_no_deck_yet(
