@@ -42,21 +42,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_daemon_latency import (
-    READY_TIMEOUT,
-    _event_key,
-    deal_hands,
-    hook_frame_writes,
-    ms,
-    percentile,
-    rss_kib,
-    stamped_subscriber,
-    wait_ready,
-)
+import daemon_rig as rig
 
 from table_controller.daemon.logging import configure_logging
 from table_controller.daemon.runner import EQUITY_WORKER_ENV
-from table_controller.demo.feed import TableFeed
 from table_controller.mqtt.topics import TableTopics
 from table_controller.simulation.session import TABLE_ID, DemoTable
 
@@ -65,8 +54,8 @@ def summary(values: list[float]) -> str:
     """Median, p99 and max, in ms."""
     if not values:
         return "none"
-    return (f"median {ms(statistics.median(values))}   p99 {ms(percentile(values, 0.99))}"
-            f"   max {ms(max(values))}")
+    return (f"median {rig.ms(statistics.median(values))}"
+            f"   p99 {rig.ms(rig.percentile(values, 0.99))}   max {rig.ms(max(values))}")
 
 
 class Probe:
@@ -83,13 +72,13 @@ class Probe:
     def attach(self) -> None:
         """Start mosquitto_sub and hook the emulators' frame writes."""
         topics = [self.topics.secure_events, self.topics.state, self.topics.secure_state]
-        self.proc = stamped_subscriber(self.demo.port, self.out, topics, "bench-equity-probe")
-        deadline = time.monotonic() + READY_TIMEOUT
+        self.proc = rig.stamped_subscriber(self.demo.port, self.out, topics, "bench-equity-probe")
+        deadline = time.monotonic() + rig.READY_TIMEOUT
         while not self.out.read_bytes():  # the retained state arrives once subscribed
             if time.monotonic() > deadline:
                 raise RuntimeError("mosquitto_sub never received")
             time.sleep(0.1)
-        hook_frame_writes(self.demo, self._record)
+        rig.hook_frame_writes(self.demo, self._record)
 
     def _record(self, at: float, key: str) -> None:
         with self.lock:
@@ -117,7 +106,7 @@ class Probe:
         exact = sampled = 0
         for received, topic, payload in stream:
             if topic == self.topics.secure_events:
-                key = _event_key(payload)
+                key = rig.event_key(payload)
                 if key is None:
                     continue
                 earlier = [t for t in self.writes.get(key, []) if t <= received]
@@ -156,27 +145,21 @@ def run(mode: str, hands: int, speed: float, seed: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-equity-") as tmp:
         demo = DemoTable(Path(tmp), scan_period=0.02, fsync="never", log_level="warning")
         probe = Probe(demo)
-        feed = None
-        try:
-            demo.start()
-            feed = TableFeed("127.0.0.1", demo.port, TABLE_ID, lambda _lines: None).start()
-            wait_ready(demo, feed)
-            time.sleep(2.0)  # the equity child builds its tables once
-            probe.attach()
-            assert demo.table is not None
-            assert demo.daemon_pid is not None
-            dealer, elapsed = deal_hands(demo, feed, seed=seed, speed=speed, hands=hands)
-            if dealer.failure:
-                raise RuntimeError(f"{dealer.failure}\n{demo.daemon_log_tail()}")
-            time.sleep(1.5)
-            memory = rss_kib(demo.daemon_pid)
-            children = _children_rss(demo.daemon_pid)
-            result = probe.analyse()
-        finally:
-            probe.close()
-            demo.close()
-            if feed is not None:
-                feed.stop()
+        with rig.running_table(demo) as feed:
+            try:
+                time.sleep(2.0)  # the equity child builds its tables once
+                probe.attach()
+                assert demo.table is not None
+                assert demo.daemon_pid is not None
+                dealer, elapsed = rig.deal_hands(demo, feed, seed=seed, speed=speed, hands=hands)
+                if dealer.failure:
+                    raise RuntimeError(f"{dealer.failure}\n{demo.daemon_log_tail()}")
+                time.sleep(1.5)
+                memory = rig.rss_kib(demo.daemon_pid)
+                children = _children_rss(demo.daemon_pid)
+                result = probe.analyse()
+            finally:
+                probe.close()
     result.update(elapsed=elapsed, rss=memory["VmRSS"], child_rss=children)
     return result
 
@@ -186,7 +169,7 @@ def _children_rss(pid: int) -> int:
     total = 0
     for task in Path(f"/proc/{pid}/task").iterdir():  # started by any of its threads
         for child in (task / "children").read_text().split():
-            total += rss_kib(int(child))["VmRSS"]
+            total += rig.rss_kib(int(child))["VmRSS"]
     return total
 
 

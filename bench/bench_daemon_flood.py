@@ -43,27 +43,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+import daemon_rig as rig
 import paho.mqtt.client as mqtt
-from bench_daemon_latency import (
-    _event_key,
-    deal_hands,
-    hook_frame_writes,
-    ms,
-    percentile,
-    rss_kib,
-    stamped_subscriber,
-    wait_ready,
-)
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from table_controller.daemon.logging import configure_logging
-from table_controller.demo.feed import TableFeed
 from table_controller.domain.zones import BOARD, BURN, Zone
 from table_controller.mqtt.local_broker import LocalBroker, config_text
 from table_controller.mqtt.topics import TableTopics
-from table_controller.simulation.session import DAEMON_COMMAND, TABLE_ID, DemoTable
+from table_controller.simulation.session import TABLE_ID, DemoTable
 
 FLOODER_REPLY = f"stud/v1/{TABLE_ID}/reply/flooder"
 """The flooder's response topic (well-formed: the daemon answers there)."""
@@ -153,70 +143,62 @@ def run(hands: int, speed: float, seed: int, messages: int, *, takeover: bool = 
         breakdown: bool = False) -> dict[str, Any]:
     """One table: deal ``hands`` hands, flooded with ``messages`` requests (0: quiet).
     ``breakdown``: the daemon runs under ``daemon_breakdown.py`` (its lines returned)."""
-    command = ([sys.executable, str(Path(__file__).with_name("daemon_breakdown.py"))]
-               if breakdown else list(DAEMON_COMMAND))
     with tempfile.TemporaryDirectory(prefix="bench-flood-") as tmp:
         demo = DemoTable(Path(tmp), scan_period=0.02, log_level="info",
-                         daemon_command=command)
+                         daemon_command=rig.daemon_command(breakdown))
         demo.broker = DeployLikeBroker(demo.workdir / "broker")
         topics = TableTopics(TABLE_ID)
         writes: list[tuple[float, str]] = []
         lock = threading.Lock()
         out = demo.workdir / "probe.txt"
-        feed = None
         probe = None
         flooder = None
         stop_takeover = threading.Event()
         takeovers: list[int] = []
-        try:
-            demo.start()
-            feed = TableFeed("127.0.0.1", demo.port, TABLE_ID, lambda _lines: None).start()
-            wait_ready(demo, feed)
-            probe = stamped_subscriber(demo.port, out, [topics.secure_events, topics.alerts],
-                                       "bench-flood-probe")
-            time.sleep(1.0)
+        with rig.running_table(demo) as feed:
+            try:
+                probe = rig.stamped_subscriber(
+                    demo.port, out, [topics.secure_events, topics.alerts], "bench-flood-probe")
+                time.sleep(1.0)
 
-            def record(at: float, key: str) -> None:
-                with lock:
-                    writes.append((at, key))
+                def record(at: float, key: str) -> None:
+                    with lock:
+                        writes.append((at, key))
 
-            hook_frame_writes(demo, record)
-            assert demo.daemon_pid is not None
-            rss_before = rss_kib(demo.daemon_pid)["VmRSS"]
-            log_before = _lines(demo.log_path)
-            flood_out = demo.workdir / "flooder.json"
-            if messages:
-                flooder = subprocess.Popen(
-                    [sys.executable, __file__, "--flooder", str(demo.port), str(messages),
-                     str(flood_out)])
-            thief = None
-            if takeover:
-                if daemon_client_id(demo) is None:
-                    raise RuntimeError("the daemon's client id is not in the broker's log")
-                thief = threading.Thread(target=lambda: takeovers.append(
-                    takeover_loop(demo.port, lambda: daemon_client_id(demo), stop_takeover)))
-                thief.start()
-            dealer, elapsed = deal_hands(demo, feed, seed=seed, speed=speed, hands=hands)
-            stop_takeover.set()
-            if thief is not None:
-                thief.join()
-            if flooder is not None:
-                flooder.wait(timeout=600)
-            time.sleep(2.0)
-            rss_after = rss_kib(demo.daemon_pid)["VmRSS"]
-            log_after = _lines(demo.log_path)
-            log_text = demo.log_path.read_text(errors="replace")
-            flood = json.loads(flood_out.read_text()) if flood_out.exists() else {}
-        finally:
-            stop_takeover.set()
-            if flooder is not None and flooder.poll() is None:
-                flooder.kill()
-            if probe is not None:
-                probe.terminate()
-                probe.wait(timeout=10)
-            demo.close()
-            if feed is not None:
-                feed.stop()
+                rig.hook_frame_writes(demo, record)
+                assert demo.daemon_pid is not None
+                rss_before = rig.rss_kib(demo.daemon_pid)["VmRSS"]
+                log_before = _lines(demo.log_path)
+                flood_out = demo.workdir / "flooder.json"
+                if messages:
+                    flooder = subprocess.Popen(
+                        [sys.executable, __file__, "--flooder", str(demo.port), str(messages),
+                         str(flood_out)])
+                thief = None
+                if takeover:
+                    if daemon_client_id(demo) is None:
+                        raise RuntimeError("the daemon's client id is not in the broker's log")
+                    thief = threading.Thread(target=lambda: takeovers.append(
+                        takeover_loop(demo.port, lambda: daemon_client_id(demo), stop_takeover)))
+                    thief.start()
+                dealer, elapsed = rig.deal_hands(demo, feed, seed=seed, speed=speed, hands=hands)
+                stop_takeover.set()
+                if thief is not None:
+                    thief.join()
+                if flooder is not None:
+                    flooder.wait(timeout=600)
+                time.sleep(2.0)
+                rss_after = rig.rss_kib(demo.daemon_pid)["VmRSS"]
+                log_after = _lines(demo.log_path)
+                log_text = demo.log_path.read_text(errors="replace")
+                flood = json.loads(flood_out.read_text()) if flood_out.exists() else {}
+            finally:
+                stop_takeover.set()
+                if flooder is not None and flooder.poll() is None:
+                    flooder.kill()
+                if probe is not None:
+                    probe.terminate()
+                    probe.wait(timeout=10)
         latencies, lost, alerts = _results(out, writes, topics)
         lines = [line.removeprefix("breakdown: ") for line in demo.daemon_log_tail(50).splitlines()
                  if line.startswith("breakdown:")]
@@ -250,7 +232,7 @@ def _results(out: Path, writes: list[tuple[float, str]],
         if topic == topics.alerts:
             alerts.append(str(message.get("code")))
             continue
-        key = _event_key(message)
+        key = rig.event_key(message)
         if key is not None:
             received.setdefault(key, []).append(float(stamp))
     # A card's latency: from the latest frame written for it before its event (a
@@ -272,11 +254,11 @@ def _results(out: Path, writes: list[tuple[float, str]],
 def show(name: str, result: dict[str, Any]) -> None:
     """Print one run's figures."""
     latencies = result["latencies"]
-    median = percentile(latencies, 0.5) if latencies else float("nan")
-    p99 = percentile(latencies, 0.99) if latencies else float("nan")
+    median = rig.percentile(latencies, 0.5) if latencies else float("nan")
+    p99 = rig.percentile(latencies, 0.99) if latencies else float("nan")
     print(f"{name}: {len(latencies)} cards in {result['elapsed']:.0f} s;"
-          f" card latency median {ms(median)}  p99 {ms(p99)}"
-          f"  max {ms(max(latencies) if latencies else float('nan'))}")
+          f" card latency median {rig.ms(median)}  p99 {rig.ms(p99)}"
+          f"  max {rig.ms(max(latencies) if latencies else float('nan'))}")
     print(f"  cards without an event: {result['lost']};  alerts: {len(result['alerts'])}"
           f" {dict(Counter(result['alerts']))};  dealer: {result['failure'] or 'ok'}")
     print(f"  daemon log lines: {result['log_lines']};  RSS {result['rss_before'] / 1024:.1f}"
@@ -317,7 +299,8 @@ def main() -> int:
     show(f"flood of {args.messages} cmd/ack" + (" + takeover loop" if args.takeover else ""),
          flooded)
     if quiet is not None and quiet["latencies"] and flooded["latencies"]:
-        ratio = percentile(flooded["latencies"], 0.99) / percentile(quiet["latencies"], 0.99)
+        ratio = (rig.percentile(flooded["latencies"], 0.99)
+                 / rig.percentile(quiet["latencies"], 0.99))
         print(f"p99 flood / quiet: x{ratio:.2f}")
     return 0
 

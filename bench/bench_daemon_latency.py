@@ -47,16 +47,16 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
+import daemon_rig as rig
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 
 from firmware_bridge.encoder import FrameEncoder
 from firmware_bridge.link import BAUDRATE
-from firmware_bridge.messages import Message, TagArrived
+from firmware_bridge.messages import TagArrived
 from table_controller.daemon.logging import configure_logging
 from table_controller.daemon.projection import (
     alert_payload,
@@ -64,104 +64,24 @@ from table_controller.daemon.projection import (
     public_state,
     secure_state,
 )
-from table_controller.demo.dealer import VirtualDealer, plan_hand
-from table_controller.demo.feed import TableFeed
+from table_controller.demo.dealer import plan_hand
 from table_controller.domain.engine.alerts import Alert
 from table_controller.domain.engine.dealing import DealingEngine
 from table_controller.domain.engine.outputs import GameEvent
 from table_controller.domain.engine.settings import TableSettings
 from table_controller.domain.events import HandStarted
-from table_controller.domain.zones import BOARD, BURN, Zone
 from table_controller.mqtt.payloads import to_json
 from table_controller.mqtt.topics import TableTopics
 from table_controller.records.journal import Journal
 from table_controller.records.script import event_to_op
-from table_controller.simulation.session import DAEMON_COMMAND, TABLE_ID, DemoTable, FsyncPolicy
+from table_controller.simulation.session import TABLE_ID, DemoTable, FsyncPolicy
 
-READY_TIMEOUT = 60.0
 BASELINE_TOPIC = "bench/baseline"
-
-
-def percentile(values: list[float], share: float) -> float:
-    """The ``share`` quantile by nearest rank."""
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(share * len(ordered)) - 1))
-    return ordered[index]
 
 
 def summary(values: list[float]) -> tuple[float, float]:
     """(median, p99) of ``values``."""
-    return statistics.median(values), percentile(values, 0.99)
-
-
-def rss_kib(pid: int) -> dict[str, int]:
-    """VmRSS and VmHWM (peak) of process ``pid`` in KiB."""
-    out = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            out[key] = int(value.split()[0])
-    return out
-
-
-def stamped_subscriber(
-    port: int, out: Path, topics: list[str], client_id: str
-) -> subprocess.Popen[bytes]:
-    """``mosquitto_sub`` (C, its own process) writing every message on ``topics`` to
-    ``out`` as ``<wall time received> <topic> <payload>`` lines: a Python subscriber
-    in the busy bench process would add its own GIL waits to the figures."""
-    binary = shutil.which("mosquitto_sub")
-    if binary is None:
-        raise RuntimeError("mosquitto_sub not found: run scripts/setup")
-    args = [binary, "-h", "127.0.0.1", "-p", str(port), "-q", "1"]
-    for topic in topics:
-        args += ["-t", topic]
-    args += ["-F", "%U %t %p", "--nodelay", "-i", client_id]
-    with out.open("wb") as sink:
-        return subprocess.Popen(args, stdout=sink, stderr=subprocess.DEVNULL)
-
-
-def hook_frame_writes(demo: DemoTable, record: Callable[[float, str], None]) -> None:
-    """Hook every emulated reader of ``demo``: each TAG_ARRIVED frame written to its
-    pty calls ``record(time written, "card@zone")`` (the key :func:`_event_key`
-    gives the matching ``secure/events`` message)."""
-    assert demo.table is not None
-    layout, registry = demo.layout, demo.registry
-    for reader_id, emulator in demo.table.readers.items():
-
-        def hook(message: Message, at: float, reader_id: int = reader_id) -> None:
-            if not isinstance(message, TagArrived):
-                return
-            zone = layout.zone_for(reader_id, message.antenna)
-            found = registry.lookup(message.uid)
-            if zone is not None and found is not None:
-                record(at, f"{found.card.code}@{zone.name}")
-
-        emulator.on_frame_written = hook
-
-
-def wait_ready(demo: DemoTable, feed: TableFeed) -> None:
-    """Wait until the demo's daemon publishes its state and every reader is online."""
-    deadline = time.monotonic() + READY_TIMEOUT
-    readers = len(demo.layout.readers)
-    while not (feed.ready and feed.readers_online(readers)):
-        if time.monotonic() > deadline or not demo.daemon_alive():
-            raise RuntimeError("daemon not ready:\n" + demo.daemon_log_tail())
-        time.sleep(0.05)
-
-
-def deal_hands(
-    demo: DemoTable, feed: TableFeed, *, seed: int, speed: float, hands: int
-) -> tuple[VirtualDealer, float]:
-    """Deal ``hands`` 8-player hands on the demo's table with a virtual dealer; the
-    dealer (its ``failure`` for the caller to report) and the seconds it took."""
-    assert demo.table is not None
-    dealer = VirtualDealer(demo.table, feed, seed=seed, speed=speed, hands=hands,
-                           players=8, settle_time=demo.presence_hold + 0.5)
-    started = time.monotonic()
-    dealer.start()
-    dealer.done.wait()
-    return dealer, time.monotonic() - started
+    return statistics.median(values), rig.percentile(values, 0.99)
 
 
 class LatencyProbe:
@@ -183,17 +103,17 @@ class LatencyProbe:
 
     def attach(self) -> None:
         """Start the subscriber, wait until it receives, then hook every reader."""
-        self._proc = stamped_subscriber(
+        self._proc = rig.stamped_subscriber(
             self.demo.port, self._out, [self.topics.secure_events, BASELINE_TOPIC], "bench-probe"
         )
-        deadline = time.monotonic() + READY_TIMEOUT
+        deadline = time.monotonic() + rig.READY_TIMEOUT
         while b"ping" not in self._out.read_bytes():
             if time.monotonic() > deadline:
                 raise RuntimeError("mosquitto_sub never received")
             subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(self.demo.port),
                             "-t", BASELINE_TOPIC, "-m", '{"ping": 1}'], check=True)
             time.sleep(0.2)
-        hook_frame_writes(self.demo, self._record)
+        rig.hook_frame_writes(self.demo, self._record)
 
     def close(self) -> None:
         """Stop the subscriber."""
@@ -243,7 +163,7 @@ class LatencyProbe:
                 if sent is not None:
                     baseline.append(received - sent)
                 continue
-            card_zone = _event_key(event)
+            card_zone = rig.event_key(event)
             if card_zone is None:
                 continue
             # The card's frame is the latest one written for it before the message
@@ -256,57 +176,32 @@ class LatencyProbe:
         return latencies, baseline, unmatched
 
 
-def _event_key(event: dict[str, Any]) -> str | None:
-    """``card@zone`` of a secure event that reports a card reaching a zone."""
-    kind, card = event.get("kind"), event.get("card")
-    zone: Zone | None = None
-    if kind == "card_dealt_up":
-        zone = Zone.up(event["seat"])
-    elif kind == "card_dealt_down":
-        zone = Zone.down(event["seat"])
-    elif kind == "card_burned":
-        zone = BURN
-    elif kind == "community_card":
-        zone = BOARD
-    if zone is None or card is None:
-        return None
-    return f"{card}@{zone.name}"
-
-
 def run_end_to_end(hands: int, speed: float, fsync: str, seed: int,
                    breakdown: bool = False) -> dict[str, Any]:
     """Deal ``hands`` 8-player hands through the real daemon; latencies and memory.
     ``breakdown``: run the daemon under ``daemon_breakdown.py`` and return its lines."""
-    command = ([sys.executable, str(Path(__file__).with_name("daemon_breakdown.py"))]
-               if breakdown else list(DAEMON_COMMAND))
     with tempfile.TemporaryDirectory(prefix="bench-daemon-") as tmp:
         demo = DemoTable(Path(tmp), scan_period=0.02, fsync=cast(FsyncPolicy, fsync),
-                         log_level="warning", daemon_command=command)
+                         log_level="warning", daemon_command=rig.daemon_command(breakdown))
         probe = LatencyProbe(demo)
-        feed = None
-        try:
-            demo.start()
-            feed = TableFeed("127.0.0.1", demo.port, TABLE_ID, lambda _lines: None).start()
-            wait_ready(demo, feed)
-            probe.attach()
-            assert demo.daemon_pid is not None
-            assert demo.table is not None
-            memory_start = rss_kib(demo.daemon_pid)
-            dealer, elapsed = deal_hands(demo, feed, seed=seed, speed=speed, hands=hands)
-            if dealer.failure:
-                kept = Path(tempfile.mkdtemp(prefix="bench-daemon-failed-"))
-                shutil.copytree(demo.workdir / "journal", kept / "journal")
-                raise RuntimeError(f"{dealer.failure}; journal kept in {kept}\n"
-                                   + demo.daemon_log_tail())
-            time.sleep(1.0)  # let the last messages arrive before counting
-            memory_end = rss_kib(demo.daemon_pid)
-            probe.measure_baseline(500)
-            latencies, baseline, unmatched = probe.results()
-        finally:
-            probe.close()
-            demo.close()
-            if feed is not None:
-                feed.stop()
+        with rig.running_table(demo) as feed:
+            try:
+                probe.attach()
+                assert demo.daemon_pid is not None
+                assert demo.table is not None
+                memory_start = rig.rss_kib(demo.daemon_pid)
+                dealer, elapsed = rig.deal_hands(demo, feed, seed=seed, speed=speed, hands=hands)
+                if dealer.failure:
+                    kept = Path(tempfile.mkdtemp(prefix="bench-daemon-failed-"))
+                    shutil.copytree(demo.workdir / "journal", kept / "journal")
+                    raise RuntimeError(f"{dealer.failure}; journal kept in {kept}\n"
+                                       + demo.daemon_log_tail())
+                time.sleep(1.0)  # let the last messages arrive before counting
+                memory_end = rig.rss_kib(demo.daemon_pid)
+                probe.measure_baseline(500)
+                latencies, baseline, unmatched = probe.results()
+            finally:
+                probe.close()
         lines = [line.removeprefix("breakdown: ") for line in demo.daemon_log_tail(50).splitlines()
                  if line.startswith("breakdown:")]
     return {
@@ -380,11 +275,6 @@ def wire_time() -> tuple[int, float]:
     return len(frame), len(frame) * 10 / BAUDRATE
 
 
-def ms(seconds: float) -> str:
-    """Seconds as milliseconds, 3 decimals."""
-    return f"{seconds * 1000:.3f} ms"
-
-
 def main() -> int:
     """Run the benchmark and print its figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -412,14 +302,15 @@ def main() -> int:
     pure = run_in_process(max(args.hands, 200), args.seed)
     pure_median, pure_p99 = summary(pure)
     print(f"in-process engine + projection + JSON per zone event ({len(pure)} events):")
-    print(f"  median {ms(pure_median)}   p99 {ms(pure_p99)}")
+    print(f"  median {rig.ms(pure_median)}   p99 {rig.ms(pure_p99)}")
     print(f"serial wire time of a TAG_ARRIVED frame: {frame_bytes} bytes x 10 bits"
-          f" / {BAUDRATE} baud = {ms(wire)} (a pty has no baud limit: not in the figures below)")
+          f" / {BAUDRATE} baud = {rig.ms(wire)}"
+          " (a pty has no baud limit: not in the figures below)")
     for policy in args.fsync:
         journal = run_journal(policy, 2000, args.seed)
         j_median, j_p99 = summary(journal)
         print(f"journal append, fsync={policy} (2000 records in {tempfile.gettempdir()}):"
-              f" median {ms(j_median)}   p99 {ms(j_p99)}")
+              f" median {rig.ms(j_median)}   p99 {rig.ms(j_p99)}")
     for policy in args.fsync:
         result = run_end_to_end(args.hands, args.speed, policy, args.seed, args.breakdown)
         latencies = result["latencies"]
@@ -430,15 +321,15 @@ def main() -> int:
         print(f"end to end, pty frame written -> secure/events received, fsync={policy}"
               f" ({len(latencies)} cards, {args.hands} hands in {result['elapsed']:.0f} s,"
               f" {result['unmatched']} unmatched):")
-        print(f"  median {ms(median)}   p99 {ms(p99)}   max {ms(max(latencies))}")
+        print(f"  median {rig.ms(median)}   p99 {rig.ms(p99)}   max {rig.ms(max(latencies))}")
         print(f"  vs in-process engine + projection: median x{median / pure_median:.0f},"
-              f" p99 x{p99 / pure_p99:.0f};  + wire time: median {ms(median + wire)},"
-              f" p99 {ms(p99 + wire)}")
+              f" p99 x{p99 / pure_p99:.0f};  + wire time: median {rig.ms(median + wire)},"
+              f" p99 {rig.ms(p99 + wire)}")
         b_median, b_p99 = summary(result["baseline"])
         print(f"  MQTT alone (paho thread -> mosquitto -> subscriber, same run):"
-              f" median {ms(b_median)}   p99 {ms(b_p99)}")
-        print(f"  daemon's share (end to end minus MQTT alone): median {ms(median - b_median)},"
-              f" p99 {ms(p99 - b_p99)}")
+              f" median {rig.ms(b_median)}   p99 {rig.ms(b_p99)}")
+        print(f"  daemon's share (end to end minus MQTT alone): median {rig.ms(median - b_median)},"
+              f" p99 {rig.ms(p99 - b_p99)}")
         print(f"  daemon RSS: {result['rss_start'] / 1024:.1f} MiB at start,"
               f" {result['rss_end'] / 1024:.1f} MiB after {args.hands} hands"
               f" (peak {result['rss_peak'] / 1024:.1f} MiB)")

@@ -24,23 +24,22 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
-from bench_daemon_latency import ms, percentile, stamped_subscriber
+from daemon_rig import hook_table_frame_writes, ms, percentile, stamped_subscriber
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 
 from firmware_bridge.link import ConnectionState, LinkStats, ReaderLink
-from firmware_bridge.messages import Message, ReaderMessage, TagArrived
+from firmware_bridge.messages import ReaderMessage, TagArrived
 from table_controller.daemon.logging import configure_logging
 from table_controller.domain.events import CardPlaced, CardRemoved
 from table_controller.mqtt.local_broker import LocalBroker
 from table_controller.simulation import deal_random
 from table_controller.simulation.emulated_table import EmulatedTable
 from table_controller.simulation.session import DECK_FILE, LAYOUT_FILE
-from table_controller.table.deck import DeckRegistry, load_decks
-from table_controller.table.layout import TableLayout, load_layout
+from table_controller.table.deck import load_decks
+from table_controller.table.layout import load_layout
 
 TOPIC = "bench/skeleton"
 STATE_PAD = 1800
@@ -106,7 +105,7 @@ def skeleton(cards: int, pace: float, seed: int) -> list[float]:
                     raise RuntimeError("the emulated readers did not come online")
                 time.sleep(0.05)
             time.sleep(1.0)
-            hook_frame_writes_table(table, layout, registry, record)
+            hook_table_frame_writes(table, layout, registry, record)
             rng = random.Random(seed)
             dealt = 0
             while dealt < cards:
@@ -140,23 +139,6 @@ def skeleton(cards: int, pace: float, seed: int) -> list[float]:
         if later:
             latencies.append(later[0] - at)
     return latencies
-
-
-def hook_frame_writes_table(table: EmulatedTable, layout: TableLayout,
-                            registry: DeckRegistry, record: Callable[[float, str], None]) -> None:
-    """As :func:`bench_daemon_latency.hook_frame_writes`, for a bare emulated table:
-    each TAG_ARRIVED frame written calls ``record(time written, "card@zone")``."""
-    for reader_id, emulator in table.readers.items():
-
-        def hook(message: Message, at: float, reader_id: int = reader_id) -> None:
-            if not isinstance(message, TagArrived):
-                return
-            zone = layout.zone_for(reader_id, message.antenna)
-            found = registry.lookup(message.uid)
-            if zone is not None and found is not None:
-                record(at, f"{found.card.code}@{zone.name}")
-
-        emulator.on_frame_written = hook
 
 
 def main() -> int:

@@ -258,58 +258,44 @@ garbage collection empties it, and a long-running daemon hardly ever runs one:
 by one 112-byte block a call (issue 9 item 26)."""
 
 
-class _PortGoneError(Exception):
+class PortGoneError(Exception):
     """The port failed mid-session (wraps SerialException / OSError)."""
 
 
-class ReaderLink:
-    """The supervised serial connection to the reader ``expected_reader_id`` at ``url``.
+class SupervisedLink:
+    """What every reader link does around its own protocol (:class:`ReaderLink`,
+    ``feig.link.FeigReaderLink``): one thread that opens the port, runs a session on
+    it and reconnects with backoff; the state and the problem, logged and reported to
+    ``on_state`` once per change; start and stop. A subclass gives :meth:`_session`
+    (raising :class:`PortGoneError` when the port fails) and :attr:`THREAD_NAME`."""
 
-    ``url`` is anything ``serial.serial_for_url`` takes: a device path (best a
-    ``/dev/serial/by-id/...`` link, which names the USB port), ``/dev/pts/N``,
-    ``socket://host:port`` or ``loop://``.
-    """
+    THREAD_NAME: str = "reader-link"
+    """The link thread's name, before ``-<reader id>``."""
+    PORT_READ_TIMEOUT: float = READ_TIMEOUT
+    """Seconds a read of the port may block."""
 
-    def __init__(
-        self,
-        url: str,
-        expected_reader_id: int,
-        on_message: MessageCallback,
-        on_state: StateCallback,
-        heartbeat_period: float = DEFAULT_HEARTBEAT_PERIOD,
-    ) -> None:
+    def __init__(self, url: str, expected_reader_id: int, on_message: MessageCallback,
+                 on_state: StateCallback, *, heartbeat_period: float,
+                 logger: structlog.typing.FilteringBoundLogger) -> None:
+        """The link's fields; nothing is opened before :meth:`start`."""
         self.url = url
         self.reader_id = expected_reader_id
         self.heartbeat_period = heartbeat_period
         self._on_message = on_message
         self._on_state = on_state
-        self._decoder = FrameDecoder(Direction.READER_TO_HOST)
-        self._encoder = FrameEncoder()
-        self._outgoing: deque[HostMessage] = deque()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._state = ConnectionState.DISCONNECTED
         self._state_since: float | None = None
-        self._counts = {
-            "frames_discarded": 0,
-            "bad_antenna": 0,
-            "connects": 0,
-            "disconnects": 0,
-            "reconnects": 0,
-            "gap_inventories": 0,
-        }
-        self._missed_seen = 0
-        self._last_gap_request = -GAP_INVENTORY_MIN_INTERVAL
         self._last_heartbeat: float | None = None
         self._last_frame: float | None = None
         self._hello: Hello | None = None
         self._problem: LinkProblem | None = None
         self._problem_detail = ""
         self._been_online = False
-        self._log = log.bind(reader_id=expected_reader_id, url=url)
-
-    # -- public API --------------------------------------------------------------
+        self._counts: dict[str, int] = {"connects": 0, "disconnects": 0, "reconnects": 0}
+        self._log = logger
 
     @property
     def state(self) -> ConnectionState:
@@ -318,26 +304,15 @@ class ReaderLink:
 
     @property
     def stats(self) -> LinkStats:
-        """A consistent snapshot of the counters."""
-        with self._lock:
-            decoder = self._decoder.stats
-            return LinkStats(
-                **{name: getattr(decoder, name) for name in _DECODER_COUNTERS},
-                **self._counts,
-                last_heartbeat=self._last_heartbeat,
-                last_frame=self._last_frame,
-                hello=self._hello,
-                state_since=self._state_since,
-                problem=self._problem,
-                problem_detail=self._problem_detail,
-            )
+        """A consistent snapshot of the counters (the subclass's)."""
+        raise NotImplementedError
 
     def start(self) -> None:
         """Start the link's I/O thread."""
         if self._thread is not None:
             raise RuntimeError("link already started")
         self._thread = threading.Thread(
-            target=self._run, name=f"reader-link-{self.reader_id}", daemon=True
+            target=self._run, name=f"{self.THREAD_NAME}-{self.reader_id}", daemon=True
         )
         self._thread.start()
 
@@ -347,12 +322,9 @@ class ReaderLink:
         if self._thread is not None:
             self._thread.join(timeout)
 
-    def request_inventory(self, antenna: int | None = None) -> None:
-        """Ask the reader for INVENTORY of ``antenna`` (or all); sent if connected."""
-        with self._lock:
-            self._outgoing.append(RequestInventory(antenna))
-
-    # -- the thread ------------------------------------------------------------------
+    def _session(self, port: serial.SerialBase) -> bool:
+        """Talk to an open port until it fails or stop(); True if it reached ONLINE."""
+        raise NotImplementedError
 
     def _run(self) -> None:
         backoff = RECONNECT_BACKOFF_INITIAL
@@ -362,14 +334,12 @@ class ReaderLink:
         while not self._stop.is_set():
             port = self._open()
             if port is not None:
-                with self._lock:
-                    self._counts["connects"] += 1
+                self._count("connects")
                 went_online = False
                 try:
                     went_online = self._session(port)
-                except _PortGoneError as exc:
-                    with self._lock:
-                        self._counts["disconnects"] += 1
+                except PortGoneError as exc:
+                    self._count("disconnects")
                     self._set_problem(LinkProblem.PORT_LOST, str(exc.__cause__))
                 finally:
                     _close_quietly(port)
@@ -388,7 +358,7 @@ class ReaderLink:
                 self.url,
                 do_not_open=True,
                 baudrate=BAUDRATE,
-                timeout=READ_TIMEOUT,
+                timeout=self.PORT_READ_TIMEOUT,
                 write_timeout=WRITE_TIMEOUT,
                 # flock() on POSIX device ports: a second process (a stray
                 # minicom, a second daemon) cannot read half our frames.
@@ -402,6 +372,103 @@ class ReaderLink:
             self._set_problem(open_problem(exc), str(exc))
             return None
         return port
+
+    def _enter_online(self, now: float) -> None:
+        """Enter ONLINE (again, unless it is already): a reconnect counted, the problem
+        cleared and ``reader_online`` logged with what it was."""
+        if self._state is ConnectionState.ONLINE:
+            return
+        if self._state is not ConnectionState.STALE and self._been_online:
+            self._count("reconnects")
+        self._been_online = True
+        with self._lock:
+            was, self._problem, self._problem_detail = self._problem, None, ""
+        self._log.info("reader_online", after=was.value if was else None)
+        self._set_state(ConnectionState.ONLINE, now)
+
+    def _count(self, name: str) -> None:
+        with self._lock:
+            self._counts[name] += 1
+
+    def _set_state(self, state: ConnectionState, now: float) -> None:
+        if state is self._state:
+            return
+        with self._lock:
+            self._state = state
+            self._state_since = now
+        # Debug: what matters to a person is the problem (logged when it changes)
+        # and coming back online, not every step of every retry.
+        self._log.debug("reader_state", state=state.value)
+        self._notify()
+
+    def _set_problem(self, problem: LinkProblem, detail: str) -> None:
+        """Record why the link is not delivering; log and notify only on a change."""
+        with self._lock:
+            if problem is self._problem and detail == self._problem_detail:
+                return
+            self._problem, self._problem_detail = problem, detail
+        self._log.warning("reader_unavailable", reason=problem.value, detail=detail,
+                          hint=_PROBLEM_HINTS[problem])
+        self._notify()
+
+    def _notify(self) -> None:
+        stats = self.stats
+        try:
+            self._on_state(self.reader_id, self._state, stats)
+        except Exception:
+            self._log.exception("on_state_callback_failed")
+
+
+class ReaderLink(SupervisedLink):
+    """The supervised serial connection to the reader ``expected_reader_id`` at ``url``.
+
+    ``url`` is anything ``serial.serial_for_url`` takes: a device path (best a
+    ``/dev/serial/by-id/...`` link, which names the USB port), ``/dev/pts/N``,
+    ``socket://host:port`` or ``loop://``.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        expected_reader_id: int,
+        on_message: MessageCallback,
+        on_state: StateCallback,
+        heartbeat_period: float = DEFAULT_HEARTBEAT_PERIOD,
+    ) -> None:
+        super().__init__(url, expected_reader_id, on_message, on_state,
+                         heartbeat_period=heartbeat_period,
+                         logger=log.bind(reader_id=expected_reader_id, url=url))
+        self._decoder = FrameDecoder(Direction.READER_TO_HOST)
+        self._encoder = FrameEncoder()
+        self._outgoing: deque[HostMessage] = deque()
+        self._counts.update(frames_discarded=0, bad_antenna=0, gap_inventories=0)
+        self._missed_seen = 0
+        self._last_gap_request = -GAP_INVENTORY_MIN_INTERVAL
+
+    # -- public API --------------------------------------------------------------
+
+    @property
+    def stats(self) -> LinkStats:
+        """A consistent snapshot of the counters."""
+        with self._lock:
+            decoder = self._decoder.stats
+            return LinkStats(
+                **{name: getattr(decoder, name) for name in _DECODER_COUNTERS},
+                **self._counts,
+                last_heartbeat=self._last_heartbeat,
+                last_frame=self._last_frame,
+                hello=self._hello,
+                state_since=self._state_since,
+                problem=self._problem,
+                problem_detail=self._problem_detail,
+            )
+
+    def request_inventory(self, antenna: int | None = None) -> None:
+        """Ask the reader for INVENTORY of ``antenna`` (or all); sent if connected."""
+        with self._lock:
+            self._outgoing.append(RequestInventory(antenna))
+
+    # -- the thread ------------------------------------------------------------------
 
     def _session(self, port: serial.SerialBase) -> bool:
         """Talk to an open port until it fails or stop(); True if it reached ONLINE."""
@@ -425,7 +492,7 @@ class ReaderLink:
                 if data:
                     data += port.read_all() or b""
             except (serial.SerialException, OSError) as exc:
-                raise _PortGoneError from exc
+                raise PortGoneError from exc
             now = time.monotonic()  # the edge: right after the frame's last byte arrived
             if data:
                 with self._lock:
@@ -533,14 +600,7 @@ class ReaderLink:
         with self._lock:
             self._outgoing.clear()
         self._send(port, RequestInventory(None))
-        if self._state is not ConnectionState.ONLINE:
-            if self._state is not ConnectionState.STALE and self._been_online:
-                self._count("reconnects")
-            self._been_online = True
-            with self._lock:
-                was, self._problem, self._problem_detail = self._problem, None, ""
-            self._log.info("reader_online", after=was.value if was else None)
-            self._set_state(ConnectionState.ONLINE, now)
+        self._enter_online(now)
 
     def _deliver(self, message: ReaderMessage, now: float) -> None:
         try:
@@ -562,39 +622,7 @@ class ReaderLink:
         try:
             port.write(data)
         except (serial.SerialException, OSError) as exc:
-            raise _PortGoneError from exc
-
-    def _count(self, name: str) -> None:
-        with self._lock:
-            self._counts[name] += 1
-
-    def _set_state(self, state: ConnectionState, now: float) -> None:
-        if state is self._state:
-            return
-        with self._lock:
-            self._state = state
-            self._state_since = now
-        # Debug: what matters to a person is the problem (logged when it changes)
-        # and coming back online, not every step of every retry.
-        self._log.debug("reader_state", state=state.value)
-        self._notify()
-
-    def _set_problem(self, problem: LinkProblem, detail: str) -> None:
-        """Record why the link is not delivering; log and notify only on a change."""
-        with self._lock:
-            if problem is self._problem and detail == self._problem_detail:
-                return
-            self._problem, self._problem_detail = problem, detail
-        self._log.warning("reader_unavailable", reason=problem.value, detail=detail,
-                          hint=_PROBLEM_HINTS[problem])
-        self._notify()
-
-    def _notify(self) -> None:
-        stats = self.stats
-        try:
-            self._on_state(self.reader_id, self._state, stats)
-        except Exception:
-            self._log.exception("on_state_callback_failed")
+            raise PortGoneError from exc
 
 
 def _close_quietly(port: serial.SerialBase) -> None:

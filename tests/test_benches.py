@@ -43,6 +43,7 @@ TINY: dict[str, tuple[str, ...] | None] = {
     "bench_simulate.py": ("--batches", "2", "--batch", "5", "--daemon-hands", "1",
                           "--speed", "50"),
     "daemon_breakdown.py": None,  # not a bench: bench_daemon_latency --breakdown runs it
+    "daemon_rig.py": None,  # not a bench: the helpers the four bench_daemon_* runs share
     "room_curve.py": None,  # draws bench_room's JSON lines: tests/floor/test_bench_room.py
 }
 """Arguments of a tiny run of each file of bench/ (None: run by another bench)."""

@@ -22,8 +22,6 @@ WRONG_READER instead of silence.
 
 from __future__ import annotations
 
-import contextlib
-import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -44,18 +42,14 @@ from firmware_bridge.feig.protocol import (
     inventory_request,
 )
 from firmware_bridge.link import (
-    BAUDRATE,
-    RECONNECT_BACKOFF_FACTOR,
-    RECONNECT_BACKOFF_INITIAL,
-    RECONNECT_BACKOFF_MAX,
     STALE_AFTER_PERIODS,
     ConnectionState,
     LinkProblem,
     LinkStats,
     MessageCallback,
+    PortGoneError,
     StateCallback,
-    open_problem,
-    problem_hint,
+    SupervisedLink,
 )
 from firmware_bridge.messages import (
     MAX_INVENTORY_TAGS,
@@ -190,8 +184,11 @@ class FeigPoller:
                 for antenna in self.antennas]
 
 
-class FeigReaderLink:
+class FeigReaderLink(SupervisedLink):
     """A FEIG ISC reader on ``url``, delivering our reader messages (module doc)."""
+
+    THREAD_NAME = "feig-link"
+    PORT_READ_TIMEOUT = 0.02
 
     def __init__(
         self,
@@ -205,34 +202,15 @@ class FeigReaderLink:
         response_timeout: float = RESPONSE_TIMEOUT,
         poll_interval: float = POLL_INTERVAL,
     ) -> None:
-        self.url = url
-        self.reader_id = expected_reader_id
-        self.heartbeat_period = heartbeat_period
+        super().__init__(url, expected_reader_id, on_message, on_state,
+                         heartbeat_period=heartbeat_period,
+                         logger=structlog.get_logger(__name__).bind(
+                             reader=expected_reader_id, kind="feig"))
         self.response_timeout = response_timeout
         self.poll_interval = poll_interval
         self._poller = FeigPoller(expected_reader_id, tuple(antennas))
-        self._on_message = on_message
-        self._on_state = on_state
         self._decoder = FeigDecoder(Side.READER, frozenset({CONTROL_ISO_HOST}))
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._state = ConnectionState.DISCONNECTED
-        self._state_since: float | None = None
-        self._problem: LinkProblem | None = None
-        self._problem_detail = ""
-        self._hello: Hello | None = None
-        self._last_frame: float | None = None
-        self._last_heartbeat: float | None = None
-        self._counts = {"connects": 0, "disconnects": 0, "reconnects": 0,
-                        "frames_discarded": 0, "malformed": 0}
-        self._been_online = False
-        self._log = structlog.get_logger(__name__).bind(reader=expected_reader_id, kind="feig")
-
-    @property
-    def state(self) -> ConnectionState:
-        """The current :class:`ConnectionState`."""
-        return self._state
+        self._counts.update(frames_discarded=0, malformed=0)
 
     @property
     def stats(self) -> LinkStats:
@@ -250,20 +228,6 @@ class FeigReaderLink:
                 problem=self._problem, problem_detail=self._problem_detail,
             )
 
-    def start(self) -> None:
-        """Start the polling thread."""
-        if self._thread is not None:
-            raise RuntimeError("link already started")
-        self._thread = threading.Thread(target=self._run, name=f"feig-link-{self.reader_id}",
-                                        daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop polling and close the port (state STOPPED)."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-
     def request_inventory(self, antenna: int | None = None) -> None:
         """INVENTORY of every antenna after the current cycle (``antenna`` is ignored:
         one cycle reads them all anyway)."""
@@ -273,42 +237,14 @@ class FeigReaderLink:
 
     # -- the thread ----------------------------------------------------------------------
 
-    def _run(self) -> None:
-        backoff = RECONNECT_BACKOFF_INITIAL
-        self._set_state(ConnectionState.CONNECTING, time.monotonic())
-        while not self._stop.is_set():
-            port = self._open()
-            if port is not None:
-                with self._lock:
-                    self._counts["connects"] += 1
-                try:
-                    if self._session(port):
-                        backoff = RECONNECT_BACKOFF_INITIAL
-                except (serial.SerialException, OSError) as exc:
-                    with self._lock:
-                        self._counts["disconnects"] += 1
-                    self._set_problem(LinkProblem.PORT_LOST, str(exc))
-                finally:
-                    with contextlib.suppress(serial.SerialException, OSError):
-                        port.close()
-            if self._stop.is_set():
-                break
-            self._set_state(ConnectionState.DISCONNECTED, time.monotonic())
-            self._stop.wait(backoff)
-            backoff = min(backoff * RECONNECT_BACKOFF_FACTOR, RECONNECT_BACKOFF_MAX)
-        self._set_state(ConnectionState.STOPPED, time.monotonic())
-
-    def _open(self) -> serial.SerialBase | None:
-        try:
-            port = serial.serial_for_url(self.url, do_not_open=True, baudrate=BAUDRATE,
-                                         timeout=0.02, write_timeout=1.0, exclusive=True)
-            port.open()
-        except (serial.SerialException, OSError, ValueError) as exc:
-            self._set_problem(open_problem(exc), str(exc))
-            return None
-        return port
-
     def _session(self, port: serial.SerialBase) -> bool:
+        """Poll the open port until it fails or stop(); True if it reached ONLINE."""
+        try:
+            return self._poll(port)
+        except (serial.SerialException, OSError) as exc:
+            raise PortGoneError from exc
+
+    def _poll(self, port: serial.SerialBase) -> bool:
         with self._lock:
             self._decoder.reset_stream()
             self._poller.reset()
@@ -353,7 +289,7 @@ class FeigReaderLink:
             with self._lock:
                 self._last_frame = now
             if self._state is not ConnectionState.ONLINE:
-                self._go_online(now)
+                self._enter_online(now)
                 went_online = True
             self._deliver_all(messages, now)
         return went_online
@@ -383,16 +319,6 @@ class FeigReaderLink:
             self._set_problem(LinkProblem.NO_HELLO, "port open, no answer to inventory"
                               " requests (not a FEIG reader in host mode?)")
 
-    def _go_online(self, now: float) -> None:
-        if self._been_online and self._state is not ConnectionState.STALE:
-            with self._lock:
-                self._counts["reconnects"] += 1
-        self._been_online = True
-        with self._lock:
-            self._problem, self._problem_detail = None, ""
-        self._log.info("reader_online")
-        self._set_state(ConnectionState.ONLINE, now)
-
     def _deliver_all(self, messages: list[ReaderMessage], now: float) -> None:
         for message in messages:
             if isinstance(message, Hello):
@@ -405,25 +331,3 @@ class FeigReaderLink:
                 self._on_message(self.reader_id, message, now)
             except Exception:
                 self._log.exception("on_message_callback_failed")
-
-    def _set_state(self, state: ConnectionState, now: float) -> None:
-        if state is self._state:
-            return
-        with self._lock:
-            self._state, self._state_since = state, now
-        self._notify()
-
-    def _set_problem(self, problem: LinkProblem, detail: str) -> None:
-        with self._lock:
-            if problem is self._problem and detail == self._problem_detail:
-                return
-            self._problem, self._problem_detail = problem, detail
-        self._log.warning("reader_unavailable", reason=problem.value, detail=detail,
-                          hint=problem_hint(problem))
-        self._notify()
-
-    def _notify(self) -> None:
-        try:
-            self._on_state(self.reader_id, self._state, self.stats)
-        except Exception:
-            self._log.exception("on_state_callback_failed")

@@ -87,7 +87,7 @@ from table_controller.broadcast.manual import (
 from table_controller.broadcast.store import Store, Stored
 from table_controller.mqtt.broker_config import configure_client
 from table_controller.mqtt.request import NoReplyError, send_request
-from table_controller.mqtt.topics import ROOT, TableTopics
+from table_controller.mqtt.topics import TableTopics, TopicKind
 from table_controller.mqtt.unreachable import BrokerOutage
 from table_controller.web.inbound import parse_payload
 from table_controller.web.listen import bind_listener
@@ -116,30 +116,26 @@ CARD_TIMEOUT_S: Final = 10.0
 MAX_CARD_BODY: Final = 1024
 """A manual entry's body is a few dozen bytes; anything larger is refused unread."""
 
-# (topic suffix after stud/v1/<table>/) -> (feed, kind)
 _ROUTES: Final = {
-    "secure/state": ("secure", "state"),
-    "secure/events": ("secure", "event"),
-    "secure/notices": ("secure", "notice"),
-    "alerts": ("secure", "alert"),
-    "status": ("secure", "status"),
-    "state": ("public", "state"),
-    "events": ("public", "event"),
+    TopicKind.SECURE_STATE: ("secure", "state"),
+    TopicKind.SECURE_EVENTS: ("secure", "event"),
+    TopicKind.SECURE_NOTICES: ("secure", "notice"),
+    TopicKind.ALERTS: ("secure", "alert"),
+    TopicKind.STATUS: ("secure", "status"),
+    TopicKind.READER: ("secure", "reader"),
+    TopicKind.STATE: ("public", "state"),
+    TopicKind.EVENTS: ("public", "event"),
 }
+"""The kinds of topic the service follows -> (feed, kind stored)."""
 
 
 def route(topic: str) -> tuple[str, str, str] | None:
-    """``(table, feed, kind)`` of a topic the service follows, else ``None``."""
-    parts = topic.split("/")
-    root = ROOT.split("/")
-    if parts[: len(root)] != root or len(parts) < len(root) + 2:
+    """``(table, feed, kind)`` of a topic the service follows, else ``None``; the
+    topic is read by :meth:`TableTopics.parse`, the one parser (issue 20)."""
+    parsed = TableTopics.parse(topic)
+    if parsed is None or parsed.kind not in _ROUTES:
         return None
-    table = parts[len(root)]
-    rest = "/".join(parts[len(root) + 1:])
-    if rest.startswith("readers/") and rest.count("/") == 1:
-        return table, "secure", "reader"
-    hit = _ROUTES.get(rest)
-    return (table, *hit) if hit else None
+    return (parsed.table, *_ROUTES[parsed.kind])
 
 
 @dataclass

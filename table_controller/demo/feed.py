@@ -66,7 +66,6 @@ class TableFeed:
         client.subscribe([(f, SubscribeOptions(qos=1)) for f in filters])
 
     def _on_message(self, _c: mqtt.Client, _u: object, message: mqtt.MQTTMessage) -> None:
-        suffix = message.topic.removeprefix(self.topics.base + "/")
         try:
             payload = json.loads(message.payload)
         except ValueError:
@@ -76,7 +75,7 @@ class TableFeed:
         if not isinstance(payload, dict):
             return
         with self._lock:
-            lines = self._view.update(suffix, payload)
+            lines = self._view.update(message.topic, payload)
             self.changes += 1
         if lines:
             self._on_lines(lines)

@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from table_controller.mqtt.topics import TableTopics, TopicKind
+
 RECENT_LINES: Final = 6
 """How many recent announcements/alerts the screen keeps."""
 
@@ -107,19 +109,24 @@ class TableView:
     # ---------------------------------------------------------------- input
 
     def update(self, topic: str, payload: Mapping[str, Any]) -> list[str]:
-        """Take one payload from ``topic`` (``state``, ``events``, ``alerts`` or
-        ``readers/<id>``); return the plain lines that describe the change."""
-        if topic == "state":
+        """Take one payload from the topic name ``topic`` (this table's ``state``,
+        ``events``, ``alerts`` or ``readers/<id>``, read by :meth:`TableTopics.parse`,
+        the one parser, issue 20); return the plain lines that describe the change.
+        Any other topic changes nothing."""
+        parsed = TableTopics.parse(topic)
+        if parsed is None or parsed.table != self.table:
+            return []
+        if parsed.kind is TopicKind.STATE:
             return self._state(payload)
-        if topic == "events":
+        if parsed.kind is TopicKind.EVENTS:
             return self._event(payload)
-        if topic == "alerts":
+        if parsed.kind is TopicKind.ALERTS:
             self.alerts_seen += 1
             line = self._hand_prefix(payload) + describe_alert(payload)
             self.recent.append(line)
             return [line]
-        if topic.startswith("readers/"):
-            reader = topic.removeprefix("readers/")
+        if parsed.kind is TopicKind.READER and parsed.name is not None:
+            reader = parsed.name
             state = str(payload.get("state"))
             before = self.readers.get(reader)
             self.readers[reader] = state

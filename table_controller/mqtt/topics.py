@@ -74,6 +74,7 @@ class TopicKind(Enum):
     """What a table's topic carries (:meth:`TableTopics.parse`)."""
 
     STATUS = "status"
+    CLAIM = f"{SECURE_LEVEL}/claim"
     STATE = "state"
     EVENTS = "events"
     ALERTS = "alerts"
@@ -391,13 +392,13 @@ class ArchiveTopics:
     def kind(topic: str) -> tuple[str, str] | None:
         """``(table, kind)`` of a message the archive takes, ``kind`` one of ``hand``,
         ``secure_hand``, ``alert``, ``change``; else ``None``."""
-        levels = topic.split("/")
-        root = ROOT.split("/")
-        if levels[: len(root)] != root or len(levels) < len(root) + 2:
+        parsed = TableTopics.parse(topic)
+        if parsed is None or parsed.table == ARCHIVE_LEVEL:
             return None
-        table, rest = levels[len(root)], "/".join(levels[len(root) + 1 :])
-        kind = {"hands": "hand", f"{SECURE_LEVEL}/hands": "secure_hand", "alerts": "alert",
-                "alerts/changes": "change"}.get(rest)
-        if kind is None or table == ARCHIVE_LEVEL or not _LEVEL_RE.fullmatch(table):
-            return None
-        return table, kind
+        kind = _ARCHIVE_KINDS.get(parsed.kind)
+        return None if kind is None else (parsed.table, kind)
+
+
+_ARCHIVE_KINDS: Final = {TopicKind.HANDS: "hand", TopicKind.SECURE_HANDS: "secure_hand",
+                         TopicKind.ALERTS: "alert", TopicKind.ALERTS_CHANGES: "change"}
+"""The topics the archive takes, by kind, and its own name for each."""

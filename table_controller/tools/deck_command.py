@@ -26,13 +26,14 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Final, TextIO
+from typing import Any, Final, TextIO
 
 from firmware_bridge.link import ConnectionState
 from table_controller.daemon.logging import configure_logging
 from table_controller.domain.cards import Card
 from table_controller.table.config_file import ConfigError, read_toml
 from table_controller.table.deck import (
+    Deck,
     DeckRegistry,
     deck_file_exposure,
     load_deck,
@@ -379,13 +380,37 @@ def _drive(machine: Registration | DeckVerify, inputs: queue.Queue[object], out:
             _show(out, machine.answer(item))
 
 
+# -- check and verify: one deck file, read over the antenna ------------------------------
+
+
+def _deck_and_others(args: argparse.Namespace) -> tuple[Deck, DeckRegistry]:
+    """The deck ``--deck`` names (warned about if others can read it) and every other
+    deck known, whose tags are foreign to it."""
+    deck = load_deck(args.deck)
+    _warn_exposed([args.deck])
+    return deck, _existing(args, exclude=args.deck)
+
+
+def _report(machine: DeckCheck | DeckVerify, render: Callable[[dict[str, Any]], list[str]],
+            *, as_json: bool, out: TextIO) -> int:
+    """Print the session's report (``--json``: as JSON, else the lines ``render`` makes);
+    the exit code, ok only if the deck came out clean."""
+    report = machine.report()
+    if as_json:
+        json.dump(report, out, indent=2)
+        out.write("\n")
+    else:
+        for line in render(report):
+            print(line, file=out)
+    out.flush()
+    return EXIT_OK if machine.clean else EXIT_NOT_DONE
+
+
 # -- check ----------------------------------------------------------------------------
 
 
 def _check(args: argparse.Namespace, out: TextIO) -> int:
-    deck = load_deck(args.deck)
-    _warn_exposed([args.deck])
-    others = _existing(args, exclude=args.deck)
+    deck, others = _deck_and_others(args)
     if deck.name in others.decks:
         raise _BadInputError(f"{args.deck}: deck name {deck.name!r} is also used by"
                         f" {others.deck(deck.name).path}")
@@ -401,15 +426,7 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
     except KeyboardInterrupt:
         if not args.json:
             print("\ninterrupted", file=out, flush=True)
-    report = machine.report()
-    if args.json:
-        json.dump(report, out, indent=2)
-        out.write("\n")
-    else:
-        for line in render_report(report):
-            print(line, file=out)
-    out.flush()
-    return EXIT_OK if machine.clean else EXIT_NOT_DONE
+    return _report(machine, render_report, as_json=args.json, out=out)
 
 
 def _check_loop(machine: DeckCheck, inputs: queue.Queue[object], idle_timeout: float,
@@ -440,9 +457,7 @@ def _check_loop(machine: DeckCheck, inputs: queue.Queue[object], idle_timeout: f
 
 
 def _verify(args: argparse.Namespace, stdin: TextIO, out: TextIO) -> int:
-    deck = load_deck(args.deck)
-    _warn_exposed([args.deck])
-    others = _existing(args, exclude=args.deck)
+    deck, others = _deck_and_others(args)
     if not args.all and not 1 <= args.faces <= DECK_SIZE:
         raise _BadInputError(f"--faces {args.faces} is outside 1..{DECK_SIZE}")
     rng = random.Random(args.seed)
@@ -466,15 +481,7 @@ def _verify(args: argparse.Namespace, stdin: TextIO, out: TextIO) -> int:
     finally:
         if shown is not out:
             shown.close()
-    report = machine.report()
-    if args.json:
-        json.dump(report, out, indent=2)
-        out.write("\n")
-    else:
-        for line in render_verify_report(report):
-            print(line, file=out)
-    out.flush()
-    return EXIT_OK if machine.clean else EXIT_NOT_DONE
+    return _report(machine, render_verify_report, as_json=args.json, out=out)
 
 
 # -- the deck file -----------------------------------------------------------------------

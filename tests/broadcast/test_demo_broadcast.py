@@ -20,7 +20,6 @@ import base64
 import http.client
 import re
 import socket
-import subprocess
 import threading
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from table_controller.broadcast.delay import Reveal
 from table_controller.demo.broadcast import PREFERRED_PORT, SEAT_NAMES, DemoBroadcast
 from table_controller.testing.broker import wait_until
 from table_controller.testing.browser import CHROMIUM, Browser, seats
+from table_controller.testing.process import collecting_output
 from table_controller.tools.cli import main
 from table_controller.web.passwords import check_password
 
@@ -63,21 +63,9 @@ def _status(port: int, path: str, password: str | None) -> int:
 @needs_chromium
 def test_demo_broadcast_newcomer_path(tmp_path: Path) -> None:
     """Issue 12 "Done when": one command, then the printed URLs work as printed."""
-    lines: list[str] = []
     browser: Browser | None = None
-    with subprocess.Popen(
-        [*DEMO, "--broadcast", "--delay", "2", "--hands", "4", "--speed", "4", "--seed", "12"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    ) as proc:
-        assert proc.stdout is not None
-        stdout = proc.stdout
-
-        def read() -> None:
-            for line in stdout:
-                lines.append(line)
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
+    demo = [*DEMO, "--broadcast", "--delay", "2", "--hands", "4", "--speed", "4", "--seed", "12"]
+    with collecting_output(demo) as (proc, lines):
         try:
             wait_until(lambda: proc.poll() is not None or "  OBS: " in "".join(lines),
                        RUN_TIMEOUT, "the demo to print the broadcast URLs")
@@ -120,10 +108,6 @@ def test_demo_broadcast_newcomer_path(tmp_path: Path) -> None:
         finally:
             if browser is not None:
                 browser.close()
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            reader.join(timeout=10)
     output = "".join(lines)
     service = SERVICE_PID.search(output)
     assert service, output

@@ -7,13 +7,9 @@ page is involved (framing by another origin, the producer's delay box).
 from __future__ import annotations
 
 import base64
-import http.client
-import http.server
 import json
-import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +27,13 @@ from table_controller.testing.broadcast_rig import (
 )
 from table_controller.testing.broker import WAIT, MosquittoBroker, wait_until
 from table_controller.testing.browser import CHROMIUM, Browser
+from table_controller.testing.web_edge import (
+    AttackerPage,
+    assert_one_line_exit_2,
+    assert_unframable_and_not_stored,
+    http_request,
+    start_on_a_busy_port,
+)
 from table_controller.web.throttle import LoginThrottle
 
 AUTH = "Basic " + base64.b64encode(f"producer:{PASSWORD}".encode()).decode()
@@ -38,18 +41,9 @@ AUTH = "Basic " + base64.b64encode(f"producer:{PASSWORD}".encode()).decode()
 
 def request(port: int, path: str, *, method: str = "GET", headers: dict[str, str] | None = None,
             body: Any = None, source: str = "127.0.0.1") -> tuple[int, dict[str, str], str]:
-    """One request (from ``source``); (status, lower-cased headers, body). An SSE
-    response is read only up to its headers."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT,
-                                      source_address=(source, 0))
+    """One request (from ``source``) with a JSON ``body``; see :func:`http_request`."""
     data = json.dumps(body).encode() if body is not None else None
-    conn.request(method, path, body=data, headers=headers or {})
-    resp = conn.getresponse()
-    got = {k.lower(): v for k, v in resp.getheaders()}
-    text = "" if got.get("content-type", "").startswith("text/event-stream") else (
-        resp.read().decode())
-    conn.close()
-    return resp.status, got, text
+    return http_request(port, path, method=method, headers=headers, body=data, source=source)
 
 
 @pytest.fixture
@@ -72,10 +66,8 @@ def test_every_response_has_a_strict_csp_and_no_store(service: Service) -> None:
     for path, headers in paths:
         status, got, _ = request(service.port, path, headers=headers)
         assert status in (200, 401, 404), path
-        assert "frame-ancestors 'none'" in got["content-security-policy"], path
+        assert_unframable_and_not_stored(got, path)
         assert "script-src 'self'" in got["content-security-policy"], path
-        assert got["x-frame-options"] == "DENY", path
-        assert got["cache-control"] == "no-store", path
         assert got["x-content-type-options"] == "nosniff", path
     for name in ("page.css", "page.js"):
         _, got, _ = request(service.port, f"/static/{name}")
@@ -101,32 +93,6 @@ def test_overlay_frame_ancestors_only_where_configured(tmp_path: Path,
         svc.stop()
 
 
-class _Attacker:
-    """A page on another port of the same host (another origin, the same site)."""
-
-    def __init__(self, html: str) -> None:
-        body = html.encode()
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html")
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *_args: Any) -> None:
-                return
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        """Stop serving."""
-        self.server.shutdown()
-        self.server.server_close()
-
-
 def _frame_urls(browser: Browser) -> list[str]:
     tree = browser.call("Page.getFrameTree", session=True)["frameTree"]
     return [child["frame"].get("url", "") for child in tree.get("childFrames", [])]
@@ -138,7 +104,7 @@ def test_another_origin_cannot_frame_the_producer_or_venue(service: Service,
     """Clickjacking: a page on another port frames the producer page (with the
     producer's credentials in the browser) and the venue: Chromium refuses both."""
     base = f"http://127.0.0.1:{service.port}"
-    evil = _Attacker(f'<!doctype html><iframe src="{base}/producer/t1"></iframe>'
+    evil = AttackerPage(f'<!doctype html><iframe src="{base}/producer/t1"></iframe>'
                      f'<iframe src="{base}/venue/t1"></iframe>')
     browser = Browser(tmp_path / "profile")
     try:
@@ -256,20 +222,15 @@ def test_a_second_instance_on_the_same_state_file_exits_2(service: Service) -> N
 def test_a_port_in_use_is_one_line_and_exit_2(tmp_path: Path, mosquitto: MosquittoBroker
                                               ) -> None:
     """Starting on a port in use: one line naming it, exit 2, no traceback."""
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen(1)
-        port = busy.getsockname()[1]
+
+    def config_for(port: int) -> Path:
         config = write_config(tmp_path, mosquitto.port)
         config.write_text(config.read_text().replace("[http]\nport = 0",
                                                      f"[http]\nport = {port}"))
-        run = subprocess.run([sys.executable, "-m", "table_controller", "broadcast",
-                              "--config", str(config)], capture_output=True, text=True,
-                             timeout=WAIT, check=False)
-    assert run.returncode == 2, run.stderr
-    assert run.stderr.strip().count("\n") == 0, run.stderr
-    assert f"cannot serve on 127.0.0.1:{port}" in run.stderr
-    assert "Traceback" not in run.stderr
+        return config
+
+    run, port = start_on_a_busy_port("broadcast", config_for)
+    assert_one_line_exit_2(run, port)
     assert "closed database" not in run.stderr
 
 

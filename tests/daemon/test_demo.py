@@ -12,10 +12,10 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 from table_controller.testing.broker import wait_until
+from table_controller.testing.process import collecting_output
 
 DEMO = [sys.executable, "-m", "table_controller", "demo"]
 RUN_TIMEOUT = 300.0
@@ -83,35 +83,16 @@ def test_demo_deals_two_hands_and_exits_clean() -> None:
 
 
 def test_demo_stops_on_sigint_with_exit_0() -> None:
-    lines: list[str] = []
-    with subprocess.Popen(
-        [*DEMO, "--speed", "10", "--seed", "7"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    ) as proc:
-        assert proc.stdout is not None
-        stdout = proc.stdout
-
-        def read() -> None:
-            for line in stdout:
-                lines.append(line)
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        try:
-            # Stop it in the middle of dealing, as a user pressing Ctrl-C would.
-            wait_until(
-                lambda: proc.poll() is not None
-                or any("hand 1: 3rd street" in line for line in lines),
-                RUN_TIMEOUT, "the first hand to be dealt",
-            )
-            assert proc.poll() is None, "".join(lines)
-            proc.send_signal(signal.SIGINT)
-            assert proc.wait(timeout=60) == 0
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            reader.join(timeout=10)
+    with collecting_output([*DEMO, "--speed", "10", "--seed", "7"]) as (proc, lines):
+        # Stop it in the middle of dealing, as a user pressing Ctrl-C would.
+        wait_until(
+            lambda: proc.poll() is not None
+            or any("hand 1: 3rd street" in line for line in lines),
+            RUN_TIMEOUT, "the first hand to be dealt",
+        )
+        assert proc.poll() is None, "".join(lines)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0
     output = "".join(lines)
     assert "demo: stopped" in output, output
     _assert_cleaned_up(output)

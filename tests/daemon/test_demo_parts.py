@@ -22,6 +22,9 @@ from table_controller.domain.engine.outputs import GameEvent, GameEventKind
 from table_controller.domain.engine.settings import TableSettings
 from table_controller.domain.events import CardPlaced, CardRemoved, HandStarted
 from table_controller.domain.zones import Zone
+from table_controller.mqtt.topics import TableTopics
+
+TOPICS = TableTopics("demo")
 
 
 def _settings() -> TableSettings:
@@ -104,17 +107,17 @@ def _state(hand: int | None, seats: list[dict[str, Any]], **extra: Any) -> dict[
 
 def test_view_lines_and_screen_show_only_public_cards() -> None:
     view = TableView("demo")
-    assert view.update("events", {"hand": 5, "kind": "hand_started", "players": []}) == [
+    assert view.update(TOPICS.events, {"hand": 5, "kind": "hand_started", "players": []}) == [
         "hand 5: started"
     ]
-    assert view.update("events", {"hand": 5, "kind": "card_dealt_down", "seat": 3}) == []
-    lines = view.update("events", {"hand": 5, "kind": "announcement", "seat": 3,
+    assert view.update(TOPICS.events, {"hand": 5, "kind": "card_dealt_down", "seat": 3}) == []
+    lines = view.update(TOPICS.events, {"hand": 5, "kind": "announcement", "seat": 3,
                                    "text": "Seat 3 is high with pair of fours."})
     assert lines == ["hand 5: Seat 3 is high with pair of fours."]
     seats = [_seat(1, "folded", [], 0), _seat(3, "active", ["4h", "4d"], 2),
              _seat(6, "empty", [], 0)]
     # The state that follows an announcement is summarised on one line.
-    assert view.update("state", _state(5, seats)) == [
+    assert view.update(TOPICS.state, _state(5, seats)) == [
         f"hand 5:   1: folded | 3: {HIDDEN_CARD} {HIDDEN_CARD} 4h 4d"
     ]
     screen = "\n".join(render_screen(view, ["header"]))
@@ -123,13 +126,13 @@ def test_view_lines_and_screen_show_only_public_cards() -> None:
     assert "bring-in: seat 3" in screen
     alert = {"hand": 5, "code": "missing_burn", "seat": None, "street": 5, "rule": 13,
              "message": "5th street dealt without a burn"}
-    assert view.update("alerts", alert) == [
+    assert view.update(TOPICS.alerts, alert) == [
         "hand 5: ALERT missing_burn (5th street, rule 13): 5th street dealt without a burn"
     ]
     result = {"hand": 5, "kind": "hand_result", "winners": [3],
               "shown": [{"seat": 3, "cards": ["7h", "7c", "4h", "4d", "Ks", "2d", "9c"],
                          "description": "two pair, sevens and fours"}]}
-    assert view.update("events", result) == [
+    assert view.update(TOPICS.events, result) == [
         "hand 5 result: seat 3 wins with two pair, sevens and fours (7h 7c 4h 4d Ks 2d 9c)"
     ]
     assert view.hand_results == 1
@@ -141,12 +144,12 @@ def test_view_lines_and_screen_show_only_public_cards() -> None:
 def test_view_knows_when_a_hand_is_cleared() -> None:
     view = TableView("demo")
     assert not view.hand_cleared(0, empty_seats=True), "no state yet"
-    view.update("state", _state(None, [_seat(1, "empty", [], 0)]))
+    view.update(TOPICS.state, _state(None, [_seat(1, "empty", [], 0)]))
     assert view.hand_cleared(0, empty_seats=True)
-    view.update("state", _state(1, [_seat(1, "active", ["Kd"], 2)]))
+    view.update(TOPICS.state, _state(1, [_seat(1, "active", ["Kd"], 2)]))
     assert not view.hand_cleared(1, empty_seats=False), "no result yet"
-    view.update("events", {"hand": 1, "kind": "hand_result", "winners": [1], "shown": []})
+    view.update(TOPICS.events, {"hand": 1, "kind": "hand_result", "winners": [1], "shown": []})
     assert view.hand_cleared(1, empty_seats=False)
     assert not view.hand_cleared(1, empty_seats=True), "the winner's cards are still out"
-    view.update("state", _state(1, [_seat(1, "active", [], 0)]))
+    view.update(TOPICS.state, _state(1, [_seat(1, "active", [], 0)]))
     assert view.hand_cleared(1, empty_seats=True)

@@ -72,13 +72,19 @@ def _install(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A temporary root with stud-table installed in it."""
-    target = tmp_path_factory.mktemp("root")
+def installed_root(factory: pytest.TempPathFactory) -> Path:
+    """A temporary root with stud-table installed in it (this file's and
+    test_install_glue.py's ``root``)."""
+    target = factory.mktemp("root")
     result = _install(target)
     assert result.returncode == 0, result.stderr + result.stdout
     return target
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A temporary root with stud-table installed in it."""
+    return installed_root(tmp_path_factory)
 
 
 def _mode(path: Path) -> int:
@@ -194,6 +200,12 @@ def test_generated_configuration_loads(root: Path, tmp_path: Path) -> None:
 def analysis_root(root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The install root plus the system's targets (systemd-analyze --root loads the
     units' default dependencies, sysinit.target and the like, from inside the root)."""
+    add_system_targets(root)
+    return root
+
+
+def add_system_targets(root: Path) -> None:
+    """Copy the system's targets into ``root`` (skip the test without systemd-analyze)."""
     if shutil.which("systemd-analyze") is None:
         pytest.skip("systemd-analyze is absent (Debian package systemd; scripts/setup installs it)")
     system = root / "usr/lib/systemd/system"
@@ -202,7 +214,16 @@ def analysis_root(root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
         for unit in Path(source).glob("*.target"):
             if unit.is_file() and not unit.is_symlink() and not (system / unit.name).exists():
                 shutil.copy(unit, system / unit.name)
-    return root
+
+
+def systemd_verify(root: Path, unit: str) -> tuple[int, str]:
+    """``systemd-analyze verify`` of ``unit`` installed in ``root``: (exit code, output).
+    It exits 0 on a mere warning (an unknown key is "ignoring"), so a clean unit is
+    ``(0, "")``."""
+    result = subprocess.run(
+        ["systemd-analyze", "verify", f"--root={root}", "--man=no", unit],
+        capture_output=True, text=True, timeout=WAIT * 3, check=False)
+    return result.returncode, result.stdout + result.stderr
 
 
 @pytest.mark.parametrize("unit", [
@@ -210,12 +231,8 @@ def analysis_root(root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     "stud-table-floor.service", "stud-table-archive.service",
 ])
 def test_unit_passes_systemd_analyze_verify(analysis_root: Path, unit: str) -> None:
-    result = subprocess.run(
-        ["systemd-analyze", "verify", f"--root={analysis_root}", "--man=no", unit],
-        capture_output=True, text=True, timeout=WAIT * 3, check=False,
-    )
     # verify exits 0 on a mere warning (an unknown key is "ignoring"): no output at all.
-    assert (result.returncode, result.stdout + result.stderr) == (0, "")
+    assert systemd_verify(analysis_root, unit) == (0, "")
     text = (analysis_root / "etc/systemd/system" / unit.replace("table-2", "")).read_text()
     exec_start = re.search(r"(?m)^ExecStart=(\S+)", text)
     assert exec_start is not None

@@ -54,8 +54,10 @@ from test_install import (
     PREFIX,
     SERVICE_USERS,
     _fake_udevadm,
-    _install,
     _make_rules,
+    add_system_targets,
+    installed_root,
+    systemd_verify,
 )
 
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -68,10 +70,7 @@ CONFIGS = {"table.toml": "stud-daemon", "broadcast.toml": "stud-production",
 @pytest.fixture(scope="module")
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A temporary root with stud-table installed in it."""
-    target = tmp_path_factory.mktemp("root")
-    result = _install(target)
-    assert result.returncode == 0, result.stderr + result.stdout
-    return target
+    return installed_root(tmp_path_factory)
 
 
 def _setup(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -142,11 +141,8 @@ def _listening(port: int) -> bool:
 @pytest.fixture
 def table(tmp_path: Path) -> Iterator[Table]:
     """The table-8 readers emulated on ptys."""
-    emulated = Table(tmp_path)
-    try:
+    with Table(tmp_path) as emulated:
         yield emulated
-    finally:
-        emulated.stop()
 
 
 def test_deck_register_with_the_installed_config_needs_no_deck_yet(
@@ -312,19 +308,9 @@ def test_certificate_expiry_is_reported_30_days_ahead(root: Path) -> None:
 
 
 def test_cert_check_units_pass_systemd_analyze_verify(root: Path) -> None:
-    if shutil.which("systemd-analyze") is None:
-        pytest.skip("systemd-analyze is absent")
-    system = root / "usr/lib/systemd/system"
-    system.mkdir(parents=True, exist_ok=True)
-    for source in ("/usr/lib/systemd/system", "/lib/systemd/system"):
-        for unit in Path(source).glob("*.target"):
-            if unit.is_file() and not unit.is_symlink() and not (system / unit.name).exists():
-                shutil.copy(unit, system / unit.name)
+    add_system_targets(root)
     for unit in ("stud-table-cert-check.service", "stud-table-cert-check.timer"):
-        result = subprocess.run(
-            ["systemd-analyze", "verify", f"--root={root}", "--man=no", unit],
-            capture_output=True, text=True, timeout=WAIT * 3, check=False)
-        assert (result.returncode, result.stdout + result.stderr) == (0, ""), unit
+        assert systemd_verify(root, unit) == (0, ""), unit
 
 
 # ------------------------------------------------------------------ broker.key

@@ -8,10 +8,6 @@ from __future__ import annotations
 import asyncio
 import http.client
 import http.server
-import socket
-import subprocess
-import sys
-import threading
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +21,13 @@ from table_controller.floor import service as floor_service
 from table_controller.floor.config import load_floor_config
 from table_controller.testing.broker import WAIT, MosquittoBroker
 from table_controller.testing.browser import CHROMIUM, Browser
+from table_controller.testing.web_edge import (
+    AttackerPage,
+    assert_one_line_exit_2,
+    assert_unframable_and_not_stored,
+    http_request,
+    start_on_a_busy_port,
+)
 from table_controller.web import passwords
 
 
@@ -48,13 +51,7 @@ def logged_in(service: FloorService) -> Page:
 def post(port: int, path: str, body: bytes, headers: dict[str, str],
          source: str = "127.0.0.1") -> tuple[int, dict[str, str], str]:
     """One POST from ``source``."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT,
-                                      source_address=(source, 0))
-    conn.request("POST", path, body=body, headers=headers)
-    resp = conn.getresponse()
-    text = resp.read().decode()
-    conn.close()
-    return resp.status, {k.lower(): v for k, v in resp.getheaders()}, text
+    return http_request(port, path, method="POST", headers=headers, body=body, source=source)
 
 
 def form(name: str, password: str) -> bytes:
@@ -72,9 +69,7 @@ def test_every_response_has_a_strict_csp_and_no_store(floor: FloorService) -> No
                  "/api/hand/nope.json", "/api/hand/nope.phh"):
         status, got, _ = page.request("GET", path)
         assert status in (200, 404), path
-        assert "frame-ancestors 'none'" in got["content-security-policy"], path
-        assert got["x-frame-options"] == "DENY", path
-        assert got["cache-control"] == "no-store", path
+        assert_unframable_and_not_stored(got, path)
     conn = http.client.HTTPConnection("127.0.0.1", floor.port, timeout=WAIT)
     conn.request("GET", "/sse", headers={"Cookie": page.cookie})
     resp = conn.getresponse()
@@ -108,31 +103,10 @@ def test_state_changing_routes_refuse_another_origin(floor: FloorService) -> Non
     assert page.request("GET", "/api/view")[0] == 401, "logged out by its own page"
 
 
-class _Attacker:
-    """A page on another port of the same host that posts a form to the dashboard."""
-
-    def __init__(self, target: str) -> None:
-        body = (f'<!doctype html><form id="f" method="post" action="{target}/logout"></form>'
-                '<script>document.getElementById("f").submit()</script>').encode()
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html")
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *_args: Any) -> None:
-                return
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        """Stop serving."""
-        self.server.shutdown()
-        self.server.server_close()
+def _logout_form(target: str) -> str:
+    """A page that posts a form to the dashboard's /logout as soon as it loads."""
+    return (f'<!doctype html><form id="f" method="post" action="{target}/logout"></form>'
+            '<script>document.getElementById("f").submit()</script>')
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (scripts/setup)")
@@ -141,7 +115,7 @@ def test_a_cross_origin_form_cannot_log_the_supervisor_out(floor: FloorService,
     """In Chromium: logged in, the supervisor opens a page on another port that posts
     to /logout; the dashboard refuses it and the supervisor stays logged in."""
     base = f"http://127.0.0.1:{floor.port}"
-    evil = _Attacker(base)
+    evil = AttackerPage(_logout_form(base))
     browser = Browser(tmp_path / "profile")
     try:
         browser.open(base + "/")
@@ -226,15 +200,6 @@ def test_an_unknown_name_costs_the_same_hash_as_a_known_one(
 def test_a_port_in_use_is_one_line_and_exit_2(tmp_path: Path,
                                               mosquitto: MosquittoBroker) -> None:
     """Starting on a port in use: one line naming it, exit 2, no traceback."""
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen(1)
-        port = busy.getsockname()[1]
-        config = write_config(tmp_path, mosquitto.port, http_port=port)
-        run = subprocess.run([sys.executable, "-m", "table_controller", "floor", "--config",
-                              str(config)], capture_output=True, text=True, timeout=WAIT,
-                             check=False)
-    assert run.returncode == 2, run.stderr
-    assert run.stderr.strip().count("\n") == 0, run.stderr
-    assert f"cannot serve on 127.0.0.1:{port}" in run.stderr
-    assert "Traceback" not in run.stderr
+    run, port = start_on_a_busy_port(
+        "floor", lambda port: write_config(tmp_path, mosquitto.port, http_port=port))
+    assert_one_line_exit_2(run, port)

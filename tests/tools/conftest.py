@@ -12,8 +12,5 @@ from deck_rig import Table
 @pytest.fixture
 def table(tmp_path: Path) -> Iterator[Table]:
     """The emulated readers and a layout copy pointing at them; unplugged afterwards."""
-    emulated = Table(tmp_path)
-    try:
+    with Table(tmp_path) as emulated:
         yield emulated
-    finally:
-        emulated.stop()

@@ -103,6 +103,14 @@ class Table:
         """Unplug every reader."""
         self.emulated.stop()
 
+    def __enter__(self) -> Table:
+        """The table, its readers plugged in (they are from the start)."""
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        """Unplug every reader, whatever happened in the block."""
+        self.stop()
+
 
 class Command:
     """``python -m table_controller ARGS`` with piped stdin and stdout (read on a thread)."""

@@ -23,6 +23,7 @@ Field off. UIDs are 4, 7 or 10 bytes (``bytes``).
 import time
 
 from stud_reader.compat import const
+from stud_reader.muxed import FrontEndError, MuxedPorts
 
 # Registers (data sheet table 20).
 _COMMAND = const(0x01)
@@ -75,10 +76,6 @@ KNOWN_VERSIONS = (0x88, 0x90, 0x91, 0x92, 0x12, 0xB2)
 MAX_TAGS_PER_SCAN = const(70)
 """Guard on the REQA loop: more than an INVENTORY's 64, so that an overfull pile is
 seen and reported, never an endless loop on a tag that ignores HLTA."""
-
-
-class FrontEndError(OSError):
-    """The module on the selected port does not answer or misbehaves."""
 
 
 class MFRC522:
@@ -352,46 +349,13 @@ class MFRC522:
         return uids
 
 
-class MuxedFrontEnd:
+class MuxedFrontEnd(MuxedPorts):
     """One MFRC522 per antenna port, chip select routed by a CD74HC4067."""
 
     def __init__(self, spi, cs, rst, select_pins, ports, *, timeout_ms=2):
-        self.chip = MFRC522(spi, cs, timeout_ms)
-        self.rst = rst
-        self.select_pins = select_pins
-        self.ports = ports
-        self._ready = [False] * ports
-        self._port = 0
-        cs(1)
-        rst(0)  # hard power-down pulse: every module starts from reset
-        time.sleep_ms(10)
-        rst(1)
-        time.sleep_ms(50)
-        for port in range(ports):
-            self.select_port(port)
-            try:
-                self.chip.init()
-                self._ready[port] = True
-            except FrontEndError:
-                pass  # reported by the first scan of the port (READER_FAULT 0x03)
+        super().__init__(MFRC522(spi, cs, timeout_ms), cs, rst, select_pins, ports,
+                         settle_ms=50, sleep_ms=time.sleep_ms)
 
-    def select_port(self, port):
-        """Set the multiplexer address: the module of ``port`` gets the chip select."""
-        if not 0 <= port < self.ports:
-            raise ValueError("no such port")
-        for bit in range(4):
-            self.select_pins[bit]((port >> bit) & 1)
-        self._port = port
-
-    def scan(self):
-        """UIDs on the selected port; a module that failed is re-initialised first
-        (a module re-seated on its connector comes back without a reboot)."""
-        port = self._port
-        if not self._ready[port]:
-            self.chip.init()  # raises FrontEndError while it still fails
-            self._ready[port] = True
-        try:
-            return self.chip.inventory()
-        except FrontEndError:
-            self._ready[port] = False
-            raise
+    def inventory_selected(self):
+        """ISO 14443 A anticollision on the selected module."""
+        return self.chip.inventory()

@@ -39,6 +39,7 @@ module's field is ever on, and it is switched off after each scan.
 import time
 
 from stud_reader.compat import const
+from stud_reader.muxed import FrontEndError, MuxedPorts
 
 # Host interface commands.
 _WRITE_REGISTER = const(0x00)
@@ -89,10 +90,6 @@ EOF_ONLY_MASK = const(0xFFFFFB3F)
 MAX_ROUNDS = const(64)
 """Guard on collision rounds: enough for a full deck on one antenna; a pile that
 needs more is reported by what it could read, never an endless loop."""
-
-
-class FrontEndError(OSError):
-    """The module on the selected port does not answer or misbehaves."""
 
 
 class ScanReport:
@@ -278,47 +275,15 @@ class PN5180:
             uids.append(uid)
 
 
-class PN5180FrontEnd:
+class PN5180FrontEnd(MuxedPorts):
     """One PN5180 per antenna port: NSS and BUSY routed by two CD74HC4067 on the same
     address lines (``select_pins``). ``slots``: 16 or 1 (see :meth:`PN5180.inventory`)."""
 
     def __init__(self, spi, cs, rst, select_pins, ports, *, busy, slots=16, slot_ms=6):
-        self.chip = PN5180(spi, cs, busy, slot_ms=slot_ms)
-        self.rst = rst
-        self.select_pins = select_pins
-        self.ports = ports
         self.slots = slots
-        self._ready = [False] * ports
-        self._port = 0
-        cs(1)
-        rst(0)  # every module from reset
-        time.sleep_ms(10)
-        rst(1)
-        time.sleep_ms(10)
-        for port in range(ports):
-            self.select_port(port)
-            try:
-                self.chip.init()
-                self._ready[port] = True
-            except FrontEndError:
-                pass  # reported by the first scan of the port (READER_FAULT 0x03)
+        super().__init__(PN5180(spi, cs, busy, slot_ms=slot_ms), cs, rst, select_pins, ports,
+                         settle_ms=10, sleep_ms=time.sleep_ms)
 
-    def select_port(self, port):
-        """Set the multiplexers' address: the module of ``port`` gets NSS and BUSY."""
-        if not 0 <= port < self.ports:
-            raise ValueError("no such port")
-        for bit in range(4):
-            self.select_pins[bit]((port >> bit) & 1)
-        self._port = port
-
-    def scan(self):
-        """UIDs on the selected port; a failed module is checked again first."""
-        port = self._port
-        if not self._ready[port]:
-            self.chip.init()  # raises FrontEndError while it still fails
-            self._ready[port] = True
-        try:
-            return self.chip.inventory(self.slots)
-        except FrontEndError:
-            self._ready[port] = False
-            raise
+    def inventory_selected(self):
+        """ISO 15693 inventory of the selected module in :attr:`slots` slots."""
+        return self.chip.inventory(self.slots)
