@@ -36,6 +36,10 @@ BREAKDOWN_MARK = "breakdown:"
 _queue: list[float] = []
 _handle: list[float] = []
 _publish: list[float] = []
+_late: list[float] = []
+"""Reader reports handled after one stamped later (by how much earlier they were
+stamped): frames the link threads put on the queue in another order than they read them."""
+_last_at = [0.0]
 
 _original_handle = core.TableCore.handle
 _original_publish = mqtt.Client.publish
@@ -46,6 +50,9 @@ def _timed_handle(self: core.TableCore, item: core.DaemonInput) -> bool:
         return _original_handle(self, item)
     start = time.monotonic()
     _queue.append(start - item.at)
+    if item.at < _last_at[0]:
+        _late.append(_last_at[0] - item.at)
+    _last_at[0] = max(_last_at[0], item.at)
     try:
         return _original_handle(self, item)
     finally:
@@ -61,6 +68,8 @@ def _timed_publish(self: mqtt.Client, *args: Any, **kwargs: Any) -> mqtt.MQTTMes
 
 
 def _report() -> None:
+    print(f"{BREAKDOWN_MARK} TAG_ARRIVED handled after a later-stamped one: {len(_late)}"
+          f" (by at most {max(_late, default=0.0) * 1000:.1f} ms)", file=sys.stderr, flush=True)
     for name, values in (("link read -> engine thread", _queue),
                          ("engine thread, one TAG_ARRIVED", _handle),
                          ("one paho publish() call", _publish)):

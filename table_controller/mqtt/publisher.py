@@ -115,7 +115,7 @@ from table_controller.mqtt.payloads import (
 )
 from table_controller.mqtt.sequence import SequenceCounter
 from table_controller.mqtt.topics import TableTopics, shown_name
-from table_controller.mqtt.unreachable import connect_failure_reason
+from table_controller.mqtt.unreachable import ConnectFailures, connect_failure_reason
 
 log = structlog.get_logger(__name__)
 
@@ -268,6 +268,9 @@ class _LinkTrouble:
     suspect_takeover: bool = False
     """A socket the broker closed; a takeover if the first reconnect succeeds."""
     last_takeover_alert: float = -UNSTABLE_WINDOW
+    connect_failures: ConnectFailures = field(
+        default_factory=lambda: ConnectFailures("mqtt_connect_failed"))
+    """What to log of failed (re)connects: the first at once, then summaries (issue 24)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -1094,6 +1097,10 @@ class MqttPublisher:
             return
         with self._lock:
             self._counts.connects += 1
+            line = self._trouble.connect_failures.connected(time.monotonic())
+        if line is not None:
+            getattr(log, line.level)(line.event, host=self._broker.host,
+                                     port=self._broker.port, **line.fields)
         sock = client.socket()
         if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):
             # Small messages must not wait for Nagle + delayed ACK (about 40 ms each).
@@ -1205,10 +1212,15 @@ class MqttPublisher:
                 self._on_claim(news)
 
     def _handle_connect_fail(self, _client: mqtt.Client, _userdata: object) -> None:
+        # paho retries every few seconds: the first failure is said at once with its
+        # reason, then a summary at most every CONNECT_SUMMARY_PERIOD (issue 24).
+        reason = connect_failure_reason()
         with self._lock:
             self._trouble.suspect_takeover = False
-        log.warning("mqtt_connect_failed", host=self._broker.host, port=self._broker.port,
-                    reason=connect_failure_reason())
+            line = self._trouble.connect_failures.failed(reason, time.monotonic())
+        if line is not None:
+            getattr(log, line.level)(line.event, host=self._broker.host,
+                                     port=self._broker.port, **line.fields)
 
     def _handle_disconnect(
         self,
