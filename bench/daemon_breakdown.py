@@ -40,6 +40,7 @@ _late: list[float] = []
 """Reader reports handled after one stamped later (by how much earlier they were
 stamped): frames the link threads put on the queue in another order than they read them."""
 _last_at = [0.0]
+_cores: list[core.TableCore] = []
 
 _original_handle = core.TableCore.handle
 _original_publish = mqtt.Client.publish
@@ -48,6 +49,8 @@ _original_publish = mqtt.Client.publish
 def _timed_handle(self: core.TableCore, item: core.DaemonInput) -> bool:
     if not (isinstance(item, core.ReaderReport) and isinstance(item.message, TagArrived)):
         return _original_handle(self, item)
+    if not _cores:
+        _cores.append(self)
     start = time.monotonic()
     _queue.append(start - item.at)
     if item.at < _last_at[0]:
@@ -68,6 +71,10 @@ def _timed_publish(self: mqtt.Client, *args: Any, **kwargs: Any) -> mqtt.MQTTMes
 
 
 def _report() -> None:
+    for table in _cores:
+        print(f"{BREAKDOWN_MARK} arrival order: {table.arrivals.reordered} cards put back in"
+              f" the dealer's order, {table.arrivals.expired} held past the window",
+              file=sys.stderr, flush=True)
     print(f"{BREAKDOWN_MARK} TAG_ARRIVED handled after a later-stamped one: {len(_late)}"
           f" (by at most {max(_late, default=0.0) * 1000:.1f} ms)", file=sys.stderr, flush=True)
     for name, values in (("link read -> engine thread", _queue),

@@ -83,6 +83,7 @@ import structlog
 from firmware_bridge.link import ConnectionState, LinkStats
 from firmware_bridge.messages import Inventory, ReaderFault, ReaderMessage, TagArrived, TagLeft
 from table_controller.daemon.alert_bridge import AlertBridge
+from table_controller.daemon.arrival_order import ArrivalOrder, dealer_expects
 from table_controller.daemon.console_guard import ConsoleGuard
 from table_controller.daemon.equity_feed import EquityReady
 from table_controller.daemon.floor import (
@@ -352,6 +353,8 @@ class TableCore:
         """Wall time of the last journal record written."""
         self.log_quota = log_quota or LogQuota()
         """Lines per event name per window for what console clients cause."""
+        self.arrivals = ArrivalOrder()
+        """Cards of two readers read the other way round (daemon/arrival_order.py)."""
 
     @property
     def book(self) -> AlertBook:
@@ -488,6 +491,7 @@ class TableCore:
                     " check the table by eye and report the daemon's log.",
                 )
         elif isinstance(item, StopRequest):
+            self.feed_held()  # a held card is the table's: journaled before the stop
             return False
         return True
 
@@ -501,6 +505,9 @@ class TableCore:
             deadline = min(deadline, self._next_journal_retry)
         if self.start.collecting:
             deadline = min(deadline, self._reconcile_deadline)
+        held = self.arrivals.next_deadline()
+        if held is not None:
+            deadline = min(deadline, held)
         hold = self.presence.next_deadline()
         return min(deadline, hold) if hold is not None else deadline
 
@@ -510,6 +517,8 @@ class TableCore:
         now = self._mono()
         self._close_rejected_window(now)
         write_summaries(self.log_quota, log, now)
+        if self.arrivals.holding:
+            self._feed_expired(now)
         events = self.presence.tick(now)
         if events:
             self.feed(events)
@@ -540,7 +549,37 @@ class TableCore:
         if not events:
             return
         applied = False
-        for event in events:
+        for event in self.arrivals.admit(events):
+            applied = self._feed_one(event) or applied
+        applied = self._feed_due() or applied
+        if applied:
+            self._publish_state()
+
+    def _feed_due(self) -> bool:
+        """Apply the held cards the dealer is now expected to deal (the arrival order's
+        decision, asked again after each); True if one was applied."""
+        applied = False
+        while (event := self.arrivals.due(self._expects)) is not None:
+            applied = self._feed_one(event) or applied
+        return applied
+
+    def _expects(self, event: ZoneEvent) -> bool:
+        return dealer_expects(self.engine, event)
+
+    def _feed_expired(self, now: float) -> None:
+        """Apply the held cards whose window ended (as they came), and what they let in."""
+        applied = False
+        while (event := self.arrivals.expire(now)) is not None:
+            applied = self._feed_one(event) or applied
+            applied = self._feed_due() or applied
+        if applied:
+            self._publish_state()
+
+    def feed_held(self) -> None:
+        """Apply every held card now, as they came (a console command or the stop must
+        not overtake them)."""
+        applied = False
+        for event in self.arrivals.release_all():
             applied = self._feed_one(event) or applied
         if applied:
             self._publish_state()
@@ -917,6 +956,7 @@ class TableCore:
             return result
         if isinstance(event, AlertAck | AlertResolve | DealerChange):
             return self._floor_command(request, key, event)
+        self.feed_held()  # the cards read before the command come before it
         if isinstance(event, HandStarted):
             refusal = self.engine.refuse_hand(event)
         elif isinstance(event, CardPlaced):
