@@ -25,7 +25,8 @@ else (a card leaving, a fold to the muck, an unknown tag) first releases every
 held card, in the order they came, so nothing overtakes it. A dealer's own order
 is never changed beyond the window. The cost: an unexpected card's event, and its
 alert, come up to the window later; so does the first card of an auto hand's
-second round (nobody knows the first round is over until the window ends).
+second round when a seat is empty (nobody knows the first round is over until the
+window ends).
 """
 
 from __future__ import annotations
@@ -72,7 +73,9 @@ def dealer_expects(engine: DealingEngine, event: ZoneEvent) -> bool:
         # Auto hands learn their players from the first round, which ends with the
         # first seat's second card: a card to a seat still joining comes first, or
         # that seat (read late) would be left out of the hand, and all its cards.
-        return event.zone.seat is not None and event.zone.seat not in hand.seats
+        # Once every seat of the table has joined, the round is over: no wait.
+        full = len(hand.seats) >= engine.settings.seats
+        return event.zone.seat is not None and (full or event.zone.seat not in hand.seats)
     due = hand.next_due()
     if due is None:
         return True

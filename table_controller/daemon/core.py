@@ -353,6 +353,8 @@ class TableCore:
         """Wall time of the last journal record written."""
         self.log_quota = log_quota or LogQuota()
         """Lines per event name per window for what console clients cause."""
+        self._result_hand: int | None = None
+        """The hand whose ``hand_result`` event was published last (issue 21 item 10)."""
         self.arrivals = ArrivalOrder()
         """Cards of two readers read the other way round (daemon/arrival_order.py)."""
 
@@ -365,8 +367,6 @@ class TableCore:
     def console_repeats(self) -> int:
         """Console requests answered from memory instead of applied again."""
         return self.console.repeats
-        self._result_hand: int | None = None
-        """The hand whose ``hand_result`` event was published last (issue 21 item 10)."""
 
     # --------------------------------------------------------------- start-up
 
@@ -867,7 +867,7 @@ class TableCore:
             if plan.interrupted:
                 self.start.move(StartMove.LOUD)
         if plan.interrupted and hand is not None:
-            del hand.alerts[kept:]
+            hand.withdraw_alerts(kept)
         if plan.interrupted:
             log.warning("hand_interrupted", hand=plan.hand)
             self._daemon_alert(

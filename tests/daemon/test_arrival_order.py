@@ -159,3 +159,13 @@ def test_a_seat_read_late_in_an_auto_hands_first_round_stays_in_the_hand() -> No
     assert [engine.current_hand().seats[s].received for s in PLAYERS] == [2, 2, 2]
     assert not order.holding
     assert order.reordered == 1
+
+
+def test_a_full_table_s_second_round_is_not_held() -> None:
+    """Every seat joined: the first round is over, the second round's first card is due."""
+    engine = DealingEngine(TableSettings(auto_hands=True, seats=2))
+    outputs, order = _through_order(engine, _stamped([
+        _card(Zone.down(1), "As"), _card(Zone.down(2), "Ah"), _card(Zone.down(1), "Kd")]))
+    assert _alerts(outputs) == []
+    assert not order.holding
+    assert engine.current_hand().seats[1].received == 2
