@@ -304,6 +304,9 @@ def _results(out: Path, writes: list[tuple[float, str]],
         message = json.loads(payload)
         if topic == topics.alerts:
             alerts.append(str(message.get("code")))
+            print(f"  alert: hand {message.get('hand')} {message.get('code')}"
+                  f" seat {message.get('seat')} street {message.get('street')}:"
+                  f" {message.get('message')}")
             continue
         key = _event_key(message)
         if key is not None:

@@ -11,7 +11,10 @@ wrappers that only read the clock:
   engine thread (serialisation, queueing, waking paho's network thread).
 
 At exit (SIGTERM from the benchmark) it prints median and p99 of each to stderr,
-which the benchmark finds in the daemon's log. Not part of the product.
+which the benchmark finds in the daemon's log. With ``BREAKDOWN_PROFILE=FILE`` in
+the environment the engine thread's handling of each TAG_ARRIVED also runs under
+cProfile, its stats written to FILE at exit (``python -m pstats FILE``). Not part
+of the product.
 
     python bench/daemon_breakdown.py --config table.toml
 """
@@ -19,6 +22,8 @@ which the benchmark finds in the daemon's log. Not part of the product.
 from __future__ import annotations
 
 import atexit
+import cProfile
+import os
 import statistics
 import sys
 import time
@@ -41,6 +46,8 @@ _late: list[float] = []
 stamped): frames the link threads put on the queue in another order than they read them."""
 _last_at = [0.0]
 _cores: list[core.TableCore] = []
+_profile_path = os.environ.get("BREAKDOWN_PROFILE")
+_profiler = cProfile.Profile() if _profile_path else None
 
 _original_handle = core.TableCore.handle
 _original_publish = mqtt.Client.publish
@@ -57,6 +64,8 @@ def _timed_handle(self: core.TableCore, item: core.DaemonInput) -> bool:
         _late.append(_last_at[0] - item.at)
     _last_at[0] = max(_last_at[0], item.at)
     try:
+        if _profiler is not None:
+            return bool(_profiler.runcall(_original_handle, self, item))
         return _original_handle(self, item)
     finally:
         _handle.append(time.monotonic() - start)
@@ -71,6 +80,8 @@ def _timed_publish(self: mqtt.Client, *args: Any, **kwargs: Any) -> mqtt.MQTTMes
 
 
 def _report() -> None:
+    if _profiler is not None and _profile_path:
+        _profiler.dump_stats(_profile_path)
     for table in _cores:
         print(f"{BREAKDOWN_MARK} arrival order: {table.arrivals.reordered} cards put back in"
               f" the dealer's order, {table.arrivals.expired} held past the window",

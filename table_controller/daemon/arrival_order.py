@@ -57,8 +57,9 @@ _DEALT: Final = frozenset({ZoneKind.DOWN, ZoneKind.UP, ZoneKind.BURN})
 
 def dealer_expects(engine: DealingEngine, event: ZoneEvent) -> bool:
     """Whether ``event`` is what the dealer is due to do next: the due seat's card, or
-    the burn before a street's first card (rule 13), and on a clear table the
-    burn that opens the hand when the table burns before 3rd street. True when the
+    the burn before a street's first card (rule 13) or after a scramble (rule 15),
+    and on a clear table the burn that opens the hand when the table burns before
+    3rd street. True when the
     engine has no order to judge it by (a hand ended, nothing due): such a card is
     never held. While an auto hand learns its players, a card to a new seat."""
     if not isinstance(event, CardPlaced) or event.zone.kind not in _DEALT:
@@ -79,6 +80,8 @@ def dealer_expects(engine: DealingEngine, event: ZoneEvent) -> bool:
     due = hand.next_due()
     if due is None:
         return True
+    if hand.reshuffle_burn_due:
+        return event.zone.kind is ZoneKind.BURN  # rule 15: a burn after the scramble
     seat, _face = due
     street = street_of_card(hand.seats[seat].received + 1)
     burn_due = (street not in hand.started_streets and not hand.burns.get(street, 0)

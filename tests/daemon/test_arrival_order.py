@@ -13,6 +13,7 @@ from table_controller.daemon.arrival_order import ARRIVAL_WINDOW, ArrivalOrder, 
 from table_controller.domain.cards import Card
 from table_controller.domain.engine.alerts import Alert, AlertCode
 from table_controller.domain.engine.dealing import DealingEngine
+from table_controller.domain.engine.hand import Reshuffle
 from table_controller.domain.engine.outputs import EngineOutput
 from table_controller.domain.engine.settings import TableSettings
 from table_controller.domain.events import CardPlaced, CardRemoved, HandStarted, ZoneEvent
@@ -169,3 +170,14 @@ def test_a_full_table_s_second_round_is_not_held() -> None:
     assert _alerts(outputs) == []
     assert not order.holding
     assert engine.current_hand().seats[1].received == 2
+
+
+def test_after_a_scramble_the_burn_is_due_not_the_seat_card() -> None:
+    """Rule 15 (the deck runs short on 7th street): the scrambled cards are burnt from
+    first. Held as unexpected, that burn came after the next seat card: a false
+    ``missing_burn`` in every flood run of 8-player hands (bench, hand 1)."""
+    engine = _engine()
+    _through_order(engine, list(_stamped(_clean_deal())))
+    engine.current_hand().reshuffle = Reshuffle.BURN_DUE
+    assert dealer_expects(engine, _card(BURN, "9c"))
+    assert not dealer_expects(engine, _card(Zone.up(2), "5d"))
