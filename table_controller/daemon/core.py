@@ -273,6 +273,35 @@ DaemonInput = (
 """Everything the core's queue carries."""
 
 
+@dataclass(slots=True)
+class _StartCollection:
+    """What the start-up reconciliation collects until the table has settled."""
+
+    deadline: float = 0.0
+    """Monotonic time it settles at the latest (:data:`RECONCILE_TIMEOUT`)."""
+    inventoried: set[tuple[int, int]] = dataclasses.field(default_factory=set)
+    """(reader, antenna) pairs that sent their first inventory."""
+    positions: dict[Card, list[tuple[Zone, str | None]]] = dataclasses.field(
+        default_factory=dict)
+    """Where the restored hand's (and earlier piles') cards lay: seeded into presence."""
+    buffer: list[ZoneEvent] = dataclasses.field(default_factory=list)
+    """Zone events presence produced meanwhile, to be reconciled."""
+
+
+@dataclass(slots=True)
+class _LiveEquityView:
+    """Live equity as the engine thread sees it (docs/equity.md "Live equity")."""
+
+    sink: EquitySink | None
+    """The equity worker (None: the secure state has neither equity nor readings)."""
+    spot: EquitySpot | None = None
+    """The hand's equity spot as last published (None: equity does not apply)."""
+    equity: LiveEquity | None = None
+    """The equity of :attr:`spot`, once computed."""
+    published: int = 0
+    stale: int = 0
+
+
 class TableCore:
     """Presence, journal, engine and publishing for one table (see module docstring)."""
 
@@ -321,10 +350,8 @@ class TableCore:
         self.backlog_refused = 0
         self.start = StartMachine()
         """The start-up's phase (daemon/start_phase.py)."""
-        self._reconcile_deadline = 0.0
-        self._inventoried: set[tuple[int, int]] = set()
-        self._start_positions: dict[Card, list[tuple[Zone, str | None]]] = {}
-        self._buffer: list[ZoneEvent] = []
+        self._collected = _StartCollection()
+        """What the start-up reconciliation collects (deadline, inventories, reports)."""
         self._seq_failed = False
 
         self.registry = registry
@@ -336,14 +363,8 @@ class TableCore:
         self.console = ConsoleGuard(TableTopics(table_id))
         """Response topics, idempotency, rejected-alert windows (daemon/console_guard.py)."""
         self.game = table_game(settings)
-        self._equity_sink = equity
-        self._spot: EquitySpot | None = None
-        """The hand's equity spot as last published (None: equity does not apply)."""
-        self._equity: LiveEquity | None = None
-        """The equity of :attr:`_spot`, once computed."""
-        self.equity_published = 0
-        self.equity_stale = 0
-        """Results that reached the engine thread after a newer card: not published."""
+        self._live = _LiveEquityView(equity)
+        """The equity worker, the spot last published and its equity once computed."""
         self.alerts = AlertBridge(table_id, AlertBook(), alert_ids)
         """Raised alerts to the floor's book and its payloads (daemon/alert_bridge.py)."""
         self._floor = publisher if isinstance(publisher, FloorPublisher) else None
@@ -362,6 +383,16 @@ class TableCore:
     def book(self) -> AlertBook:
         """Open alerts and the dealer on duty (issue 14), journaled and restored."""
         return self.alerts.book
+
+    @property
+    def equity_published(self) -> int:
+        """Equity results published on ``secure/state``."""
+        return self._live.published
+
+    @property
+    def equity_stale(self) -> int:
+        """Results that reached the engine thread after a newer card: not published."""
+        return self._live.stale
 
     @property
     def console_repeats(self) -> int:
@@ -435,7 +466,7 @@ class TableCore:
             for zone in zones:
                 for reader, port in self.layout.antennas_of(zone)[:1]:
                     self.presence.tag_arrived(reader, port, uid, now)  # known already
-                    self._start_positions.setdefault(card, []).append((zone, deck))
+                    self._collected.positions.setdefault(card, []).append((zone, deck))
 
     def _seed_leftovers(self, leftovers: Mapping[Card, Sequence[tuple[Zone, str | None]]]
                         ) -> None:
@@ -451,7 +482,7 @@ class TableCore:
                 uid = self.registry.uid_for(card, deck)
                 for reader, port in self.layout.antennas_of(zone)[:1]:
                     self.presence.tag_arrived(reader, port, uid, now)
-                    self._start_positions.setdefault(card, []).append((zone, deck))
+                    self._collected.positions.setdefault(card, []).append((zone, deck))
 
     def publish_snapshot(self) -> None:
         """Publish the retained state, every reader's status, the open alerts and the
@@ -504,7 +535,7 @@ class TableCore:
         if self._backlog or self._journal_problem is not None:
             deadline = min(deadline, self._next_journal_retry)
         if self.start.collecting:
-            deadline = min(deadline, self._reconcile_deadline)
+            deadline = min(deadline, self._collected.deadline)
         held = self.arrivals.next_deadline()
         if held is not None:
             deadline = min(deadline, held)
@@ -543,7 +574,7 @@ class TableCore:
         journal cannot be written they wait in the backlog (module docstring).
         """
         if self.start.collecting:
-            self._buffer.extend(events)
+            self._collected.buffer.extend(events)
             self._maybe_settle()
             return
         if not events:
@@ -808,9 +839,9 @@ class TableCore:
         """Collect the readers' first reports, then reconcile them with the restored
         hand (see :mod:`table_controller.daemon.reconcile`)."""
         self.start.move(StartMove.BEGIN)
-        self._reconcile_deadline = self._mono() + RECONCILE_TIMEOUT
-        self._inventoried.clear()
-        self._buffer = []
+        self._collected.deadline = self._mono() + RECONCILE_TIMEOUT
+        self._collected.inventoried.clear()
+        self._collected.buffer = []
 
     @property
     def reconciling(self) -> bool:
@@ -819,8 +850,8 @@ class TableCore:
 
     def _maybe_settle(self) -> None:
         everyone = set(self.layout.antenna_map)
-        settled = everyone <= self._inventoried and self.presence.next_deadline() is None
-        if settled or self._mono() >= self._reconcile_deadline:
+        settled = everyone <= self._collected.inventoried and self.presence.next_deadline() is None
+        if settled or self._mono() >= self._collected.deadline:
             self._settle(timed_out=not settled)
 
     def _settle(self, timed_out: bool) -> None:
@@ -831,8 +862,8 @@ class TableCore:
             self.start.move(StartMove.DONE)
 
     def _settle_now(self, timed_out: bool) -> None:
-        buffered, self._buffer = self._buffer, []
-        gone, new, unknown = net_difference(self._start_positions, buffered)
+        buffered, self._collected.buffer = self._collected.buffer, []
+        gone, new, unknown = net_difference(self._collected.positions, buffered)
         try:
             plan = reconcile(self.engine, gone, new, unknown)
         except Exception:
@@ -956,6 +987,12 @@ class TableCore:
             return result
         if isinstance(event, AlertAck | AlertResolve | DealerChange):
             return self._floor_command(request, key, event)
+        return self._table_command(request, key, event)
+
+    def _table_command(self, request: CommandRequest, key: bytes | None,
+                       event: TableEvent) -> ConsoleResult:
+        """A parsed command for the table (not the floor's): refused, or journaled,
+        applied, published and answered (see :meth:`console_command`)."""
         self.feed_held()  # the cards read before the command come before it
         if isinstance(event, HandStarted):
             refusal = self.engine.refuse_hand(event)
@@ -967,7 +1004,7 @@ class TableCore:
             # Not journaled: a journal's current hand starts at its last "hand"
             # record, so a refused one there would restart the wrong hand.
             # The refusal changes nothing; the requester is told why.
-            self._log("warning", "console_command_rejected", command=name,
+            self._log("warning", "console_command_rejected", command=request.shown_name,
                       code=refusal.code, reason=refusal.message)
             self._reply(request, refusal)
             return refusal
@@ -983,33 +1020,40 @@ class TableCore:
             self._reply(request, result)
             return result
         try:
-            if isinstance(event, CardPlaced):
-                # A manual card (issue 19): a zone event like a read one, opening a
-                # card-only hand first when it starts one; the engine does not
-                # answer zone events, so the reply is the daemon's.
-                self._journal_zone_event(event)
-                outputs: list[EngineOutput] = [ConsoleResult(
-                    True, message=f"card entered by hand at {event.zone.name}")]
-            else:
-                outputs = self._journal_and_apply(event)
+            outputs = self._apply_command(event)
         except NotJournaledError:
             result = ConsoleResult(False, ReplyCode.JOURNAL_UNAVAILABLE,
                                    "the journal cannot be written; try again later")
             self._reply(request, result)
             return result
+        result = self._the_answer(request, outputs)
+        self._log("info", "console_command", command=request.shown_name,
+                  accepted=result.accepted, code=result.code)
+        self._publish_state()  # before the reply: a requester reading state sees the change
+        self._remember(key, result, self._reply(request, result))
+        return result
+
+    def _apply_command(self, event: TableEvent) -> list[EngineOutput]:
+        """Journal and apply a table command; raises :class:`NotJournaledError`."""
+        if isinstance(event, CardPlaced):
+            # A manual card (issue 19): a zone event like a read one, opening a
+            # card-only hand first when it starts one; the engine does not
+            # answer zone events, so the reply is the daemon's.
+            self._journal_zone_event(event)
+            return [ConsoleResult(True, message=f"card entered by hand at {event.zone.name}")]
+        return self._journal_and_apply(event)
+
+    @staticmethod
+    def _the_answer(request: CommandRequest, outputs: Sequence[EngineOutput]) -> ConsoleResult:
+        """The engine's one answer among ``outputs`` (its contract), or an internal error."""
         results = [output for output in outputs if isinstance(output, ConsoleResult)]
         if len(results) != 1:
             # The engine's contract is one answer per console input; say so loudly
             # rather than guess, but still answer the requester.
             log.error("console_result_missing", command=request.name, results=len(results))
-        result = results[0] if results else ConsoleResult(
+        return results[0] if results else ConsoleResult(
             False, ReplyCode.INTERNAL_ERROR, "the engine gave no answer to this command"
         )
-        self._log("info", "console_command", command=name, accepted=result.accepted,
-                  code=result.code)
-        self._publish_state()  # before the reply: a requester reading state sees the change
-        self._remember(key, result, self._reply(request, result))
-        return result
 
     def _manual_card_refusal(self, event: CardPlaced) -> ConsoleResult | None:
         """Why a manual ``card`` contradicts the table (issue 19), or None.
@@ -1143,31 +1187,33 @@ class TableCore:
     def _publish_state(self) -> None:
         hand = self.engine.hand
         seats = self.layout.seats
-        spot = equity_spot(hand, self.game) if self._equity_sink is not None else None
-        moved = spot != self._spot
+        live = self._live
+        spot = equity_spot(hand, self.game) if live.sink is not None else None
+        moved = spot != live.spot
         if moved:
-            self._spot, self._equity = spot, None
+            live.spot, live.equity = spot, None
         self._publish(
             self.publisher.publish_state,
             public_state(self.table_id, seats, hand, self.game, self.engine.names),
-            secure_state(self.table_id, seats, hand, self.game, spot=spot, equity=self._equity,
+            secure_state(self.table_id, seats, hand, self.game, spot=spot, equity=live.equity,
                          names=self.engine.names),
         )
-        if moved and self._equity_sink is not None:
+        if moved and live.sink is not None:
             # After the card's event and state are out: equity never delays a card.
-            self._equity_sink.submit(spot)
+            live.sink.submit(spot)
 
     def _equity_ready(self, result: LiveEquity) -> None:
         """Publish a finished equity on ``secure/state``, if the hand is still at its spot."""
-        if result.spot != self._spot:
-            self.equity_stale += 1  # a newer card came while it was computed
+        live = self._live
+        if result.spot != live.spot:
+            live.stale += 1  # a newer card came while it was computed
             return
-        self._equity = result
-        self.equity_published += 1
+        live.equity = result
+        live.published += 1
         self._publish(
             self.publisher.publish_secure_state,
             secure_state(self.table_id, self.layout.seats, self.engine.hand, self.game,
-                         spot=self._spot, equity=result, names=self.engine.names),
+                         spot=live.spot, equity=result, names=self.engine.names),
         )
 
     # ---------------------------------------------------------------- readers
@@ -1182,7 +1228,7 @@ class TableCore:
         elif isinstance(message, Inventory):
             events = self.presence.inventory(reader, message.antenna, message.uids, at)
             if self.start.collecting:
-                self._inventoried.add((reader, message.antenna))
+                self._collected.inventoried.add((reader, message.antenna))
         elif isinstance(message, ReaderFault):
             self._board_alert(self.readers.fault_alert(reader, message))
             return
