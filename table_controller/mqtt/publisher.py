@@ -273,6 +273,20 @@ class _LinkTrouble:
     """What to log of failed (re)connects: the first at once, then summaries (issue 24)."""
 
 
+@dataclass(slots=True)
+class _AckCounts:
+    """The outgoing queue's counters, under the ack lock (paho's thread counts acks)."""
+
+    sent: int = 0
+    """QoS 1 messages handed to paho."""
+    acked: int = 0
+    """Of those, acknowledged by the broker (``on_publish``)."""
+    peak: int = 0
+    """The most ever waiting for an acknowledgement."""
+    replies_failed: int = 0
+    """Replies paho refused (a second net under ``reply_problem``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class CommandRequest:
     """A message received on ``cmd/<name>`` (other than ``rebirth``).
@@ -434,15 +448,12 @@ class MqttPublisher:
         # its message mutex, which the engine thread takes (in publish) while
         # holding self._lock; taking self._lock there would deadlock.
         self._ack_lock = threading.Lock()
-        self._sent = 0
-        self._acked = 0
-        self._outgoing_peak = 0
+        self._acks = _AckCounts()
         self._backlogged = False
         self._backlog_since = 0.0
         self._rebirth_pending = False
         self._rebirth_timer: threading.Timer | None = None
         self._last_republish = -REBIRTH_MIN_INTERVAL
-        self._replies_failed = 0  # under the ack lock (counted on paho's thread too)
         self._trouble = _LinkTrouble()
         self._subscribe_mid: int | None = None
         self._online_event = threading.Event()
@@ -510,8 +521,8 @@ class MqttPublisher:
         """A snapshot of the health counters."""
         with self._lock:
             with self._ack_lock:
-                outgoing, peak = self._sent - self._acked, self._outgoing_peak
-                failed = self._replies_failed
+                outgoing, peak = self._acks.sent - self._acks.acked, self._acks.peak
+                failed = self._acks.replies_failed
             counts = self._counts
             return replace(counts, alerts_queued=len(self._alerts), outgoing=outgoing,
                            outgoing_peak=peak, backlogged=self._backlogged,
@@ -521,7 +532,7 @@ class MqttPublisher:
     def outgoing(self) -> int:
         """Messages handed to paho and not yet acknowledged by the broker."""
         with self._ack_lock:
-            return self._sent - self._acked
+            return self._acks.sent - self._acks.acked
 
     def stop(
         self, timeout: float = DEFAULT_STOP_TIMEOUT, *,
@@ -830,7 +841,7 @@ class MqttPublisher:
             while True:
                 with self._reply_lock:
                     with self._ack_lock:
-                        room = self._sent - self._acked < REPLY_WINDOW
+                        room = self._acks.sent - self._acks.acked < REPLY_WINDOW
                     if not (room and self._replies):
                         self._pumping = False
                         stopped = True
@@ -847,12 +858,12 @@ class MqttPublisher:
             info = self._client.publish(topic, payload, qos=QOS, properties=props)
         except ValueError as exc:  # a second net under reply_problem
             with self._ack_lock:
-                self._replies_failed += 1
+                self._acks.replies_failed += 1
             log.error("mqtt_reply_refused", reason=str(exc))
             return
         if info.rc in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
             with self._ack_lock:  # acknowledged like every QoS 1 message
-                self._sent += 1
+                self._acks.sent += 1
 
     # ------------------------------------------------------------------ internals (lock held)
 
@@ -909,9 +920,9 @@ class MqttPublisher:
         if info.rc in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
             # paho holds it until the broker acknowledges it (on_publish).
             with self._ack_lock:
-                self._sent += 1
-                outgoing = self._sent - self._acked
-                self._outgoing_peak = max(self._outgoing_peak, outgoing)
+                self._acks.sent += 1
+                outgoing = self._acks.sent - self._acks.acked
+                self._acks.peak = max(self._acks.peak, outgoing)
             if outgoing >= BACKLOG_HIGH and not self._backlogged:
                 self._enter_backlog(outgoing)
         self._pending.append(info)
@@ -1280,8 +1291,8 @@ class MqttPublisher:
     ) -> None:
         # Called with paho's message mutex held: only the ack lock here (see __init__).
         with self._ack_lock:
-            self._acked += 1
-            outgoing = self._sent - self._acked
+            self._acks.acked += 1
+            outgoing = self._acks.sent - self._acks.acked
         if reason.is_failure:
             log.error("mqtt_publish_refused", reason=str(reason))
         if outgoing <= BACKLOG_LOW and self._backlogged:
@@ -1299,7 +1310,7 @@ class MqttPublisher:
             lasted = time.monotonic() - self._backlog_since
             shed = self._counts.replies_shed
         with self._ack_lock:
-            peak = self._outgoing_peak
+            peak = self._acks.peak
         log.warning("mqtt_outgoing_backlog_cleared", outgoing=outgoing, seconds=round(lasted, 2),
                     peak=peak, replies_shed_total=shed)
 
