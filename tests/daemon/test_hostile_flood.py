@@ -417,6 +417,8 @@ def test_cards_of_two_readers_read_the_other_way_round_raise_no_false_alert(
         assert alerts == []
         assert table.daemon is not None
         assert table.daemon.core.arrivals.reordered == 2
-        assert table.daemon.core.arrivals.expired == 0
+        # One card waited its whole window: the second round's first (four players on
+        # eight seats: nobody knows the first round is over until then).
+        assert table.daemon.core.arrivals.expired == 1
     finally:
         table.close()
