@@ -274,6 +274,24 @@ DaemonInput = (
 
 
 @dataclass(slots=True)
+class _JournalHealth:
+    """What stands between a zone event and the journal, and what ``status`` says."""
+
+    backlog: deque[ZoneEvent | HandEnded] = dataclasses.field(default_factory=deque)
+    """Zone events waiting, in order, while the journal cannot be written."""
+    problem: str | None = None
+    """Why the journal cannot be written now (None: it can)."""
+    note: str | None = None
+    """Damage found at start (or the journal replaced), said until the next hand."""
+    claim_problem: str | None = None
+    """Another daemon publishes as this table (issue 21)."""
+    next_retry: float = 0.0
+    """Monotonic time of the next attempt to write the journal."""
+    refused: int = 0
+    """Zone events refused because the backlog was full (:data:`MAX_BACKLOG`)."""
+
+
+@dataclass(slots=True)
 class _StartCollection:
     """What the start-up reconciliation collects until the table has settled."""
 
@@ -342,12 +360,8 @@ class TableCore:
         self.last_hand = hand_floor.peek() - 1 if hand_floor is not None else 0
         """The highest hand number used so far (journal and floor file)."""
         self.publisher = publisher
-        self._backlog: deque[ZoneEvent | HandEnded] = deque()
-        self._journal_problem: str | None = None
-        self._journal_note: str | None = None  # damage found at start, until the next hand
-        self._claim_problem: str | None = None  # another daemon of this table (issue 21)
-        self._next_journal_retry = 0.0
-        self.backlog_refused = 0
+        self._journal_health = _JournalHealth()
+        """The journal's trouble and the zone events waiting for it (module docstring)."""
         self.start = StartMachine()
         """The start-up's phase (daemon/start_phase.py)."""
         self._collected = _StartCollection()
@@ -383,6 +397,11 @@ class TableCore:
     def book(self) -> AlertBook:
         """Open alerts and the dealer on duty (issue 14), journaled and restored."""
         return self.alerts.book
+
+    @property
+    def backlog_refused(self) -> int:
+        """Zone events refused because the journal's backlog was full."""
+        return self._journal_health.refused
 
     @property
     def equity_published(self) -> int:
@@ -532,8 +551,8 @@ class TableCore:
         window_end = self.console.next_deadline()
         if window_end is not None:
             deadline = min(deadline, window_end)
-        if self._backlog or self._journal_problem is not None:
-            deadline = min(deadline, self._next_journal_retry)
+        if self._journal_health.backlog or self._journal_health.problem is not None:
+            deadline = min(deadline, self._journal_health.next_retry)
         if self.start.collecting:
             deadline = min(deadline, self._collected.deadline)
         held = self.arrivals.next_deadline()
@@ -555,8 +574,8 @@ class TableCore:
             self.feed(events)
         if self.start.collecting:
             self._maybe_settle()
-        if (self._backlog or self._journal_problem is not None) and (
-            now >= self._next_journal_retry
+        if (self._journal_health.backlog or self._journal_health.problem is not None) and (
+            now >= self._journal_health.next_retry
         ):
             self._retry_journal()
         if self.readers.refresh_due(now):
@@ -617,7 +636,7 @@ class TableCore:
 
     def _feed_one(self, event: ZoneEvent | HandEnded) -> bool:
         """Journal and apply one zone event, or queue it; True if it was applied."""
-        if self._backlog:
+        if self._journal_health.backlog:
             self._queue(event)  # keep the order: nothing overtakes the waiting cards
             return False
         try:
@@ -637,9 +656,9 @@ class TableCore:
         self._journal_and_apply(event)
 
     def _queue(self, event: ZoneEvent | HandEnded) -> None:
-        if len(self._backlog) >= MAX_BACKLOG:
-            self.backlog_refused += 1
-            if self.backlog_refused == 1:
+        if len(self._journal_health.backlog) >= MAX_BACKLOG:
+            self._journal_health.refused += 1
+            if self._journal_health.refused == 1:
                 log.error("journal_backlog_full", size=MAX_BACKLOG)
                 self._daemon_alert(
                     AlertCode.JOURNAL_BACKLOG_FULL,
@@ -647,7 +666,7 @@ class TableCore:
                     " are being lost. Fix the journal's disk now.",
                 )
             return
-        self._backlog.append(event)
+        self._journal_health.backlog.append(event)
 
     def _journal_and_apply(self, event: TableEvent) -> list[EngineOutput]:
         if isinstance(event, HandStarted) and event.hand_id is None:
@@ -683,7 +702,7 @@ class TableCore:
         except JournalError as exc:
             self._journal_failed(str(exc))
             raise NotJournaledError from exc
-        if self._journal_problem is not None and not self._backlog:
+        if self._journal_health.problem is not None and not self._journal_health.backlog:
             self._journal_ok()
 
     def _hand_started(self, number: int) -> None:
@@ -694,10 +713,10 @@ class TableCore:
             except (OSError, SequenceFileError) as exc:
                 # The journal holds the number too; the floor only guards a lost journal.
                 log.warning("hand_floor_not_saved", error=str(exc))
-        if self._journal_note is not None and not self.start.settling:
+        if self._journal_health.note is not None and not self.start.settling:
             # The damaged hand is behind us (a hand opened while the start-up is
             # reconciled is the one whose records were lost: not yet).
-            self._journal_note = None
+            self._journal_health.note = None
             self._update_health()
 
     # ---------------------------------------------------------------- journal health
@@ -722,7 +741,7 @@ class TableCore:
             f" lost, {recovery.kept} recovered. The damaged file is kept as"
             f" {recovery.moved_to.name}. Check the current hand by eye.",
         )
-        self._journal_note = (f"journal damaged, {recovery.lost} record(s) lost; kept as"
+        self._journal_health.note = (f"journal damaged, {recovery.lost} record(s) lost; kept as"
                               f" {recovery.moved_to.name}")
         self._update_health()
 
@@ -736,7 +755,7 @@ class TableCore:
             f"The journal {path} lost its records although this table has run before"
             f" ({why}): the hand in progress could not be restored. Check the table by eye.",
         )
-        self._journal_note = why
+        self._journal_health.note = why
         self._update_health()
 
     def journal_replaced(self, problem: str) -> None:
@@ -752,7 +771,7 @@ class TableCore:
             " hand numbers go on; the records of earlier hands went with the old file"
             " (rotated files are kept). Find out who removed it.",
         )
-        self._journal_note = f"{problem}; a new journal file was begun"
+        self._journal_health.note = f"{problem}; a new journal file was begun"
         self._update_health()
 
     def table_claimed(self, problem: str, message: str) -> None:
@@ -760,7 +779,7 @@ class TableCore:
         log, alert, ``status`` degraded with ``problem`` until a restart."""
         log.error("table_claimed_twice", problem=problem)
         self._daemon_alert(AlertCode.TABLE_CLAIMED_TWICE, message)
-        self._claim_problem = problem
+        self._journal_health.claim_problem = problem
         self._update_health()
 
     def journal_unavailable(self, reason: str) -> None:
@@ -772,10 +791,10 @@ class TableCore:
         self._daemon_alert(code, message)
 
     def _journal_failed(self, reason: str) -> None:
-        self._next_journal_retry = self._mono() + JOURNAL_RETRY_PERIOD
-        if self._journal_problem is not None:
+        self._journal_health.next_retry = self._mono() + JOURNAL_RETRY_PERIOD
+        if self._journal_health.problem is not None:
             return
-        self._journal_problem = reason
+        self._journal_health.problem = reason
         log.error("journal_write_failed", error=reason)
         self._daemon_alert(
             JOURNAL_WRITE_FAILED,
@@ -786,14 +805,14 @@ class TableCore:
         self._update_health()
 
     def _journal_ok(self) -> None:
-        log.warning("journal_writable_again", was=self._journal_problem)
-        self._journal_problem = None
+        log.warning("journal_writable_again", was=self._journal_health.problem)
+        self._journal_health.problem = None
         self._update_health()
 
     def _retry_journal(self) -> None:
         """Journal, apply and publish the backlog in order, as far as it goes."""
         applied = 0
-        if not self._backlog:
+        if not self._journal_health.backlog:
             try:
                 if self.journal is None:
                     self._append_nothing()
@@ -801,19 +820,19 @@ class TableCore:
             except NotJournaledError:
                 return
             return
-        while self._backlog:
-            event = self._backlog.popleft()
+        while self._journal_health.backlog:
+            event = self._journal_health.backlog.popleft()
             try:
                 self._journal_zone_event(event)
             except NotJournaledError:
-                self._backlog.appendleft(event)
+                self._journal_health.backlog.appendleft(event)
                 break
             applied += 1
         if applied:
             self._publish_state()
-        if not self._backlog:
+        if not self._journal_health.backlog:
             log.warning("journal_backlog_applied", events=applied)
-            if self._journal_problem is not None:
+            if self._journal_health.problem is not None:
                 self._journal_ok()
 
     def _append_nothing(self) -> None:
@@ -828,10 +847,11 @@ class TableCore:
         self.report_journal(journal)
 
     def _update_health(self) -> None:
-        problem = self._journal_problem
+        problem = self._journal_health.problem
         if problem is not None:
             problem = f"journal not writable: {problem}"
-        self.publisher.set_health(problem or self._claim_problem or self._journal_note)
+        health = self._journal_health
+        self.publisher.set_health(problem or health.claim_problem or health.note)
 
     # ---------------------------------------------------------------- start-up reconciliation
 
@@ -1012,7 +1032,7 @@ class TableCore:
             # The dealer acts on the table as it is now: settle the start-up with
             # what the readers reported so far, then apply the command after it.
             self._settle(timed_out=True)
-        if self._backlog:
+        if self._journal_health.backlog:
             result = ConsoleResult(
                 False, ReplyCode.JOURNAL_UNAVAILABLE,
                 "the journal cannot be written; cards are waiting to be journaled",
