@@ -40,6 +40,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Final
 
@@ -50,6 +51,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from table_controller.daemon.logging import configure_logging
+from table_controller.domain.events import CardPlaced, TableEvent
 from table_controller.domain.zones import BOARD, BURN, Zone
 from table_controller.mqtt.local_broker import LocalBroker, config_text
 from table_controller.mqtt.topics import TableTopics
@@ -149,6 +151,7 @@ def run(hands: int, speed: float, seed: int, messages: int, *, takeover: bool = 
         demo.broker = DeployLikeBroker(demo.workdir / "broker")
         topics = TableTopics(TABLE_ID)
         writes: list[tuple[float, str]] = []
+        written_by: dict[str, float] = {}
         lock = threading.Lock()
         out = demo.workdir / "probe.txt"
         probe = None
@@ -162,10 +165,13 @@ def run(hands: int, speed: float, seed: int, messages: int, *, takeover: bool = 
                 time.sleep(1.0)
 
                 def record(at: float, key: str) -> None:
+                    done = time.time()  # after the write returned (``at``: just before it)
                     with lock:
                         writes.append((at, key))
+                        written_by.setdefault(key, done)
 
                 rig.hook_frame_writes(demo, record)
+                placed = hook_placements(demo)
                 assert demo.daemon_pid is not None
                 rss_before = rig.rss_kib(demo.daemon_pid)["VmRSS"]
                 log_before = _lines(demo.log_path)
@@ -200,6 +206,7 @@ def run(hands: int, speed: float, seed: int, messages: int, *, takeover: bool = 
                     probe.terminate()
                     probe.wait(timeout=10)
         latencies, lost, alerts = _results(out, writes, topics)
+        reordered = _reordered(placed, writes, written_by, out, topics)
         lines = [line.removeprefix("breakdown: ") for line in demo.daemon_log_tail(50).splitlines()
                  if line.startswith("breakdown:")]
     events = Counter(m.group(1) for m in re.finditer(r"\[(?:warning|error)\s*\] (\w+)", log_text))
@@ -207,8 +214,56 @@ def run(hands: int, speed: float, seed: int, messages: int, *, takeover: bool = 
         "failure": dealer.failure, "elapsed": elapsed, "latencies": latencies, "lost": lost,
         "alerts": alerts, "log_lines": log_after - log_before, "rss_before": rss_before,
         "rss_after": rss_after, "flood": flood, "takeovers": sum(takeovers),
-        "log_events": events.most_common(8), "breakdown": lines,
+        "log_events": events.most_common(8), "breakdown": lines, "reordered": reordered,
     }
+
+
+def hook_placements(demo: DemoTable) -> list[str]:
+    """Record, in order, every card the virtual dealer puts on the table (``card@zone``)."""
+    assert demo.table is not None
+    table = demo.table
+    placed: list[str] = []
+    apply = table.apply
+
+    def recording(event: TableEvent) -> None:
+        if isinstance(event, CardPlaced):
+            placed.append(f"{event.card.code}@{event.zone.name}")
+        apply(event)
+
+    table.apply = recording  # type: ignore[method-assign]
+    return placed
+
+
+def _swaps(order: list[str], seen: dict[str, float],
+           sure: Callable[[str, str], bool] = lambda _a, _b: True) -> int:
+    """Neighbours of ``order`` (both in ``seen``) that ``seen`` puts the other way round
+    (and that ``sure`` says were certainly in ``order``'s order)."""
+    keys = [key for key in order if key in seen]
+    return sum(1 for a, b in pairwise(keys) if seen[a] > seen[b] and sure(a, b))
+
+
+def _reordered(placed: list[str], writes: list[tuple[float, str]],
+               written_by: dict[str, float], out: Path,
+               topics: TableTopics) -> tuple[int, int, int]:
+    """Where cards changed order (the cause of an ``out_of_order`` the dealer did not
+    make): (dealt one way, their frames written the other way: the emulated readers,
+    threads of this loaded process; frames written one way, their events published
+    the other way: the daemon; of those, the ones whose first frame's write had
+    returned before the second's began: certainly the daemon's)."""
+    first_write: dict[str, float] = {}
+    for written_at, card_zone in writes:
+        first_write.setdefault(card_zone, written_at)
+    event_seq: dict[str, float] = {}
+    for line in out.read_bytes().decode(errors="replace").splitlines():
+        _received, topic, body = line.split(" ", 2)
+        event = json.loads(body)
+        event_key = rig.event_key(event) if topic == topics.secure_events else None
+        if event_key is not None:
+            event_seq.setdefault(event_key, float(event.get("seq", 0)))
+    dealt = [k for k in dict.fromkeys(placed) if k.split("@")[1] in _DEALT_ZONES]
+    written = sorted(first_write, key=first_write.__getitem__)
+    return (_swaps(dealt, first_write), _swaps(written, event_seq),
+            _swaps(written, event_seq, lambda a, b: written_by[a] < first_write[b]))
 
 
 _DEALT_ZONES: Final = frozenset(
@@ -231,6 +286,9 @@ def _results(out: Path, writes: list[tuple[float, str]],
         message = json.loads(payload)
         if topic == topics.alerts:
             alerts.append(str(message.get("code")))
+            print(f"  alert: hand {message.get('hand')} {message.get('code')}"
+                  f" seat {message.get('seat')} street {message.get('street')}:"
+                  f" {message.get('message')}")
             continue
         key = rig.event_key(message)
         if key is not None:
@@ -242,10 +300,10 @@ def _results(out: Path, writes: list[tuple[float, str]],
     for at, key in writes:
         written.setdefault(key, []).append(at)
     for key, stamps in received.items():
-        for stamp in stamps:
-            earlier = [t for t in written.get(key, []) if t <= stamp]
+        for seen in stamps:
+            earlier = [t for t in written.get(key, []) if t <= seen]
             if earlier:
-                latencies.append(stamp - earlier[-1])
+                latencies.append(seen - earlier[-1])
     # Lost: a card placed in a dealing zone whose event never came.
     lost = sum(1 for key in written if key.split("@")[1] in _DEALT_ZONES and key not in received)
     return latencies, lost, alerts
@@ -261,6 +319,9 @@ def show(name: str, result: dict[str, Any]) -> None:
           f"  max {rig.ms(max(latencies) if latencies else float('nan'))}")
     print(f"  cards without an event: {result['lost']};  alerts: {len(result['alerts'])}"
           f" {dict(Counter(result['alerts']))};  dealer: {result['failure'] or 'ok'}")
+    emulated, daemon, certain = result["reordered"]
+    print(f"  cards reordered: by the emulated readers {emulated}, by the daemon {daemon}"
+          f" ({certain} certainly)")
     print(f"  daemon log lines: {result['log_lines']};  RSS {result['rss_before'] / 1024:.1f}"
           f" -> {result['rss_after'] / 1024:.1f} MiB")
     if result["flood"]:

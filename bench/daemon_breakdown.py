@@ -11,7 +11,10 @@ wrappers that only read the clock:
   engine thread (serialisation, queueing, waking paho's network thread).
 
 At exit (SIGTERM from the benchmark) it prints median and p99 of each to stderr,
-which the benchmark finds in the daemon's log. Not part of the product.
+which the benchmark finds in the daemon's log. With ``BREAKDOWN_PROFILE=FILE`` in
+the environment the engine thread's handling of each TAG_ARRIVED also runs under
+cProfile, its stats written to FILE at exit (``python -m pstats FILE``). Not part
+of the product.
 
     python bench/daemon_breakdown.py --config table.toml
 """
@@ -19,6 +22,8 @@ which the benchmark finds in the daemon's log. Not part of the product.
 from __future__ import annotations
 
 import atexit
+import cProfile
+import os
 import statistics
 import sys
 import time
@@ -36,6 +41,13 @@ BREAKDOWN_MARK = "breakdown:"
 _queue: list[float] = []
 _handle: list[float] = []
 _publish: list[float] = []
+_late: list[float] = []
+"""Reader reports handled after one stamped later (by how much earlier they were
+stamped): frames the link threads put on the queue in another order than they read them."""
+_last_at = [0.0]
+_cores: list[core.TableCore] = []
+_profile_path = os.environ.get("BREAKDOWN_PROFILE")
+_profiler = cProfile.Profile() if _profile_path else None
 
 _original_handle = core.TableCore.handle
 _original_publish = mqtt.Client.publish
@@ -44,9 +56,16 @@ _original_publish = mqtt.Client.publish
 def _timed_handle(self: core.TableCore, item: core.DaemonInput) -> bool:
     if not (isinstance(item, core.ReaderReport) and isinstance(item.message, TagArrived)):
         return _original_handle(self, item)
+    if not _cores:
+        _cores.append(self)
     start = time.monotonic()
     _queue.append(start - item.at)
+    if item.at < _last_at[0]:
+        _late.append(_last_at[0] - item.at)
+    _last_at[0] = max(_last_at[0], item.at)
     try:
+        if _profiler is not None:
+            return bool(_profiler.runcall(_original_handle, self, item))
         return _original_handle(self, item)
     finally:
         _handle.append(time.monotonic() - start)
@@ -61,6 +80,14 @@ def _timed_publish(self: mqtt.Client, *args: Any, **kwargs: Any) -> mqtt.MQTTMes
 
 
 def _report() -> None:
+    if _profiler is not None and _profile_path:
+        _profiler.dump_stats(_profile_path)
+    for table in _cores:
+        print(f"{BREAKDOWN_MARK} arrival order: {table.arrivals.reordered} cards put back in"
+              f" the dealer's order, {table.arrivals.expired} held past the window",
+              file=sys.stderr, flush=True)
+    print(f"{BREAKDOWN_MARK} TAG_ARRIVED handled after a later-stamped one: {len(_late)}"
+          f" (by at most {max(_late, default=0.0) * 1000:.1f} ms)", file=sys.stderr, flush=True)
     for name, values in (("link read -> engine thread", _queue),
                          ("engine thread, one TAG_ARRIVED", _handle),
                          ("one paho publish() call", _publish)):

@@ -83,6 +83,7 @@ import structlog
 from firmware_bridge.link import ConnectionState, LinkStats
 from firmware_bridge.messages import Inventory, ReaderFault, ReaderMessage, TagArrived, TagLeft
 from table_controller.daemon.alert_bridge import AlertBridge
+from table_controller.daemon.arrival_order import ArrivalOrder, dealer_expects
 from table_controller.daemon.console_guard import ConsoleGuard
 from table_controller.daemon.equity_feed import EquityReady
 from table_controller.daemon.floor import (
@@ -273,6 +274,53 @@ DaemonInput = (
 """Everything the core's queue carries."""
 
 
+@dataclass(slots=True)
+class _JournalHealth:
+    """What stands between a zone event and the journal, and what ``status`` says."""
+
+    backlog: deque[ZoneEvent | HandEnded] = dataclasses.field(default_factory=deque)
+    """Zone events waiting, in order, while the journal cannot be written."""
+    problem: str | None = None
+    """Why the journal cannot be written now (None: it can)."""
+    note: str | None = None
+    """Damage found at start (or the journal replaced), said until the next hand."""
+    claim_problem: str | None = None
+    """Another daemon publishes as this table (issue 21)."""
+    next_retry: float = 0.0
+    """Monotonic time of the next attempt to write the journal."""
+    refused: int = 0
+    """Zone events refused because the backlog was full (:data:`MAX_BACKLOG`)."""
+
+
+@dataclass(slots=True)
+class _StartCollection:
+    """What the start-up reconciliation collects until the table has settled."""
+
+    deadline: float = 0.0
+    """Monotonic time it settles at the latest (:data:`RECONCILE_TIMEOUT`)."""
+    inventoried: set[tuple[int, int]] = dataclasses.field(default_factory=set)
+    """(reader, antenna) pairs that sent their first inventory."""
+    positions: dict[Card, list[tuple[Zone, str | None]]] = dataclasses.field(
+        default_factory=dict)
+    """Where the restored hand's (and earlier piles') cards lay: seeded into presence."""
+    buffer: list[ZoneEvent] = dataclasses.field(default_factory=list)
+    """Zone events presence produced meanwhile, to be reconciled."""
+
+
+@dataclass(slots=True)
+class _LiveEquityView:
+    """Live equity as the engine thread sees it (docs/equity.md "Live equity")."""
+
+    sink: EquitySink | None
+    """The equity worker (None: the secure state has neither equity nor readings)."""
+    spot: EquitySpot | None = None
+    """The hand's equity spot as last published (None: equity does not apply)."""
+    equity: LiveEquity | None = None
+    """The equity of :attr:`spot`, once computed."""
+    published: int = 0
+    stale: int = 0
+
+
 class TableCore:
     """Presence, journal, engine and publishing for one table (see module docstring)."""
 
@@ -313,18 +361,12 @@ class TableCore:
         self.last_hand = hand_floor.peek() - 1 if hand_floor is not None else 0
         """The highest hand number used so far (journal and floor file)."""
         self.publisher = publisher
-        self._backlog: deque[ZoneEvent | HandEnded] = deque()
-        self._journal_problem: str | None = None
-        self._journal_note: str | None = None  # damage found at start, until the next hand
-        self._claim_problem: str | None = None  # another daemon of this table (issue 21)
-        self._next_journal_retry = 0.0
-        self.backlog_refused = 0
+        self._journal_health = _JournalHealth()
+        """The journal's trouble and the zone events waiting for it (module docstring)."""
         self.start = StartMachine()
         """The start-up's phase (daemon/start_phase.py)."""
-        self._reconcile_deadline = 0.0
-        self._inventoried: set[tuple[int, int]] = set()
-        self._start_positions: dict[Card, list[tuple[Zone, str | None]]] = {}
-        self._buffer: list[ZoneEvent] = []
+        self._collected = _StartCollection()
+        """What the start-up reconciliation collects (deadline, inventories, reports)."""
         self._seq_failed = False
 
         self.registry = registry
@@ -336,14 +378,8 @@ class TableCore:
         self.console = ConsoleGuard(TableTopics(table_id))
         """Response topics, idempotency, rejected-alert windows (daemon/console_guard.py)."""
         self.game = table_game(settings)
-        self._equity_sink = equity
-        self._spot: EquitySpot | None = None
-        """The hand's equity spot as last published (None: equity does not apply)."""
-        self._equity: LiveEquity | None = None
-        """The equity of :attr:`_spot`, once computed."""
-        self.equity_published = 0
-        self.equity_stale = 0
-        """Results that reached the engine thread after a newer card: not published."""
+        self._live = _LiveEquityView(equity)
+        """The equity worker, the spot last published and its equity once computed."""
         self.alerts = AlertBridge(table_id, AlertBook(), alert_ids)
         """Raised alerts to the floor's book and its payloads (daemon/alert_bridge.py)."""
         self._floor = publisher if isinstance(publisher, FloorPublisher) else None
@@ -353,6 +389,10 @@ class TableCore:
         """Wall time of the last journal record written."""
         self.log_quota = log_quota or LogQuota()
         """Lines per event name per window for what console clients cause."""
+        self._result_hand: int | None = None
+        """The hand whose ``hand_result`` event was published last (issue 21 item 10)."""
+        self.arrivals = ArrivalOrder()
+        """Cards of two readers read the other way round (daemon/arrival_order.py)."""
 
     @property
     def book(self) -> AlertBook:
@@ -360,11 +400,24 @@ class TableCore:
         return self.alerts.book
 
     @property
+    def backlog_refused(self) -> int:
+        """Zone events refused because the journal's backlog was full."""
+        return self._journal_health.refused
+
+    @property
+    def equity_published(self) -> int:
+        """Equity results published on ``secure/state``."""
+        return self._live.published
+
+    @property
+    def equity_stale(self) -> int:
+        """Results that reached the engine thread after a newer card: not published."""
+        return self._live.stale
+
+    @property
     def console_repeats(self) -> int:
         """Console requests answered from memory instead of applied again."""
         return self.console.repeats
-        self._result_hand: int | None = None
-        """The hand whose ``hand_result`` event was published last (issue 21 item 10)."""
 
     # --------------------------------------------------------------- start-up
 
@@ -433,7 +486,7 @@ class TableCore:
             for zone in zones:
                 for reader, port in self.layout.antennas_of(zone)[:1]:
                     self.presence.tag_arrived(reader, port, uid, now)  # known already
-                    self._start_positions.setdefault(card, []).append((zone, deck))
+                    self._collected.positions.setdefault(card, []).append((zone, deck))
 
     def _seed_leftovers(self, leftovers: Mapping[Card, Sequence[tuple[Zone, str | None]]]
                         ) -> None:
@@ -449,7 +502,7 @@ class TableCore:
                 uid = self.registry.uid_for(card, deck)
                 for reader, port in self.layout.antennas_of(zone)[:1]:
                     self.presence.tag_arrived(reader, port, uid, now)
-                    self._start_positions.setdefault(card, []).append((zone, deck))
+                    self._collected.positions.setdefault(card, []).append((zone, deck))
 
     def publish_snapshot(self) -> None:
         """Publish the retained state, every reader's status, the open alerts and the
@@ -489,6 +542,7 @@ class TableCore:
                     " check the table by eye and report the daemon's log.",
                 )
         elif isinstance(item, StopRequest):
+            self.feed_held()  # a held card is the table's: journaled before the stop
             return False
         return True
 
@@ -498,10 +552,13 @@ class TableCore:
         window_end = self.console.next_deadline()
         if window_end is not None:
             deadline = min(deadline, window_end)
-        if self._backlog or self._journal_problem is not None:
-            deadline = min(deadline, self._next_journal_retry)
+        if self._journal_health.backlog or self._journal_health.problem is not None:
+            deadline = min(deadline, self._journal_health.next_retry)
         if self.start.collecting:
-            deadline = min(deadline, self._reconcile_deadline)
+            deadline = min(deadline, self._collected.deadline)
+        held = self.arrivals.next_deadline()
+        if held is not None:
+            deadline = min(deadline, held)
         hold = self.presence.next_deadline()
         return min(deadline, hold) if hold is not None else deadline
 
@@ -511,13 +568,15 @@ class TableCore:
         now = self._mono()
         self._close_rejected_window(now)
         write_summaries(self.log_quota, log, now)
+        if self.arrivals.holding:
+            self._feed_expired(now)
         events = self.presence.tick(now)
         if events:
             self.feed(events)
         if self.start.collecting:
             self._maybe_settle()
-        if (self._backlog or self._journal_problem is not None) and (
-            now >= self._next_journal_retry
+        if (self._journal_health.backlog or self._journal_health.problem is not None) and (
+            now >= self._journal_health.next_retry
         ):
             self._retry_journal()
         if self.readers.refresh_due(now):
@@ -535,20 +594,50 @@ class TableCore:
         journal cannot be written they wait in the backlog (module docstring).
         """
         if self.start.collecting:
-            self._buffer.extend(events)
+            self._collected.buffer.extend(events)
             self._maybe_settle()
             return
         if not events:
             return
         applied = False
-        for event in events:
+        for event in self.arrivals.admit(events):
+            applied = self._feed_one(event) or applied
+        applied = self._feed_due() or applied
+        if applied:
+            self._publish_state()
+
+    def _feed_due(self) -> bool:
+        """Apply the held cards the dealer is now expected to deal (the arrival order's
+        decision, asked again after each); True if one was applied."""
+        applied = False
+        while (event := self.arrivals.due(self._expects)) is not None:
+            applied = self._feed_one(event) or applied
+        return applied
+
+    def _expects(self, event: ZoneEvent) -> bool:
+        return dealer_expects(self.engine, event)
+
+    def _feed_expired(self, now: float) -> None:
+        """Apply the held cards whose window ended (as they came), and what they let in."""
+        applied = False
+        while (event := self.arrivals.expire(now)) is not None:
+            applied = self._feed_one(event) or applied
+            applied = self._feed_due() or applied
+        if applied:
+            self._publish_state()
+
+    def feed_held(self) -> None:
+        """Apply every held card now, as they came (a console command or the stop must
+        not overtake them)."""
+        applied = False
+        for event in self.arrivals.release_all():
             applied = self._feed_one(event) or applied
         if applied:
             self._publish_state()
 
     def _feed_one(self, event: ZoneEvent | HandEnded) -> bool:
         """Journal and apply one zone event, or queue it; True if it was applied."""
-        if self._backlog:
+        if self._journal_health.backlog:
             self._queue(event)  # keep the order: nothing overtakes the waiting cards
             return False
         try:
@@ -568,9 +657,9 @@ class TableCore:
         self._journal_and_apply(event)
 
     def _queue(self, event: ZoneEvent | HandEnded) -> None:
-        if len(self._backlog) >= MAX_BACKLOG:
-            self.backlog_refused += 1
-            if self.backlog_refused == 1:
+        if len(self._journal_health.backlog) >= MAX_BACKLOG:
+            self._journal_health.refused += 1
+            if self._journal_health.refused == 1:
                 log.error("journal_backlog_full", size=MAX_BACKLOG)
                 self._daemon_alert(
                     AlertCode.JOURNAL_BACKLOG_FULL,
@@ -578,7 +667,7 @@ class TableCore:
                     " are being lost. Fix the journal's disk now.",
                 )
             return
-        self._backlog.append(event)
+        self._journal_health.backlog.append(event)
 
     def _journal_and_apply(self, event: TableEvent) -> list[EngineOutput]:
         if isinstance(event, HandStarted) and event.hand_id is None:
@@ -614,7 +703,7 @@ class TableCore:
         except JournalError as exc:
             self._journal_failed(str(exc))
             raise NotJournaledError from exc
-        if self._journal_problem is not None and not self._backlog:
+        if self._journal_health.problem is not None and not self._journal_health.backlog:
             self._journal_ok()
 
     def _hand_started(self, number: int) -> None:
@@ -625,10 +714,10 @@ class TableCore:
             except (OSError, SequenceFileError) as exc:
                 # The journal holds the number too; the floor only guards a lost journal.
                 log.warning("hand_floor_not_saved", error=str(exc))
-        if self._journal_note is not None and not self.start.settling:
+        if self._journal_health.note is not None and not self.start.settling:
             # The damaged hand is behind us (a hand opened while the start-up is
             # reconciled is the one whose records were lost: not yet).
-            self._journal_note = None
+            self._journal_health.note = None
             self._update_health()
 
     # ---------------------------------------------------------------- journal health
@@ -653,7 +742,7 @@ class TableCore:
             f" lost, {recovery.kept} recovered. The damaged file is kept as"
             f" {recovery.moved_to.name}. Check the current hand by eye.",
         )
-        self._journal_note = (f"journal damaged, {recovery.lost} record(s) lost; kept as"
+        self._journal_health.note = (f"journal damaged, {recovery.lost} record(s) lost; kept as"
                               f" {recovery.moved_to.name}")
         self._update_health()
 
@@ -667,7 +756,7 @@ class TableCore:
             f"The journal {path} lost its records although this table has run before"
             f" ({why}): the hand in progress could not be restored. Check the table by eye.",
         )
-        self._journal_note = why
+        self._journal_health.note = why
         self._update_health()
 
     def journal_replaced(self, problem: str) -> None:
@@ -683,7 +772,7 @@ class TableCore:
             " hand numbers go on; the records of earlier hands went with the old file"
             " (rotated files are kept). Find out who removed it.",
         )
-        self._journal_note = f"{problem}; a new journal file was begun"
+        self._journal_health.note = f"{problem}; a new journal file was begun"
         self._update_health()
 
     def table_claimed(self, problem: str, message: str) -> None:
@@ -691,7 +780,7 @@ class TableCore:
         log, alert, ``status`` degraded with ``problem`` until a restart."""
         log.error("table_claimed_twice", problem=problem)
         self._daemon_alert(AlertCode.TABLE_CLAIMED_TWICE, message)
-        self._claim_problem = problem
+        self._journal_health.claim_problem = problem
         self._update_health()
 
     def journal_unavailable(self, reason: str) -> None:
@@ -703,10 +792,10 @@ class TableCore:
         self._daemon_alert(code, message)
 
     def _journal_failed(self, reason: str) -> None:
-        self._next_journal_retry = self._mono() + JOURNAL_RETRY_PERIOD
-        if self._journal_problem is not None:
+        self._journal_health.next_retry = self._mono() + JOURNAL_RETRY_PERIOD
+        if self._journal_health.problem is not None:
             return
-        self._journal_problem = reason
+        self._journal_health.problem = reason
         log.error("journal_write_failed", error=reason)
         self._daemon_alert(
             JOURNAL_WRITE_FAILED,
@@ -717,14 +806,14 @@ class TableCore:
         self._update_health()
 
     def _journal_ok(self) -> None:
-        log.warning("journal_writable_again", was=self._journal_problem)
-        self._journal_problem = None
+        log.warning("journal_writable_again", was=self._journal_health.problem)
+        self._journal_health.problem = None
         self._update_health()
 
     def _retry_journal(self) -> None:
         """Journal, apply and publish the backlog in order, as far as it goes."""
         applied = 0
-        if not self._backlog:
+        if not self._journal_health.backlog:
             try:
                 if self.journal is None:
                     self._append_nothing()
@@ -732,19 +821,19 @@ class TableCore:
             except NotJournaledError:
                 return
             return
-        while self._backlog:
-            event = self._backlog.popleft()
+        while self._journal_health.backlog:
+            event = self._journal_health.backlog.popleft()
             try:
                 self._journal_zone_event(event)
             except NotJournaledError:
-                self._backlog.appendleft(event)
+                self._journal_health.backlog.appendleft(event)
                 break
             applied += 1
         if applied:
             self._publish_state()
-        if not self._backlog:
+        if not self._journal_health.backlog:
             log.warning("journal_backlog_applied", events=applied)
-            if self._journal_problem is not None:
+            if self._journal_health.problem is not None:
                 self._journal_ok()
 
     def _append_nothing(self) -> None:
@@ -759,10 +848,11 @@ class TableCore:
         self.report_journal(journal)
 
     def _update_health(self) -> None:
-        problem = self._journal_problem
+        problem = self._journal_health.problem
         if problem is not None:
             problem = f"journal not writable: {problem}"
-        self.publisher.set_health(problem or self._claim_problem or self._journal_note)
+        health = self._journal_health
+        self.publisher.set_health(problem or health.claim_problem or health.note)
 
     # ---------------------------------------------------------------- start-up reconciliation
 
@@ -770,9 +860,9 @@ class TableCore:
         """Collect the readers' first reports, then reconcile them with the restored
         hand (see :mod:`table_controller.daemon.reconcile`)."""
         self.start.move(StartMove.BEGIN)
-        self._reconcile_deadline = self._mono() + RECONCILE_TIMEOUT
-        self._inventoried.clear()
-        self._buffer = []
+        self._collected.deadline = self._mono() + RECONCILE_TIMEOUT
+        self._collected.inventoried.clear()
+        self._collected.buffer = []
 
     @property
     def reconciling(self) -> bool:
@@ -781,8 +871,8 @@ class TableCore:
 
     def _maybe_settle(self) -> None:
         everyone = set(self.layout.antenna_map)
-        settled = everyone <= self._inventoried and self.presence.next_deadline() is None
-        if settled or self._mono() >= self._reconcile_deadline:
+        settled = everyone <= self._collected.inventoried and self.presence.next_deadline() is None
+        if settled or self._mono() >= self._collected.deadline:
             self._settle(timed_out=not settled)
 
     def _settle(self, timed_out: bool) -> None:
@@ -793,8 +883,8 @@ class TableCore:
             self.start.move(StartMove.DONE)
 
     def _settle_now(self, timed_out: bool) -> None:
-        buffered, self._buffer = self._buffer, []
-        gone, new, unknown = net_difference(self._start_positions, buffered)
+        buffered, self._collected.buffer = self._collected.buffer, []
+        gone, new, unknown = net_difference(self._collected.positions, buffered)
         try:
             plan = reconcile(self.engine, gone, new, unknown)
         except Exception:
@@ -829,7 +919,7 @@ class TableCore:
             if plan.interrupted:
                 self.start.move(StartMove.LOUD)
         if plan.interrupted and hand is not None:
-            del hand.alerts[kept:]
+            hand.withdraw_alerts(kept)
         if plan.interrupted:
             log.warning("hand_interrupted", hand=plan.hand)
             self._daemon_alert(
@@ -918,6 +1008,13 @@ class TableCore:
             return result
         if isinstance(event, AlertAck | AlertResolve | DealerChange):
             return self._floor_command(request, key, event)
+        return self._table_command(request, key, event)
+
+    def _table_command(self, request: CommandRequest, key: bytes | None,
+                       event: TableEvent) -> ConsoleResult:
+        """A parsed command for the table (not the floor's): refused, or journaled,
+        applied, published and answered (see :meth:`console_command`)."""
+        self.feed_held()  # the cards read before the command come before it
         if isinstance(event, HandStarted):
             refusal = self.engine.refuse_hand(event)
         elif isinstance(event, CardPlaced):
@@ -928,7 +1025,7 @@ class TableCore:
             # Not journaled: a journal's current hand starts at its last "hand"
             # record, so a refused one there would restart the wrong hand.
             # The refusal changes nothing; the requester is told why.
-            self._log("warning", "console_command_rejected", command=name,
+            self._log("warning", "console_command_rejected", command=request.shown_name,
                       code=refusal.code, reason=refusal.message)
             self._reply(request, refusal)
             return refusal
@@ -936,7 +1033,7 @@ class TableCore:
             # The dealer acts on the table as it is now: settle the start-up with
             # what the readers reported so far, then apply the command after it.
             self._settle(timed_out=True)
-        if self._backlog:
+        if self._journal_health.backlog:
             result = ConsoleResult(
                 False, ReplyCode.JOURNAL_UNAVAILABLE,
                 "the journal cannot be written; cards are waiting to be journaled",
@@ -944,33 +1041,40 @@ class TableCore:
             self._reply(request, result)
             return result
         try:
-            if isinstance(event, CardPlaced):
-                # A manual card (issue 19): a zone event like a read one, opening a
-                # card-only hand first when it starts one; the engine does not
-                # answer zone events, so the reply is the daemon's.
-                self._journal_zone_event(event)
-                outputs: list[EngineOutput] = [ConsoleResult(
-                    True, message=f"card entered by hand at {event.zone.name}")]
-            else:
-                outputs = self._journal_and_apply(event)
+            outputs = self._apply_command(event)
         except NotJournaledError:
             result = ConsoleResult(False, ReplyCode.JOURNAL_UNAVAILABLE,
                                    "the journal cannot be written; try again later")
             self._reply(request, result)
             return result
+        result = self._the_answer(request, outputs)
+        self._log("info", "console_command", command=request.shown_name,
+                  accepted=result.accepted, code=result.code)
+        self._publish_state()  # before the reply: a requester reading state sees the change
+        self._remember(key, result, self._reply(request, result))
+        return result
+
+    def _apply_command(self, event: TableEvent) -> list[EngineOutput]:
+        """Journal and apply a table command; raises :class:`NotJournaledError`."""
+        if isinstance(event, CardPlaced):
+            # A manual card (issue 19): a zone event like a read one, opening a
+            # card-only hand first when it starts one; the engine does not
+            # answer zone events, so the reply is the daemon's.
+            self._journal_zone_event(event)
+            return [ConsoleResult(True, message=f"card entered by hand at {event.zone.name}")]
+        return self._journal_and_apply(event)
+
+    @staticmethod
+    def _the_answer(request: CommandRequest, outputs: Sequence[EngineOutput]) -> ConsoleResult:
+        """The engine's one answer among ``outputs`` (its contract), or an internal error."""
         results = [output for output in outputs if isinstance(output, ConsoleResult)]
         if len(results) != 1:
             # The engine's contract is one answer per console input; say so loudly
             # rather than guess, but still answer the requester.
             log.error("console_result_missing", command=request.name, results=len(results))
-        result = results[0] if results else ConsoleResult(
+        return results[0] if results else ConsoleResult(
             False, ReplyCode.INTERNAL_ERROR, "the engine gave no answer to this command"
         )
-        self._log("info", "console_command", command=name, accepted=result.accepted,
-                  code=result.code)
-        self._publish_state()  # before the reply: a requester reading state sees the change
-        self._remember(key, result, self._reply(request, result))
-        return result
 
     def _manual_card_refusal(self, event: CardPlaced) -> ConsoleResult | None:
         """Why a manual ``card`` contradicts the table (issue 19), or None.
@@ -1104,31 +1208,33 @@ class TableCore:
     def _publish_state(self) -> None:
         hand = self.engine.hand
         seats = self.layout.seats
-        spot = equity_spot(hand, self.game) if self._equity_sink is not None else None
-        moved = spot != self._spot
+        live = self._live
+        spot = equity_spot(hand, self.game) if live.sink is not None else None
+        moved = spot != live.spot
         if moved:
-            self._spot, self._equity = spot, None
+            live.spot, live.equity = spot, None
         self._publish(
             self.publisher.publish_state,
             public_state(self.table_id, seats, hand, self.game, self.engine.names),
-            secure_state(self.table_id, seats, hand, self.game, spot=spot, equity=self._equity,
+            secure_state(self.table_id, seats, hand, self.game, spot=spot, equity=live.equity,
                          names=self.engine.names),
         )
-        if moved and self._equity_sink is not None:
+        if moved and live.sink is not None:
             # After the card's event and state are out: equity never delays a card.
-            self._equity_sink.submit(spot)
+            live.sink.submit(spot)
 
     def _equity_ready(self, result: LiveEquity) -> None:
         """Publish a finished equity on ``secure/state``, if the hand is still at its spot."""
-        if result.spot != self._spot:
-            self.equity_stale += 1  # a newer card came while it was computed
+        live = self._live
+        if result.spot != live.spot:
+            live.stale += 1  # a newer card came while it was computed
             return
-        self._equity = result
-        self.equity_published += 1
+        live.equity = result
+        live.published += 1
         self._publish(
             self.publisher.publish_secure_state,
             secure_state(self.table_id, self.layout.seats, self.engine.hand, self.game,
-                         spot=self._spot, equity=result, names=self.engine.names),
+                         spot=live.spot, equity=result, names=self.engine.names),
         )
 
     # ---------------------------------------------------------------- readers
@@ -1143,7 +1249,7 @@ class TableCore:
         elif isinstance(message, Inventory):
             events = self.presence.inventory(reader, message.antenna, message.uids, at)
             if self.start.collecting:
-                self._inventoried.add((reader, message.antenna))
+                self._collected.inventoried.add((reader, message.antenna))
         elif isinstance(message, ReaderFault):
             self._board_alert(self.readers.fault_alert(reader, message))
             return

@@ -562,7 +562,8 @@ class Daemon:
             deadline = core.next_deadline()
             due = now >= deadline
             if due and (inbox.table_waiting() == 0 or now >= deadline + TICK_OVERDUE):
-                core.tick()
+                with self.publisher.corked():
+                    core.tick()
                 if core.next_deadline() > time.monotonic():
                     continue
                 due = False  # a timer that stays due must not stop console work
@@ -576,7 +577,9 @@ class Daemon:
                 if not self._claimed(item):
                     return
                 continue
-            if not core.handle(item):
+            with self.publisher.corked():  # one wake-up of paho's thread per input
+                going_on = core.handle(item)
+            if not going_on:
                 return
 
     def _claimed(self, news: ClaimNews) -> bool:

@@ -56,6 +56,11 @@ live messages are still queued, never dropped; console replies past
 :data:`REPLY_LIMIT` are shed (counted, logged). Below :data:`BACKLOG_LOW` it
 logs ``mqtt_outgoing_backlog_cleared``.
 
+Each ``publish()`` wakes paho's network thread through a socketpair, and each
+wake-up hands the GIL over: the daemon's loop therefore corks every input it
+handles (:meth:`MqttPublisher.corked`), so paho's thread is woken once right after
+a card's event (or an alert) and once at the end, not once per message.
+
 Console replies wait in a lane of their own (:data:`REPLY_WINDOW`,
 :data:`REPLY_LIMIT`): a card event or an alert never waits behind more than a
 few of them. The client id is unguessable by default
@@ -68,6 +73,7 @@ Mosquitto 2.0 does), or repeated disconnects (:data:`UNSTABLE_COUNT` within
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -75,7 +81,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Final, Literal, Protocol, TypeVar
@@ -115,7 +121,7 @@ from table_controller.mqtt.payloads import (
 )
 from table_controller.mqtt.sequence import SequenceCounter
 from table_controller.mqtt.topics import TableTopics, shown_name
-from table_controller.mqtt.unreachable import connect_failure_reason
+from table_controller.mqtt.unreachable import ConnectFailures, connect_failure_reason
 
 log = structlog.get_logger(__name__)
 
@@ -268,6 +274,23 @@ class _LinkTrouble:
     suspect_takeover: bool = False
     """A socket the broker closed; a takeover if the first reconnect succeeds."""
     last_takeover_alert: float = -UNSTABLE_WINDOW
+    connect_failures: ConnectFailures = field(
+        default_factory=lambda: ConnectFailures("mqtt_connect_failed"))
+    """What to log of failed (re)connects: the first at once, then summaries (issue 24)."""
+
+
+@dataclass(slots=True)
+class _AckCounts:
+    """The outgoing queue's counters, under the ack lock (paho's thread counts acks)."""
+
+    sent: int = 0
+    """QoS 1 messages handed to paho."""
+    acked: int = 0
+    """Of those, acknowledged by the broker (``on_publish``)."""
+    peak: int = 0
+    """The most ever waiting for an acknowledgement."""
+    replies_failed: int = 0
+    """Replies paho refused (a second net under ``reply_problem``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,6 +369,47 @@ class ClaimNews:
         since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.other.since))
         return (f"instance {self.other.instance}, pid {self.other.pid} on {self.other.host}"
                 f" since {since}")
+
+
+class _Wake:
+    """Stands in for paho's wake-up socket (the write end of the socketpair its network
+    thread selects on): while :meth:`MqttPublisher.corked`, a publish does not wake
+    that thread at once; one wake-up follows at the end (see :meth:`~MqttPublisher.corked`).
+    paho only calls ``send`` and ``close`` on it."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self._lock = threading.Lock()
+        self.corked = False
+        self.owed = False
+
+    def send(self, data: bytes) -> int:
+        """paho's wake-up: sent now, or owed until uncorked."""
+        with self._lock:  # another thread's publish must not lose its wake-up
+            if self.corked:
+                self.owed = True
+                return len(data)
+        return self.sock.send(data)
+
+    def close(self) -> None:
+        """paho closes its socketpair (reconnect, stop)."""
+        self.sock.close()
+
+    def flush(self) -> None:
+        """The wake-up owed so far, now (the batch stays corked)."""
+        with self._lock:
+            owed, self.owed = self.owed, False
+        if owed:
+            with contextlib.suppress(OSError):
+                self.sock.send(b"0")
+
+    def uncork(self) -> None:
+        """End the batch: the one wake-up owed, if any."""
+        with self._lock:
+            self.corked, owed, self.owed = False, self.owed, False
+        if owed:
+            with contextlib.suppress(OSError):  # paho closed it meanwhile (reconnect)
+                self.sock.send(b"0")
 
 
 class MqttPublisher:
@@ -431,15 +495,12 @@ class MqttPublisher:
         # its message mutex, which the engine thread takes (in publish) while
         # holding self._lock; taking self._lock there would deadlock.
         self._ack_lock = threading.Lock()
-        self._sent = 0
-        self._acked = 0
-        self._outgoing_peak = 0
+        self._acks = _AckCounts()
         self._backlogged = False
         self._backlog_since = 0.0
         self._rebirth_pending = False
         self._rebirth_timer: threading.Timer | None = None
         self._last_republish = -REBIRTH_MIN_INTERVAL
-        self._replies_failed = 0  # under the ack lock (counted on paho's thread too)
         self._trouble = _LinkTrouble()
         self._subscribe_mid: int | None = None
         self._online_event = threading.Event()
@@ -487,6 +548,36 @@ class MqttPublisher:
         self._client.loop_start()
         log.info("mqtt_connecting", host=self._broker.host, port=self._broker.port)
 
+    @contextlib.contextmanager
+    def corked(self) -> Iterator[None]:
+        """Hand the messages published inside to paho with one wake-up of its network
+        thread instead of one per message (issue 20, per-card cost: each wake-up hands
+        the GIL over and waits for it back, 23% of the engine thread's time for a
+        card's four messages). The daemon's loop corks each input it handles; paho's
+        own thread needs no wake-up for what it queues itself. paho's wake-up socket
+        is not public API: if it is not there (not started, or a paho without it),
+        nothing is corked."""
+        client: Any = self._client
+        wake = client._sockpairW
+        if wake is None:
+            yield
+            return
+        if not isinstance(wake, _Wake):
+            wake = _Wake(wake)  # paho makes a new pair at every loop_start
+            client._sockpairW = wake
+        wake.corked = True
+        try:
+            yield
+        finally:
+            wake.uncork()
+
+    def _wake_now(self) -> None:
+        """Inside :meth:`corked`: wake paho's thread for what is queued so far (a card's
+        event must not wait for the projection of the state that follows it)."""
+        wake = getattr(self._client, "_sockpairW", None)
+        if isinstance(wake, _Wake):
+            wake.flush()
+
     def wait_online(self, timeout: float) -> bool:
         """Block until online (connected, subscribed, retained set republished) or timeout."""
         return self._online_event.wait(timeout)
@@ -507,8 +598,8 @@ class MqttPublisher:
         """A snapshot of the health counters."""
         with self._lock:
             with self._ack_lock:
-                outgoing, peak = self._sent - self._acked, self._outgoing_peak
-                failed = self._replies_failed
+                outgoing, peak = self._acks.sent - self._acks.acked, self._acks.peak
+                failed = self._acks.replies_failed
             counts = self._counts
             return replace(counts, alerts_queued=len(self._alerts), outgoing=outgoing,
                            outgoing_peak=peak, backlogged=self._backlogged,
@@ -518,7 +609,7 @@ class MqttPublisher:
     def outgoing(self) -> int:
         """Messages handed to paho and not yet acknowledged by the broker."""
         with self._ack_lock:
-            return self._sent - self._acked
+            return self._acks.sent - self._acks.acked
 
     def stop(
         self, timeout: float = DEFAULT_STOP_TIMEOUT, *,
@@ -611,6 +702,7 @@ class MqttPublisher:
             seq, ts = self._seq.next(), self._clock()
             self._send(self.topics.events, _stamp(public, seq, ts), retain=False)
             self._send(self.topics.secure_events, _stamp(secure, seq, ts), retain=False)
+        self._wake_now()  # a card's event goes out before the state that follows it
 
     def _keep_offline(self, *messages: tuple[str, BaseModel]) -> None:
         """Keep an event's (or notice's) messages until back online, or drop and count
@@ -634,6 +726,7 @@ class MqttPublisher:
             if not stamped.id:
                 stamped = stamped.model_copy(update={"id": self._new_alert_id(seq)})
             self._send_or_queue((self.topics.alerts, stamped))
+        self._wake_now()  # an alert, like an event, before the state
 
     def publish_open_alerts(self, payload: OpenAlertsPayload) -> None:
         """Publish ``alerts/open`` retained; kept for republishing (issue 14)."""
@@ -827,7 +920,7 @@ class MqttPublisher:
             while True:
                 with self._reply_lock:
                     with self._ack_lock:
-                        room = self._sent - self._acked < REPLY_WINDOW
+                        room = self._acks.sent - self._acks.acked < REPLY_WINDOW
                     if not (room and self._replies):
                         self._pumping = False
                         stopped = True
@@ -844,12 +937,12 @@ class MqttPublisher:
             info = self._client.publish(topic, payload, qos=QOS, properties=props)
         except ValueError as exc:  # a second net under reply_problem
             with self._ack_lock:
-                self._replies_failed += 1
+                self._acks.replies_failed += 1
             log.error("mqtt_reply_refused", reason=str(exc))
             return
         if info.rc in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
             with self._ack_lock:  # acknowledged like every QoS 1 message
-                self._sent += 1
+                self._acks.sent += 1
 
     # ------------------------------------------------------------------ internals (lock held)
 
@@ -906,9 +999,9 @@ class MqttPublisher:
         if info.rc in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
             # paho holds it until the broker acknowledges it (on_publish).
             with self._ack_lock:
-                self._sent += 1
-                outgoing = self._sent - self._acked
-                self._outgoing_peak = max(self._outgoing_peak, outgoing)
+                self._acks.sent += 1
+                outgoing = self._acks.sent - self._acks.acked
+                self._acks.peak = max(self._acks.peak, outgoing)
             if outgoing >= BACKLOG_HIGH and not self._backlogged:
                 self._enter_backlog(outgoing)
         self._pending.append(info)
@@ -1094,6 +1187,10 @@ class MqttPublisher:
             return
         with self._lock:
             self._counts.connects += 1
+            line = self._trouble.connect_failures.connected(time.monotonic())
+        if line is not None:
+            getattr(log, line.level)(line.event, host=self._broker.host,
+                                     port=self._broker.port, **line.fields)
         sock = client.socket()
         if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):
             # Small messages must not wait for Nagle + delayed ACK (about 40 ms each).
@@ -1205,10 +1302,15 @@ class MqttPublisher:
                 self._on_claim(news)
 
     def _handle_connect_fail(self, _client: mqtt.Client, _userdata: object) -> None:
+        # paho retries every few seconds: the first failure is said at once with its
+        # reason, then a summary at most every CONNECT_SUMMARY_PERIOD (issue 24).
+        reason = connect_failure_reason()
         with self._lock:
             self._trouble.suspect_takeover = False
-        log.warning("mqtt_connect_failed", host=self._broker.host, port=self._broker.port,
-                    reason=connect_failure_reason())
+            line = self._trouble.connect_failures.failed(reason, time.monotonic())
+        if line is not None:
+            getattr(log, line.level)(line.event, host=self._broker.host,
+                                     port=self._broker.port, **line.fields)
 
     def _handle_disconnect(
         self,
@@ -1268,8 +1370,8 @@ class MqttPublisher:
     ) -> None:
         # Called with paho's message mutex held: only the ack lock here (see __init__).
         with self._ack_lock:
-            self._acked += 1
-            outgoing = self._sent - self._acked
+            self._acks.acked += 1
+            outgoing = self._acks.sent - self._acks.acked
         if reason.is_failure:
             log.error("mqtt_publish_refused", reason=str(reason))
         if outgoing <= BACKLOG_LOW and self._backlogged:
@@ -1287,7 +1389,7 @@ class MqttPublisher:
             lasted = time.monotonic() - self._backlog_since
             shed = self._counts.replies_shed
         with self._ack_lock:
-            peak = self._outgoing_peak
+            peak = self._acks.peak
         log.warning("mqtt_outgoing_backlog_cleared", outgoing=outgoing, seconds=round(lasted, 2),
                     peak=peak, replies_shed_total=shed)
 

@@ -6,7 +6,9 @@ at that moment, so the callback reads it with ``sys.exc_info()``. :class:`Broker
 logs one ``error`` line per outage with that reason ("Connection refused", "timed
 out", "Name or service not known", a TLS failure...), another when the reason changes,
 and one ``info`` line once the broker is back: a service pointed at a dead port says
-so at the first attempt, not never.
+so at the first attempt, not never. :class:`ConnectFailures` is the daemon's
+(publisher's) version: the first failure at once, then a summary at most every
+:data:`CONNECT_SUMMARY_PERIOD` seconds, and one line when the broker is back.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import socket
 import ssl
 import sys
 import threading
+from dataclasses import dataclass
+from typing import Final
 
 import structlog
 
@@ -70,3 +74,65 @@ class BrokerOutage:
     def reason(self) -> str | None:
         """Why the broker is unreachable now, or None."""
         return self._reason
+
+
+CONNECT_SUMMARY_PERIOD: Final = 60.0
+"""Seconds between two summary lines of a broker outage that goes on (the daemon's
+``mqtt_connect_failed``): paho retries every few seconds, a line each was noise."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutageLine:
+    """A line to log about an outage: ``level`` (``"warning"``, ``"info"``), ``event``
+    and its fields."""
+
+    level: str
+    event: str
+    fields: dict[str, object]
+
+
+class ConnectFailures:
+    """What to log of repeated connection failures (pure: the caller passes the time).
+
+    The first failure of an outage is said at once with its reason, and so is a
+    change of reason; while it goes on, one summary (attempts so far, for how long)
+    at most every ``period`` seconds; and one line when the connection is back.
+    Not thread-safe: paho calls ``on_connect_fail`` and ``on_connect`` on one thread.
+    """
+
+    def __init__(self, event: str, period: float = CONNECT_SUMMARY_PERIOD) -> None:
+        """Lines of event ``event`` (the summary: ``<event>_still``, the end:
+        ``<event>_over``), a summary at most every ``period`` seconds."""
+        self.event = event
+        self.period = period
+        self._reason: str | None = None
+        self._began = 0.0
+        self._last_line = 0.0
+        self.attempts = 0
+        """Failed attempts of the outage going on (0: none)."""
+
+    def failed(self, reason: str, now: float) -> OutageLine | None:
+        """One attempt failed with ``reason`` at ``now``: the line to log, or None."""
+        self.attempts += 1
+        if self.attempts == 1 or reason != self._reason:
+            if self.attempts == 1:
+                self._began = now
+            self._reason, self._last_line = reason, now
+            return OutageLine("warning", self.event,
+                              {"reason": reason, "attempts": self.attempts, "retrying": True})
+        if now - self._last_line < self.period:
+            return None
+        self._last_line = now
+        return OutageLine("warning", f"{self.event}_still",
+                          {"reason": reason, "attempts": self.attempts,
+                           "seconds": round(now - self._began, 1)})
+
+    def connected(self, now: float) -> OutageLine | None:
+        """The connection succeeded at ``now``: the outage's last line, if there was one."""
+        if self.attempts == 0:
+            return None
+        line = OutageLine("info", f"{self.event}_over",
+                          {"attempts": self.attempts, "reason": self._reason,
+                           "seconds": round(now - self._began, 1)})
+        self.attempts, self._reason = 0, None
+        return line

@@ -88,11 +88,18 @@ def zone_events(deal: PhysicalDeal) -> list[CardPlaced | CardRemoved]:
     return [e for e in deal.events if isinstance(e, CardPlaced | CardRemoved)]
 
 
+def feed(core: TableCore, event: CardPlaced | CardRemoved) -> None:
+    """Feed one card movement as if its arrival window had passed: a card-only hand's
+    second round waits for it (daemon/arrival_order.py; no clock runs here)."""
+    core.feed([event])
+    core.feed_held()
+
+
 def play(core: TableCore, sink: SyncSink, events: list[CardPlaced | CardRemoved]) -> None:
     """Feed each event; deliver the equity of each new spot at once (a fast worker)."""
     for event in events:
         before = len(sink.spots)
-        core.feed([event])
+        feed(core, event)
         for spot in sink.spots[before:]:
             if spot is not None:
                 core.handle(EquityReady(compute_live(spot)))
@@ -106,7 +113,7 @@ def test_card_event_first_then_state_then_secure_equity(tmp_path: Path) -> None:
     for event in zone_events(deal):
         start = len(recorder.messages)
         before = len(sink.spots)
-        core.feed([event])
+        feed(core, event)
         new_spots = [s for s in sink.spots[before:] if s is not None]
         for spot in new_spots:
             core.handle(EquityReady(compute_live(spot)))
@@ -146,7 +153,7 @@ def test_newer_card_makes_an_older_result_stale(tmp_path: Path) -> None:
     spots: list[EquitySpot] = []
     for event in events:
         before = len(sink.spots)
-        core.feed([event])
+        feed(core, event)
         spots += [s for s in sink.spots[before:] if s is not None]
         if len(spots) >= 2:
             break

@@ -336,3 +336,18 @@ def test_issue10_a_kill_after_the_hand_was_closed_does_not_pay_the_pot_again() -
     assert (hand.phase, hand.winners, hand.result) == (Phase.ENDED, [], "no winner")
     _place(engine, "seat2.up", "2c")  # seat 1's card turned up at seat 2
     assert (hand.phase, hand.winners, hand.result) == (Phase.ENDED, [], "no winner")
+
+
+def test_withdrawn_alerts_leave_the_hand_and_are_returned() -> None:
+    """The daemon's interrupted hand (docs/daemon.md "Start-up reconciliation"): what
+    the engine made of guessed moves is taken back through the hand, not by editing
+    its list from outside."""
+    engine = DealingEngine()
+    engine.apply(HandStarted((2, 4)))
+    _place(engine, "seat4.down", "As")  # out of order: seat 2 is due
+    hand = engine.current_hand()
+    raised = list(hand.alerts)
+    assert raised
+    assert hand.withdraw_alerts(0) == raised
+    assert hand.alerts == []
+    assert hand.withdraw_alerts(0) == []

@@ -340,6 +340,14 @@ class HandState:
             return None, False
         return due, alone
 
+    def withdraw_alerts(self, kept: int) -> list[Alert]:
+        """Take back the alerts raised after the first ``kept`` and return them: what
+        the engine made of moves that were guessed, not dealt (the daemon's interrupted
+        hand, docs/daemon.md "Start-up reconciliation"), is no dealing error."""
+        withdrawn = self.alerts[kept:]
+        del self.alerts[kept:]
+        return withdrawn
+
     def next_due(self) -> tuple[int, ZoneKind] | None:
         """The seat whose card is due next and the face it should land with."""
         seat = self.due_seat()
