@@ -63,6 +63,13 @@ FOLLOWED: Final = (_suffix(_ANY.status), _suffix(_ANY.state), _suffix(_ANY.alert
                    _suffix(_ANY.dealer), _suffix(_ANY.hands), _suffix(_ANY.readers_filter))
 """What the floor follows of every table (``stud/v1/+/<suffix>``); never ``secure/``."""
 
+LATEST_ONLY: Final = frozenset({_suffix(_ANY.state), _suffix(_ANY.readers_filter)})
+"""Followed topics whose every message is the whole retained snapshot, superseded by
+the next (a busy table's ``state`` ten times a second): the floor takes them at QoS 0.
+A lost one is made good by the next, and they stay out of the broker's window of
+unacknowledged QoS 1 messages (Mosquitto's ``max_inflight_messages``, 20), where ten
+states for every alert made the alerts wait (issue 25)."""
+
 
 def route(topic: str) -> tuple[str, str] | None:
     """``(table, kind)`` of a topic name, else ``None`` (not a topic the floor shows).

@@ -32,6 +32,7 @@ import json
 import math
 import secrets
 import socket
+import sys
 import threading
 import time
 import urllib.parse
@@ -42,7 +43,7 @@ from typing import Any, Final
 import paho.mqtt.client as mqtt
 import structlog
 import uvicorn
-from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
+from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode, MQTTProtocolVersion
 from paho.mqtt.reasoncodes import ReasonCode
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -59,7 +60,7 @@ from starlette.routing import Route
 
 from table_controller.floor.archived import ArchiveUnavailableError, StoreArchive
 from table_controller.floor.config import FloorConfig
-from table_controller.floor.live import ALERT_KINDS, FOLLOWED, LiveView, route
+from table_controller.floor.live import ALERT_KINDS, FOLLOWED, LATEST_ONLY, LiveView, route
 from table_controller.floor.phh import ExportError, record_to_hand
 from table_controller.floor.report import Archive, MemoryArchive, Query, SearchError
 from table_controller.handhistory.writer import write_phh
@@ -85,6 +86,10 @@ KEEPALIVE_S: Final = 15.0
 """An SSE comment this often keeps proxies from closing an idle stream."""
 THROTTLE_S: Final = 0.25
 """Shortest time between two views of a page when no open alert changed."""
+READ_CHUNK: Final = 65536
+"""Bytes the MQTT client asks the socket for at once (see :class:`BufferedClient`)."""
+SWITCH_INTERVAL_S: Final = 0.0005
+"""How long a thread may hold the GIL while another waits for it (CPython's default: 5 ms)."""
 COOKIE: Final = "stud_floor"
 MAX_SESSIONS: Final = 1000
 """Logins remembered; past this the oldest is forgotten."""
@@ -97,6 +102,46 @@ MAX_BODY: Final = 4096
 COMMANDS: Final = frozenset({"ack", "resolve", "dealer"})
 HASHES_AT_ONCE: Final = 2
 """Password checks run at the same time (scrypt: 16 MiB and ~50 ms each)."""
+
+
+class BufferedClient(mqtt.Client):
+    """paho's client reading the socket up to :data:`READ_CHUNK` bytes at a time.
+
+    paho reads each packet with a system call for its first byte, one per byte of its
+    length and one for the rest, each giving up the GIL to the event loop's thread: at
+    2,000 messages a second (100 tables) that was most of the MQTT thread's time
+    (issue 25). The bytes of a read are handed out to paho's reads in order, and a
+    read goes on while bytes are left over (the socket's readiness no longer says).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._chunk = b""
+        self._chunk_at = 0
+        self._chunk_of: object = None  # the socket it came from (a reconnect drops it)
+
+    def _sock_recv(self, bufsize: int) -> bytes:
+        if self._sock is not self._chunk_of:
+            self._chunk, self._chunk_at, self._chunk_of = b"", 0, self._sock
+        if self._chunk_at >= len(self._chunk):
+            data = super()._sock_recv(max(bufsize, READ_CHUNK))
+            if not data:
+                return data  # the broker closed the connection: paho sees it as ever
+            self._chunk, self._chunk_at = data, 0
+        part = self._chunk[self._chunk_at:self._chunk_at + bufsize]
+        self._chunk_at += len(part)
+        return part
+
+    def buffered(self) -> int:
+        """Bytes read from the socket that paho has not taken yet."""
+        return len(self._chunk) - self._chunk_at if self._sock is self._chunk_of else 0
+
+    def loop_read(self, max_packets: int = 1) -> MQTTErrorCode:
+        """paho's read, then on while read bytes are left (each is a packet or a part)."""
+        rc = super().loop_read(max_packets)
+        while rc == MQTTErrorCode.MQTT_ERR_SUCCESS and self._sock is not None and self.buffered():
+            rc = super().loop_read(1)
+        return rc
 
 
 class CommandError(ValueError):
@@ -308,8 +353,8 @@ class Floor:
     def _mqtt_client(self) -> mqtt.Client:
         broker = self.cfg.broker
         client_id = broker.client_id or f"stud-floor-{secrets.token_hex(16)}"
-        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id,
-                             protocol=MQTTProtocolVersion.MQTTv5)
+        client = BufferedClient(CallbackAPIVersion.VERSION2, client_id=client_id,
+                                protocol=MQTTProtocolVersion.MQTTv5)
         configure_client(client, broker)
         client.on_connect = self._on_connect
         client.on_connect_fail = self._on_connect_fail
@@ -327,7 +372,7 @@ class Floor:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         # A fresh session each time: the retained status, state, alerts/open, dealer
         # and readers rebuild the whole view on (re)connect.
-        client.subscribe([(every_table(s), 1) for s in FOLLOWED])
+        client.subscribe([(every_table(s), 0 if s in LATEST_ONLY else 1) for s in FOLLOWED])
         self.connected.set()
         self._unreachable_logged = False
         self._wake_threadsafe()
@@ -723,6 +768,10 @@ class Floor:
             # view, not some 70,000 objects (a 50 ms pause that sat in the page's p99).
             gc.collect()
             gc.freeze()
+            # The MQTT thread gives up the GIL at every socket call; with the default 5 ms
+            # switch interval it then waited behind the loop's thread that long each time,
+            # and fell behind the broker at a fraction of a core (issue 25).
+            sys.setswitchinterval(SWITCH_INTERVAL_S)
             self.client.connect_async(broker.host, broker.port, keepalive=broker.keepalive,
                                       clean_start=True)
             self.client.loop_start()
