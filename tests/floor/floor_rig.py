@@ -263,6 +263,9 @@ class SseView:
     views: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
     _conn: http.client.HTTPConnection | None = None
     on_view: Callable[[float, dict[str, Any]], None] | None = None
+    on_event: Callable[[float, str, str], None] | None = None
+    """If set, each event's (time received, name, data) goes here as it is, merged into
+    no view (the benchmarks: reading a page costs them as little as it can)."""
 
     def start(self) -> SseView:
         """Connect; the reader thread merges the events into views."""
@@ -286,6 +289,11 @@ class SseView:
                 text = line.decode().rstrip("\n")
                 if text == "":
                     at = time.time()  # when it arrived, before merging it
+                    if self.on_event is not None:
+                        if data:
+                            self.on_event(at, event, data)
+                        event, data = "", ""
+                        continue
                     view = merged.take(event, data) if data else None
                     if view is not None:
                         if self.on_view is not None:
