@@ -63,6 +63,11 @@ FOLLOWED: Final = (_suffix(_ANY.status), _suffix(_ANY.state), _suffix(_ANY.alert
                    _suffix(_ANY.dealer), _suffix(_ANY.hands), _suffix(_ANY.readers_filter))
 """What the floor follows of every table (``stud/v1/+/<suffix>``); never ``secure/``."""
 
+ALERT_FOLLOWED: Final = frozenset({_suffix(_ANY.alerts), _suffix(_ANY.alerts_open),
+                                   _suffix(_ANY.alerts_changes)})
+"""The followed topics of the open alerts: the floor takes them on a connection of their
+own, so that no state of any table is ahead of them (issue 25)."""
+
 LATEST_ONLY: Final = frozenset({_suffix(_ANY.state), _suffix(_ANY.readers_filter)})
 """Followed topics whose every message is the whole retained snapshot, superseded by
 the next (a busy table's ``state`` ten times a second): the floor takes them at QoS 0.

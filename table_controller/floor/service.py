@@ -3,12 +3,13 @@
 Thin edges around the pure core (:mod:`.live` folds messages into the view,
 :mod:`.report` answers searches and the shift report):
 
-* **in**: a paho-mqtt client (the broker's ``floor`` user) subscribes to every
-  table's public topics by wildcard (``stud/v1/+/status``, ``+/state``,
-  ``+/alerts/#``, ``+/dealer``, ``+/readers/+``, ``+/hands``): a table is
-  discovered by its first message. Never ``secure/``: the role cannot read it.
-  Each message is checked (a JSON object with the envelope's ``seq``/``ts``) on
-  the event loop's thread and folded into the view;
+* **in**: two paho-mqtt clients (the broker's ``floor`` user) subscribe to every
+  table's public topics by wildcard: one to ``stud/v1/+/alerts``, ``+/alerts/open``
+  and ``+/alerts/changes``, the other to ``+/status``, ``+/state``, ``+/dealer``,
+  ``+/readers/+`` and ``+/hands`` (so that no state is ahead of an alert anywhere on
+  the way): a table is discovered by its first message. Never ``secure/``: the role
+  cannot read it. Each message is checked (a JSON object with the envelope's
+  ``seq``/``ts``) on the event loop's thread, the alerts first, and folded into the view;
 * **out**: Starlette over uvicorn (the broadcast service's stack) serves the
   dashboard and one server-sent-event stream per page: the whole view (tables and
   sorted open alerts) once, then only what changed: the open alerts of the tables
@@ -60,7 +61,14 @@ from starlette.routing import Route
 
 from table_controller.floor.archived import ArchiveUnavailableError, StoreArchive
 from table_controller.floor.config import FloorConfig
-from table_controller.floor.live import ALERT_KINDS, FOLLOWED, LATEST_ONLY, LiveView, route
+from table_controller.floor.live import (
+    ALERT_FOLLOWED,
+    ALERT_KINDS,
+    FOLLOWED,
+    LATEST_ONLY,
+    LiveView,
+    route,
+)
 from table_controller.floor.phh import ExportError, record_to_hand
 from table_controller.floor.report import Archive, MemoryArchive, Query, SearchError
 from table_controller.handhistory.writer import write_phh
@@ -86,6 +94,11 @@ KEEPALIVE_S: Final = 15.0
 """An SSE comment this often keeps proxies from closing an idle stream."""
 THROTTLE_S: Final = 0.25
 """Shortest time between two views of a page when no open alert changed."""
+ALERTS_ROLE: Final = "alerts"
+"""The MQTT connection that follows the alert topics only."""
+REST_ROLE: Final = "rest"
+"""The MQTT connection that follows everything else."""
+ROLES: Final = (ALERTS_ROLE, REST_ROLE)
 READ_CHUNK: Final = 65536
 """Bytes the MQTT client asks the socket for at once (see :class:`BufferedClient`)."""
 SWITCH_INTERVAL_S: Final = 0.0005
@@ -227,13 +240,19 @@ class Floor:
         self._card_json: dict[str, tuple[int, str]] = {}
         self._alerts_json: dict[str, tuple[int, str]] = {}
         self._delta: dict[str, tuple[tuple[int, int], str]] = {}
-        # Messages from the MQTT thread, taken on the event loop's thread in batches.
-        self._inbox: list[tuple[str, bytes]] = []
+        # Messages from the MQTT threads, taken on the event loop's thread in batches:
+        # the alerts' first, the rest after the streams have sent them (``_later``).
+        self._inbox: dict[str, list[tuple[str, bytes]]] = {role: [] for role in ROLES}
         self._inbox_lock = threading.Lock()
         self._draining = False
+        self._later: list[tuple[str, bytes]] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._unreachable_logged = False
-        self.client = self._mqtt_client()
+        self._up: set[str] = set()  # the roles of the clients connected now
+        # Two connections: the alerts' own, so that an alert never waits in the broker's
+        # queue, the socket or paho behind the states of a hundred tables (ten for each
+        # alert), and one for everything else (issue 25).
+        self.clients = {role: self._mqtt_client(role) for role in ROLES}
 
     # ------------------------------------------------------------------ in
 
@@ -350,11 +369,13 @@ class Floor:
 
     # ------------------------------------------------------------------ MQTT
 
-    def _mqtt_client(self) -> mqtt.Client:
+    def _mqtt_client(self, role: str) -> mqtt.Client:
         broker = self.cfg.broker
         client_id = broker.client_id or f"stud-floor-{secrets.token_hex(16)}"
+        if role == ALERTS_ROLE:
+            client_id = f"{client_id}-alerts"
         client = BufferedClient(CallbackAPIVersion.VERSION2, client_id=client_id,
-                                protocol=MQTTProtocolVersion.MQTTv5)
+                                protocol=MQTTProtocolVersion.MQTTv5, userdata=role)
         configure_client(client, broker)
         client.on_connect = self._on_connect
         client.on_connect_fail = self._on_connect_fail
@@ -362,7 +383,7 @@ class Floor:
         client.on_message = self._on_message
         return client
 
-    def _on_connect(self, client: mqtt.Client, _u: object, _f: object, reason: ReasonCode,
+    def _on_connect(self, client: mqtt.Client, role: str, _f: object, reason: ReasonCode,
                     _p: object) -> None:
         if reason.is_failure:
             log.error("floor_mqtt_refused", reason=str(reason))
@@ -372,11 +393,14 @@ class Floor:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         # A fresh session each time: the retained status, state, alerts/open, dealer
         # and readers rebuild the whole view on (re)connect.
-        client.subscribe([(every_table(s), 0 if s in LATEST_ONLY else 1) for s in FOLLOWED])
-        self.connected.set()
+        client.subscribe([(every_table(s), 0 if s in LATEST_ONLY else 1)
+                          for s in FOLLOWED if (s in ALERT_FOLLOWED) == (role == ALERTS_ROLE)])
+        self._up.add(role)
+        if self._up >= set(ROLES):
+            self.connected.set()
         self._unreachable_logged = False
         self._wake_threadsafe()
-        log.info("floor_mqtt_connected")
+        log.info("floor_mqtt_connected", connection=role)
 
     def _on_connect_fail(self, _c: mqtt.Client, _u: object) -> None:
         # Logged once per outage (paho retries every few seconds): the page shows
@@ -387,11 +411,12 @@ class Floor:
             log.error("floor_mqtt_unreachable", host=broker.host, port=broker.port,
                       reason=connect_failure_reason())
 
-    def _on_disconnect(self, _c: mqtt.Client, _u: object, _f: object, reason: ReasonCode,
+    def _on_disconnect(self, _c: mqtt.Client, role: str, _f: object, reason: ReasonCode,
                        _p: object) -> None:
+        self._up.discard(role)
         self.connected.clear()
         self._wake_threadsafe()
-        log.warning("floor_mqtt_disconnected", reason=str(reason))
+        log.warning("floor_mqtt_disconnected", reason=str(reason), connection=role)
 
     def _wake_threadsafe(self) -> None:
         loop = self._loop
@@ -428,13 +453,13 @@ class Floor:
             return False
         return True
 
-    def _on_message(self, _c: mqtt.Client, _u: object, message: mqtt.MQTTMessage) -> None:
+    def _on_message(self, _c: mqtt.Client, role: str, message: mqtt.MQTTMessage) -> None:
         loop = self._loop
         if loop is None:
             return
         # One wake-up of the event loop per batch, not per message.
         with self._inbox_lock:
-            self._inbox.append((message.topic, bytes(message.payload)))
+            self._inbox[role].append((message.topic, bytes(message.payload)))
             if self._draining:
                 return
             self._draining = True
@@ -442,8 +467,19 @@ class Floor:
 
     def _drain(self) -> None:
         with self._inbox_lock:
-            batch, self._inbox = self._inbox, []
+            alerts, rest = self._inbox[ALERTS_ROLE], self._inbox[REST_ROLE]
+            self._inbox = {role: [] for role in ROLES}
             self._draining = False
+        self.take_batch(alerts)
+        if rest:
+            # After the streams woken by these alerts have sent them; in the order
+            # received across drains (a newer state must not be taken before an older).
+            if not self._later:
+                asyncio.get_running_loop().call_soon(self._drain_later)
+            self._later.extend(rest)
+
+    def _drain_later(self) -> None:
+        batch, self._later = self._later, []
         self.take_batch(batch)
 
     def _take_logged(self, topic: str, raw: bytes) -> None:
@@ -772,17 +808,19 @@ class Floor:
             # switch interval it then waited behind the loop's thread that long each time,
             # and fell behind the broker at a fraction of a core (issue 25).
             sys.setswitchinterval(SWITCH_INTERVAL_S)
-            self.client.connect_async(broker.host, broker.port, keepalive=broker.keepalive,
-                                      clean_start=True)
-            self.client.loop_start()
+            for client in self.clients.values():
+                client.connect_async(broker.host, broker.port, keepalive=broker.keepalive,
+                                     clean_start=True)
+                client.loop_start()
             port = sock.getsockname()[1]
             log.info("floor_serving", host=self.cfg.http.host, port=port)
             if ready is not None:
                 ready(port)
             await serving
         finally:
-            self.client.disconnect()
-            self.client.loop_stop()
+            for client in self.clients.values():
+                client.disconnect()
+                client.loop_stop()
             self._loop = None
             with contextlib.suppress(Exception):
                 self._wake(alerts=True)

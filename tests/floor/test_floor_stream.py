@@ -18,6 +18,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import paho.mqtt.client as mqtt
+
 from table_controller.floor.config import parse_floor_config
 from table_controller.floor.live import LiveView
 from table_controller.floor.service import Floor
@@ -149,3 +151,32 @@ def test_only_alert_kinds_count_as_alert_changes() -> None:
     for kind in ("alert", "alerts_open", "alert_change"):
         view.take("t1", kind, {"ts": 1.0})
     assert view.alert_version == 3
+
+
+def test_alerts_are_taken_before_the_states_received_with_them() -> None:
+    """The alerts' own connection is drained first; the states and the rest follow, in
+    the order received across drains (a newer state never before an older one)."""
+    service = floor()
+
+    def message(topic: str, seq: int, **body: object) -> mqtt.MQTTMessage:
+        msg = mqtt.MQTTMessage(topic=topic.encode())
+        msg.payload = envelope(seq, **body)
+        return msg
+
+    async def run() -> list[tuple[int | None, int]]:
+        service._loop = asyncio.get_running_loop()
+        seen: list[tuple[int | None, int]] = []
+        for seq in range(3):
+            service._on_message(service.clients["rest"], "rest", message(
+                "stud/v1/t1/state", seq, pot=seq, seats=[]))
+        service._on_message(service.clients["alerts"], "alerts", message(
+            "stud/v1/t1/alerts", 9, id="t1:a", code="x", severity="error"))
+        for _ in range(4):
+            await asyncio.sleep(0)
+            table = service.view.tables.get("t1")
+            seen.append((table.pot if table else None, len(table.open) if table else 0))
+        return seen
+
+    seen = asyncio.run(run())
+    assert seen[0] == (None, 1)  # the alert first, no state yet
+    assert seen[-1] == (2, 1)    # then the newest state
