@@ -79,9 +79,13 @@ class _Box:
         self.value = value
 
 
-def room_generator(load: Load, first: int, count: int, out: Any) -> None:
+def room_generator(load: Load, first: int, count: int, out: Any, nice: int = 0) -> None:
     """bench_floor's per-table traffic for tables ``first+1 .. first+count`` (one thread
-    each), plus this process's CPU and peak RSS (it exits before the end)."""
+    each), plus this process's CPU and peak RSS (it exits before the end). ``nice``: run
+    at that niceness, so that the services measured are served first (the tables stand
+    for other machines)."""
+    if nice:
+        os.nice(nice)
     counts = {"alerts": 0, "sent": 0}
     lock = threading.Lock()
     threads = [threading.Thread(target=table_load, args=(load, f"t{first + i + 1:03d}",
@@ -195,6 +199,20 @@ def group_cpu(pids: list[int]) -> float:
     return total
 
 
+def group_waited(pids: list[int]) -> float:
+    """Summed time (s) the processes' threads were ready to run but waited for a CPU
+    (/proc/PID/task/TID/schedstat, second field): on a shared machine, how much of a
+    service's latency is the machine's, not its own work."""
+    total = 0
+    for pid in pids:
+        for stat in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+            try:
+                total += int(stat.read_text().split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    return total / 1e9
+
+
 def group_mem(pids: list[int]) -> tuple[int, int]:
     """Summed (VmRSS, VmHWM) KiB of the processes still alive."""
     rss = hwm = 0
@@ -292,21 +310,35 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             first_seen: dict[str, float] = {}
             raised: dict[str, float] = {}
 
-            def on_view(at: float, view: dict[str, Any]) -> None:
+            def on_event(at: float, event: str, data: str) -> None:
+                # The whole view first, then each table's open alerts when they change:
+                # an alert is seen when its id first appears (nothing merged or sorted,
+                # so that the page reader here costs the room as little as it can).
+                if event not in ("view", "alerts"):
+                    return
+                body = json.loads(data)
+                alerts = body["alerts"] if event == "view" else [
+                    a for table in body["open"].values() for a in table]
                 with lock:
-                    for alert in view["alerts"]:
+                    for alert in alerts:
                         if alert["id"] not in first_seen:
                             first_seen[alert["id"]] = at
                             raised[alert["id"]] = alert["raised_ts"]
 
             # What the (central) broker delivered: the reference for "nothing lost".
             delivered: dict[str, set[str]] = {"alerts": set(), "hands": set()}
+            # When the reference got each alert: publish -> reference is the broker's
+            # and the machine's share of the latency, reference -> page the floor's.
+            got: dict[str, float] = {}
 
             def on_message(_c: Any, _u: Any, msg: Any) -> None:
+                at = time.time()
                 body = json.loads(msg.payload)
                 kind = msg.topic.rsplit("/", 1)[1]
                 with lock:
                     delivered[kind].add(body.get("id") or body.get("hand_id"))
+                    if kind == "alerts":
+                        got[body["id"]] = at
 
             ref = mqtt_client(central_port, "bench-room-reference", *(creds or (None, None)))
             ref.on_message = on_message
@@ -316,7 +348,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 page = Page(port)
                 assert page.login("Maria Lopez") == 303
                 pages.append(SseView(port, page.cookie,
-                                     on_view=on_view if i == 0 else lambda _a, _v: None).start())
+                                     on_event=on_event if i == 0 else lambda *_: None).start())
 
             start = time.time() + 3.0 + 0.1 * args.tables  # time to connect every client
             queue: Any = multiprocessing.Queue()
@@ -326,17 +358,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             share = [args.tables // generators + (1 if i < args.tables % generators else 0)
                      for i in range(generators)]
             gens = [multiprocessing.Process(target=room_generator, args=(
-                load, sum(share[:i]), share[i], queue)) for i in range(generators)]
+                load, sum(share[:i]), share[i], queue, args.generator_nice))
+                for i in range(generators)]
             for gen in gens:
                 gen.start()
             time.sleep(max(0.0, start - time.time()))
             cpu0 = {name: group_cpu(pids) for name, pids in groups.items()}
+            waited0 = {name: group_waited(pids) for name, pids in groups.items()}
             wall0 = time.monotonic()
             reports = [queue.get(timeout=args.seconds + 300) for _ in gens]
             for gen in gens:
                 gen.join(timeout=60)
             published_end = time.monotonic()
             cpu_published = {name: group_cpu(pids) for name, pids in groups.items()}
+            waited = {name: group_waited(pids) - waited0[name] for name, pids in groups.items()}
 
             # Drain: the last alerts reach the page, the last hands their rows.
             def settled() -> bool:
@@ -363,6 +398,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             with lock:
                 lat = sorted((first_seen[i] - raised[i]) * 1000 for i in first_seen
                              if raised[i] >= start)
+                ref_lat = sorted((got[i] - raised[i]) * 1000 for i in first_seen
+                                 if raised[i] >= start and i in got)
+                # The worst latency of the alerts raised in each 5 s of the run: a
+                # stall shows as one bad window, falling behind as a rising line.
+                windows: dict[int, float] = {}
+                for ident, seen in first_seen.items():
+                    if raised[ident] >= start:
+                        w = int((raised[ident] - start) // 5)
+                        windows[w] = max(windows.get(w, 0.0), (seen - raised[ident]) * 1000)
                 hands_delivered = len(delivered["hands"])
                 alerts_delivered = len(delivered["alerts"])
         finally:
@@ -390,6 +434,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "cpu_percent": round(100 * (cpu_published[name] - cpu0[name])
                                  / (published_end - wall0), 1),
             "cpu_percent_with_drain": round(100 * (cpu1[name] - cpu0[name]) / wall, 1),
+            # Waiting for a CPU while ready to run, summed over the threads, in % of
+            # the time the tables published (a thread waiting the whole time: 100).
+            "waited_for_cpu_percent": round(100 * waited[name]
+                                            / (published_end - wall0), 1),
             "rss_mib_end": round(mem[name][0] / 1024, 1),
             "rss_mib_peak": round(mem[name][1] / 1024, 1)}
     processes["generators"] = {
@@ -403,7 +451,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "mode": "bridge" if args.bridge else "one broker",
         "database": args.database, "writers": args.writers, "floors": args.floors,
-        "generators": generators,
+        "generators": generators, "generator_nice": args.generator_nice,
         "tables": args.tables, "seconds": args.seconds, "rate_per_table": args.rate,
         "pages": args.pages, "cores": os.cpu_count(),
         "load_average_start": round(load_start, 2),
@@ -415,6 +463,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "alerts_seen_on_page": len(lat),
         "alert_latency_ms_median": round(statistics.median(lat), 1) if lat else None,
         "alert_latency_ms_p99": pct(lat, 0.99), "alert_latency_ms_max": pct(lat, 1.0),
+        "alert_to_reference_ms_median": pct(ref_lat, 0.5),
+        "alert_to_reference_ms_p99": pct(ref_lat, 0.99),
+        "alert_latency_ms_max_per_5s": [round(windows[w], 1) for w in sorted(windows)],
         "hands_delivered": hands_delivered, "hands_archived": rows["hands"],
         "broker_drop_warnings": dropped,
         "archive_drained": drained,
@@ -440,6 +491,9 @@ def print_table(fig: dict[str, Any]) -> None:
           f"{fig['alerts_delivered']}, seen on page {fig['alerts_seen_on_page']}")
     print(f"  alert -> page      median {fig['alert_latency_ms_median']} ms, p99 "
           f"{fig['alert_latency_ms_p99']} ms, max {fig['alert_latency_ms_max']} ms")
+    print(f"  alert -> reference median {fig.get('alert_to_reference_ms_median')} ms, p99 "
+          f"{fig.get('alert_to_reference_ms_p99')} ms (a plain subscriber beside the floor);"
+          f" worst per 5 s: {fig.get('alert_latency_ms_max_per_5s')}")
     print(f"  broker             {fig.get('broker_drop_warnings', 0)} 'dropped' warnings"
           " (messages dropped for a client that fell behind)")
     print(f"  archive            {fig['archive_rows_per_s']} rows/s "
@@ -447,10 +501,11 @@ def print_table(fig: dict[str, Any]) -> None:
           f"{fig['hands_delivered']}, archived {fig['hands_archived']}")
     print(f"  publish -> row     median {fig['archive_lag_ms_median']} ms, p99 "
           f"{fig['archive_lag_ms_p99']} ms, max {fig['archive_lag_ms_max']} ms")
-    print(f"  {'process':18} {'CPU % of 1 core':>16} {'RSS end MiB':>12} {'RSS peak MiB':>13}")
+    print(f"  {'process':18} {'CPU % of 1 core':>16} {'waited for CPU %':>17}"
+          f" {'RSS end MiB':>12} {'RSS peak MiB':>13}")
     for name, p in fig["processes"].items():
-        print(f"  {name:18} {p['cpu_percent']:>16} {p['rss_mib_end']:>12} "
-              f"{p['rss_mib_peak']:>13}")
+        print(f"  {name:18} {p['cpu_percent']:>16} {p.get('waited_for_cpu_percent', '-'):>17}"
+              f" {p['rss_mib_end']:>12} {p['rss_mib_peak']:>13}")
 
 
 def _sizes(text: str) -> list[int]:
@@ -476,6 +531,8 @@ def main() -> int:
                         help="floor instances (the pages are spread over them in turn)")
     parser.add_argument("--generators", type=int, default=0,
                         help="generator processes (default: one per 25 tables)")
+    parser.add_argument("--generator-nice", type=int, default=0, metavar="N",
+                        help="run the generators at niceness N (the services first)")
     parser.add_argument("--sweep", type=_sizes, default=None, metavar="N,N,...",
                         help="run every size (with every --databases and --page-counts)")
     parser.add_argument("--databases", default="sqlite", help="sweep: e.g. sqlite,postgres")

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from table_controller.mqtt.topics import TableTopics
+from table_controller.mqtt.topics import TableTopics, TopicKind
 
 SEVERITY_RANK: Final = {"critical": 0, "error": 1, "warning": 2}
 """docs/alerts.md severities, most urgent first; an unknown one sorts after them."""
@@ -51,30 +51,58 @@ def _suffix(topic: str) -> str:
     return topic[len(_ANY.base) + 1:]
 
 
-_SUFFIXES: Final = {
-    _suffix(_ANY.status): "status", _suffix(_ANY.state): "state",
-    _suffix(_ANY.alerts): "alert", _suffix(_ANY.alerts_open): "alerts_open",
-    _suffix(_ANY.alerts_changes): "alert_change", _suffix(_ANY.dealer): "dealer",
-    _suffix(_ANY.hands): "hand",
+_KIND_OF: Final = {
+    TopicKind.STATUS: "status", TopicKind.STATE: "state", TopicKind.ALERTS: "alert",
+    TopicKind.ALERTS_OPEN: "alerts_open", TopicKind.ALERTS_CHANGES: "alert_change",
+    TopicKind.DEALER: "dealer", TopicKind.HANDS: "hand", TopicKind.READER: "reader",
 }
-FOLLOWED: Final = (*_SUFFIXES, _suffix(_ANY.readers_filter))
+"""The view's kind of each topic kind the floor follows; never a ``secure/`` one."""
+
+FOLLOWED: Final = (_suffix(_ANY.status), _suffix(_ANY.state), _suffix(_ANY.alerts),
+                   _suffix(_ANY.alerts_open), _suffix(_ANY.alerts_changes),
+                   _suffix(_ANY.dealer), _suffix(_ANY.hands), _suffix(_ANY.readers_filter))
 """What the floor follows of every table (``stud/v1/+/<suffix>``); never ``secure/``."""
-_READERS: Final = _suffix(_ANY.readers_filter).split("/")[0]
+
+ALERT_FOLLOWED: Final = frozenset({_suffix(_ANY.alerts), _suffix(_ANY.alerts_open),
+                                   _suffix(_ANY.alerts_changes)})
+"""The followed topics of the open alerts: the floor takes them on a connection of their
+own, so that no state of any table is ahead of them (issue 25)."""
+
+LATEST_ONLY: Final = frozenset({_suffix(_ANY.state), _suffix(_ANY.readers_filter)})
+"""Followed topics whose every message is the whole retained snapshot, superseded by
+the next (a busy table's ``state`` ten times a second): the floor takes them at QoS 0.
+A lost one is made good by the next, and they stay out of the broker's window of
+unacknowledged QoS 1 messages (Mosquitto's ``max_inflight_messages``, 20), where ten
+states for every alert made the alerts wait (issue 25)."""
 
 
-def route(levels: list[str]) -> tuple[str, str] | None:
-    """``(table, kind)`` of a topic's levels after the root, else ``None``.
+def route(topic: str) -> tuple[str, str] | None:
+    """``(table, kind)`` of a topic name, else ``None`` (not a topic the floor shows).
 
-    ``levels`` is e.g. ``["t1", "alerts", "open"]``; ``secure/...`` is never routed
-    (the floor has no business with down cards, and its broker role cannot read them).
+    The one topic parser (:meth:`TableTopics.parse`) says what the topic is; ``secure/...``
+    is never routed (the floor has no business with down cards, and its broker role
+    cannot read them), nor are ``events``, ``notices``, reader stats, commands and replies.
     """
-    if len(levels) < 2:
+    parsed = TableTopics.parse(topic)
+    if parsed is None:
         return None
-    table, rest = levels[0], "/".join(levels[1:])
-    if len(levels) == 3 and levels[1] == _READERS:
-        return table, "reader"
-    kind = _SUFFIXES.get(rest)
-    return (table, kind) if kind else None
+    kind = _KIND_OF.get(parsed.kind)
+    return (parsed.table, kind) if kind else None
+
+
+def _journal(log: dict[str, int], table: str, version: int) -> None:
+    log.pop(table, None)  # re-inserted last: the journal stays in the order of change
+    log[table] = version
+
+
+def _since(log: dict[str, int], version: int) -> list[tuple[str, int]]:
+    changed = []
+    for table in reversed(log):
+        at = log[table]
+        if at <= version:
+            break
+        changed.append((table, at))
+    return changed
 
 
 def _text(value: Any, limit: int = 300) -> str | None:
@@ -173,6 +201,11 @@ class LiveView:
         """Counts the changes that may touch the open alerts (pages get those at once)."""
         self.ignored = 0
         """Messages of tables past :data:`MAX_TABLES` (shown on the page)."""
+        # table -> the version (alert version) of its last change, oldest change first:
+        # what changed since a page's last view is read from the end, so telling a page
+        # costs what changed, not every table (issue 25: 100 tables).
+        self._changed: dict[str, int] = {}
+        self._alerts_changed: dict[str, int] = {}
 
     def table(self, table: str) -> TableView:
         """The view of ``table`` (created when first seen: discovery)."""
@@ -245,7 +278,29 @@ class LiveView:
                 view.dealer = _dealer(p.get("dealer"))
         if kind in ALERT_KINDS:
             self.alert_version += 1
+            _journal(self._alerts_changed, table, self.alert_version)
+        self.touch(table)
+
+    def touch(self, table: str) -> None:
+        """Count a change of ``table``'s card (also one made outside :meth:`take`)."""
         self.version += 1
+        if table in self.tables:
+            _journal(self._changed, table, self.version)
+
+    def changed_since(self, version: int) -> list[tuple[str, int]]:
+        """``(table, version of its last change)`` of each table whose card changed
+        after :attr:`version` was ``version``, the latest change first."""
+        return _since(self._changed, version)
+
+    def alerts_changed_since(self, alert_version: int) -> list[tuple[str, int]]:
+        """``(table, alert version of its last change)`` of each table whose open alerts
+        may have changed after ``alert_version``, the latest change first."""
+        return _since(self._alerts_changed, alert_version)
+
+    def open_alerts(self, table: str) -> list[dict[str, Any]]:
+        """``table``'s open alerts, most severe then oldest first."""
+        view = self.tables.get(table)
+        return [] if view is None else sorted(view.open.values(), key=sort_key)
 
     def alerts(self) -> list[dict[str, Any]]:
         """Every open alert across the tables, most severe then oldest first."""

@@ -33,6 +33,7 @@ from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
+from table_controller.floor.live import sort_key
 from table_controller.mqtt.topics import TableTopics
 from table_controller.testing.broker import WAIT, wait_until
 from table_controller.web.passwords import hash_password
@@ -215,18 +216,59 @@ class Page:
         return json.loads(text)
 
 
+class _Merged:
+    """The page's view, kept up to date from the stream's events."""
+
+    def __init__(self) -> None:
+        self.view: dict[str, Any] | None = None
+        self.cards: dict[str, dict[str, Any]] = {}
+        self.open: dict[str, list[dict[str, Any]]] = {}
+
+    def take(self, event: str, data: str) -> dict[str, Any] | None:
+        """The view after one event (a new dict each time), or None before the first."""
+        body = json.loads(data) if event in ("view", "alerts", "tables") else None
+        if event == "view":
+            self.view = body
+            self.cards = {t["table"]: t for t in body["tables"]}
+            self.open = {}
+            for alert in body["alerts"]:
+                self.open.setdefault(alert["table"], []).append(alert)
+            return {**body}
+        if self.view is None or body is None:
+            return None
+        if event == "alerts":
+            for table, alerts in body["open"].items():
+                self.open[table] = alerts
+                if table in self.cards:  # the card's count follows at once, as on the page
+                    self.cards[table] = {**self.cards[table], "open_alerts": len(alerts)}
+            self.view = {**self.view, "alert_version": body["alert_version"],
+                         "alerts": sorted((a for v in self.open.values() for a in v),
+                                          key=sort_key),
+                         "tables": [self.cards[t] for t in sorted(self.cards)]}
+        else:
+            self.cards.update((t["table"], t) for t in body["tables"])
+            self.view = {**self.view, **{k: v for k, v in body.items() if k != "tables"},
+                         "tables": [self.cards[t] for t in sorted(self.cards)]}
+        return self.view
+
+
 @dataclass
 class SseView:
-    """Reads ``/sse`` in a thread; ``views`` grows with (time received, view)."""
+    """Reads ``/sse`` in a thread; ``views`` grows with (time received, view): the whole
+    view as the page holds it after each event (the first ``view``, then each ``alerts``
+    and ``tables`` delta merged into it, as floor.js does)."""
 
     port: int
     cookie: str
     views: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
     _conn: http.client.HTTPConnection | None = None
     on_view: Callable[[float, dict[str, Any]], None] | None = None
+    on_event: Callable[[float, str, str], None] | None = None
+    """If set, each event's (time received, name, data) goes here as it is, merged into
+    no view (the benchmarks: reading a page costs them as little as it can)."""
 
     def start(self) -> SseView:
-        """Connect; the reader thread parses ``view`` events."""
+        """Connect; the reader thread merges the events into views."""
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=300)
         conn.request("GET", "/sse", headers={"Cookie": self.cookie,
                                              "Accept": "text/event-stream"})
@@ -238,6 +280,7 @@ class SseView:
 
     def _read(self, resp: http.client.HTTPResponse) -> None:
         event, data = "", ""
+        merged = _Merged()
         with contextlib.suppress(Exception):
             while True:
                 line = resp.readline()
@@ -245,9 +288,14 @@ class SseView:
                     return
                 text = line.decode().rstrip("\n")
                 if text == "":
-                    if event == "view" and data:
-                        at = time.time()
-                        view = json.loads(data)
+                    at = time.time()  # when it arrived, before merging it
+                    if self.on_event is not None:
+                        if data:
+                            self.on_event(at, event, data)
+                        event, data = "", ""
+                        continue
+                    view = merged.take(event, data) if data else None
+                    if view is not None:
                         if self.on_view is not None:
                             self.on_view(at, view)
                         else:

@@ -81,11 +81,61 @@ def test_severity_then_age() -> None:
 
 
 def test_route_never_takes_secure_topics() -> None:
-    """The floor has no business with ``secure/``."""
-    assert route(["t1", "alerts", "open"]) == ("t1", "alerts_open")
-    assert route(["t1", "readers", "r1"]) == ("t1", "reader")
-    assert route(["t1", "secure", "hands"]) is None
-    assert route(["t1", "secure", "state"]) is None
+    """The floor has no business with ``secure/``; it routes by the one topic parser."""
+    assert route("stud/v1/t1/alerts/open") == ("t1", "alerts_open")
+    assert route("stud/v1/t1/readers/r1") == ("t1", "reader")
+    assert route("stud/v1/t1/state") == ("t1", "state")
+    for topic in ("stud/v1/t1/secure/hands", "stud/v1/t1/secure/state",
+                  "stud/v1/t1/events", "stud/v1/t1/readers/r1/stats", "stud/v1/t1/cmd/ack",
+                  "stud/v1/t1/reply/x", "stud/v1/t+/state", "stud/v2/t1/state", "stud/v1/t1"):
+        assert route(topic) is None, topic
+
+
+def test_what_changed_since_is_the_tables_that_changed_latest_first() -> None:
+    """A page is sent what changed after its last view (issue 25): each table once,
+    at the version of its last change, and nothing for a version already seen."""
+    view = LiveView()
+    for table in ("t1", "t2", "t3"):
+        view.take(table, "state", {"ts": 1.0})
+    seen = view.version
+    view.take("t2", "state", {"ts": 2.0})
+    view.take("t1", "reader", {"ts": 2.0, "reader": "r1", "state": "online"})
+    view.take("t2", "dealer", {"ts": 3.0, "dealer": {"id": "D1", "name": "Ann"}})
+    assert view.changed_since(seen) == [("t2", seen + 3), ("t1", seen + 2)]
+    assert view.changed_since(view.version) == []
+    assert [t for t, _ in view.changed_since(0)] == ["t2", "t1", "t3"]
+    assert view.alerts_changed_since(0) == []
+    view.take("t3", "alert", {"id": "t3:1", "code": "x", "severity": "error", "ts": 4.0})
+    view.take("t1", "alert", {"id": "t1:1", "code": "x", "severity": "critical", "ts": 5.0})
+    assert view.alerts_changed_since(0) == [("t1", 2), ("t3", 1)]
+    assert view.alerts_changed_since(1) == [("t1", 2)]
+    assert [a["id"] for a in view.open_alerts("t1")] == ["t1:1"]
+    assert view.open_alerts("nowhere") == []
+
+
+@settings(max_examples=100)
+@given(st.lists(MESSAGE, max_size=30), st.integers(0, 30))
+def test_deltas_replayed_on_an_old_view_give_the_view_now(messages: list[Any],
+                                                          cut: int) -> None:
+    """A page holding the view at any point, given the cards changed since and the
+    open alerts of the tables whose alerts changed since, holds the view now."""
+    view = LiveView()
+    for table, kind, payload in messages[:cut]:
+        view.take(table, kind, payload)
+    old = view.snapshot()
+    version, alert_version = view.version, view.alert_version
+    for table, kind, payload in messages[cut:]:
+        view.take(table, kind, payload)
+    cards = {t["table"]: t for t in old["tables"]}
+    cards.update((t, view.tables[t].summary()) for t, _ in view.changed_since(version))
+    open_by: dict[str, list[dict[str, Any]]] = {}
+    for alert in old["alerts"]:
+        open_by.setdefault(alert["table"], []).append(alert)
+    open_by.update((t, view.open_alerts(t)) for t, _ in view.alerts_changed_since(
+        alert_version))
+    now = view.snapshot()
+    assert [cards[t] for t in sorted(cards)] == now["tables"]
+    assert sorted((a for v in open_by.values() for a in v), key=sort_key) == now["alerts"]
 
 
 def test_build_command_sets_by_and_refuses_a_forged_one() -> None:

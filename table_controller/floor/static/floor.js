@@ -1,11 +1,16 @@
-// stud-table floor dashboard: drawn here from the service's SSE view; nothing is
-// loaded from outside the machine (no font, library, sound file or image).
+// stud-table floor dashboard: drawn here from the service's SSE stream (the whole view
+// once, then what changed); nothing is loaded from outside the machine (no font,
+// library, sound file or image).
 "use strict";
 
 const $ = (sel) => document.querySelector(sel);
 const SEVERITIES = ["critical", "error", "warning"];
-let view = null;
+let view = null;            // {tables, alerts, connected, refused, ignored}, kept up to date
+let cards = new Map();      // table id -> its card (from view and tables events)
+let openBy = new Map();     // table id -> its open alerts (from view and alerts events)
 let known = null;           // alert ids already seen (null until the first view)
+let fresh = [];             // alerts new since the last drawing (their rows flash)
+let drawing = false;        // a drawing is scheduled
 let audio = null;           // AudioContext, made on the first click (browser rule)
 window.floorBeeps = 0;      // how many cues the page sounded (the tests read it)
 
@@ -189,7 +194,7 @@ function drawTables(tables) {
     const readers = el("div", {class: "readers"}, ...t.readers.map((r) =>
       el("span", {class: "reader " + (r.state === "online" ? "ok" : "bad"), title: r.reader + ": " + r.state,
                   "data-reader": r.reader, "data-state": r.state}, r.reader + " " + r.state)));
-    const worst = view.alerts.filter((a) => a.table === t.table)
+    const worst = (openBy.get(t.table) || [])
       .map((a) => SEVERITIES.indexOf(a.severity)).filter((i) => i >= 0).sort()[0];
     const card = el("article", {class: "table st-" + (t.status || "unknown") +
                                   (worst !== undefined ? " has-" + SEVERITIES[worst] : ""),
@@ -226,25 +231,83 @@ function draw() {
   document.title = (view.alerts.length ? "(" + view.alerts.length + ") " : "") + "stud-table floor";
 }
 
-function onView(next) {
-  const fresh = [];
-  if (known !== null) for (const a of next.alerts) if (!known.has(a.id)) fresh.push(a);
-  known = new Set(next.alerts.map((a) => a.id));
-  view = next;
-  draw();
-  if (fresh.length) {
-    fresh.sort((x, y) => SEVERITIES.indexOf(x.severity) - SEVERITIES.indexOf(y.severity));
-    beep(fresh[0].severity);
+// Most severe first, then the oldest, then by table and id: the service's order.
+function alertOrder(x, y) {
+  const rank = (a) => { const i = SEVERITIES.indexOf(a.severity); return i < 0 ? SEVERITIES.length : i; };
+  const ts = (a) => (typeof a.raised_ts === "number" ? a.raised_ts : Infinity);
+  return rank(x) - rank(y) || (ts(x) < ts(y) ? -1 : ts(x) > ts(y) ? 1 : 0) ||
+    (x.table < y.table ? -1 : x.table > y.table ? 1 : 0) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
+}
+
+function alertsChanged() {
+  const all = [];
+  for (const list of openBy.values()) all.push(...list);
+  all.sort(alertOrder);
+  const now = [];
+  if (known !== null) for (const a of all) if (!known.has(a.id)) now.push(a);
+  known = new Set(all.map((a) => a.id));
+  view.alerts = all;
+  if (now.length) {
+    now.sort((x, y) => SEVERITIES.indexOf(x.severity) - SEVERITIES.indexOf(y.severity));
+    beep(now[0].severity);
+    fresh.push(...now);
+  }
+}
+
+// Events that arrive together are drawn once (a busy room sends many a second).
+function schedule() {
+  if (drawing) return;
+  drawing = true;
+  setTimeout(() => {
+    drawing = false;
+    view.tables = [...cards.values()].sort((x, y) => (x.table < y.table ? -1 : x.table > y.table ? 1 : 0));
+    draw();
     for (const a of fresh) {
       const row = document.querySelector('#alerts tr[data-id="' + CSS.escape(a.id) + '"]');
       if (row) row.classList.add("new");
     }
+    fresh = [];
+  }, 0);
+}
+
+function onView(next) {  // the whole view: on (re)connecting
+  cards = new Map(next.tables.map((t) => [t.table, t]));
+  openBy = new Map();
+  for (const a of next.alerts) {
+    if (!openBy.has(a.table)) openBy.set(a.table, []);
+    openBy.get(a.table).push(a);
   }
+  view = next;
+  alertsChanged();
+  schedule();
+}
+
+function onAlerts(delta) {  // each listed table's open alerts now
+  if (!view) return;
+  for (const [table, list] of Object.entries(delta.open)) {
+    if (list.length) openBy.set(table, list); else openBy.delete(table);
+    // The card's count follows the alerts at once, not with the next tables event.
+    const card = cards.get(table);
+    if (card) cards.set(table, {...card, open_alerts: list.length});
+  }
+  alertsChanged();
+  schedule();
+}
+
+function onTables(delta) {  // the cards that changed, and the page-wide figures
+  if (!view) return;
+  for (const t of delta.tables) cards.set(t.table, t);
+  view.connected = delta.connected;
+  view.refused = delta.refused;
+  view.ignored = delta.ignored;
+  schedule();
 }
 
 function connect() {
   const source = new EventSource("/sse");
   source.addEventListener("view", (ev) => onView(JSON.parse(ev.data)));
+  source.addEventListener("alerts", (ev) => onAlerts(JSON.parse(ev.data)));
+  source.addEventListener("tables", (ev) => onTables(JSON.parse(ev.data)));
   source.onerror = async () => {
     $("#conn").textContent = "dashboard link lost: retrying";
     $("#conn").className = "bad";
