@@ -30,12 +30,7 @@ MAX_PROSE_LINE = 400
 """Characters in one prose line. Loose on purpose: pages with measured figures grow
 by appended sentences, and the cap is there to catch a whole section on one line."""
 
-LONG_LINES_ALLOWED = {
-    # Being extended with measured figures by the helper scaling the floor and
-    # archive (issue 25) at the time this test came in; its one long list item is
-    # to be wrapped in that change, not under it.
-    "docs/scaling.md",
-}
+LONG_LINES_ALLOWED: set[str] = set()
 """Pages exempt from :data:`MAX_PROSE_LINE`, each with its reason above."""
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
