@@ -129,15 +129,10 @@ class _Settings:
         every field passes the plain check, else None (pydantic decides)."""
         raise NotImplementedError
 
-    def _fields(self) -> dict[str, Any]:
-        """The fields as given, nested settings as dicts (pydantic's input)."""
-        return {f.name: _as_input(getattr(self, f.name))
-                for f in dataclasses.fields(self)}  # type: ignore[arg-type]
-
     def __post_init__(self) -> None:
         checked = self._plain_check()
         if checked is None:  # pydantic coerces or raises its ValidationError
-            model = pydantic_models()[self._MODEL].model_validate(self._fields())
+            model = pydantic_models()[self._MODEL].model_validate(_model_input(self))
             checked = _from_model(model)
         for name, value in checked.items():
             object.__setattr__(self, name, value)
@@ -189,7 +184,7 @@ class _Settings:
         inner = handler(model)
 
         def to_input(value: Any) -> Any:
-            return value._fields() if isinstance(value, cls) else value
+            return _model_input(value) if isinstance(value, cls) else value
 
         def to_plain(value: Any) -> Any:
             return cls(**_from_model(value))
@@ -203,6 +198,12 @@ class _Settings:
             serialization=core_schema.wrap_serializer_function_ser_schema(
                 serialise, schema=inner),
         )
+
+
+def _model_input(settings: _Settings) -> dict[str, Any]:
+    """The fields as given, nested settings as dicts (pydantic's input)."""
+    return {f.name: _as_input(getattr(settings, f.name))
+            for f in dataclasses.fields(settings)}  # type: ignore[arg-type]
 
 
 def _as_input(value: object) -> object:
