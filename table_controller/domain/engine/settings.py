@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Self
 
 from table_controller.domain.hands import Game
 
@@ -138,7 +138,7 @@ class _Settings:
             object.__setattr__(self, name, value)
 
     @classmethod
-    def model_validate(cls, obj: object) -> Any:
+    def model_validate(cls, obj: object) -> Self:
         """Like pydantic's: an instance as is, a mapping of fields checked."""
         if isinstance(obj, cls):
             return obj
@@ -168,7 +168,7 @@ class _Settings:
             out[f.name] = value
         return out
 
-    def model_copy(self, *, update: Mapping[str, Any] | None = None) -> Any:
+    def model_copy(self, *, update: Mapping[str, Any] | None = None) -> Self:
         """A copy with ``update``'s fields changed (and checked)."""
         return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]
 
