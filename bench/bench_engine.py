@@ -27,6 +27,7 @@ from pathlib import Path
 
 from table_controller.domain.engine.dealing import replay_events
 from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.engine.variants import warm_up
 from table_controller.domain.hands import Game
 from table_controller.simulation import PhysicalDeal, random_hands
 from table_controller.testing.pokerkit_stud import play
@@ -101,8 +102,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"{len(hands)} hands, {events} zone events ({events / len(hands):.1f} per hand),"
         f" {seventh / len(hands):.0%} dealt to 7th street"
     )
-    # Warm-up, untimed: the evaluator builds its lookup tables on first use and
-    # PokerKit its own; steady-state hands are what a running table sees.
+    # Warm-up, untimed: steady-state hands are what a running table sees. The daemon
+    # obtains the evaluator's tables and fills the dealer's words before its first
+    # input (variants.warm_up); without it the engine here valued each new rank
+    # multiset one at a time (the replay door's way since issue 25), about a fifth of
+    # its instructions per hand in a short run. PokerKit warms up on the hands below.
+    warm_up()
     warm = random_hands(WARM_UP, args.seed + 1, args.fold_chance)
     for game in games:
         time_interleaved(warm, runs_for(game))

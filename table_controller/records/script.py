@@ -23,13 +23,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pydantic import ValidationError
-
 from table_controller.domain.cards import Card, CardParseError
 from table_controller.domain.engine.settings import (
     TableSettings,
-    settings_problem,
     stacks_problem,
+    validate_settings,
 )
 from table_controller.domain.events import (
     FLOOR_RULINGS,
@@ -299,9 +297,9 @@ def parse_settings(obj: Mapping[str, Any]) -> TableSettings:
     """Validate a ``table`` line into :class:`TableSettings`."""
     fields = {k: v for k, v in obj.items() if k != "op" and k not in _ENVELOPE}
     try:
-        return TableSettings.model_validate(fields)
-    except ValidationError as exc:
-        raise ValueError(f"table setting {settings_problem(exc)}") from None
+        return validate_settings(fields)
+    except ValueError as exc:
+        raise ValueError(f"table setting {exc}") from None
 
 
 def op_to_event(obj: Mapping[str, Any], seats: int = MAX_SEATS) -> TableEvent:

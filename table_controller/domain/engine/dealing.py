@@ -1137,10 +1137,12 @@ class HandTracker:
         return held
 
     def _emit_dealt(self, seat_no: int, card: Card, face: ZoneKind, street: int) -> None:
-        # GameEvent built here rather than through _emit: this runs for every card.
-        self._out.append(GameEvent(_DEALT_UP if face is UP else _DEALT_DOWN, seat_no, street,
-                                   card, None, (), (), self._at, None,
-                                   card in self.hand.manual))
+        # GameEvent built here rather than through _emit: this runs for every card. The
+        # tuple made directly: the named tuple's own __new__ is a Python function that
+        # does only this (half the cost of the event, issue 25).
+        self._out.append(_new_event(GameEvent, (
+            _DEALT_UP if face is UP else _DEALT_DOWN, seat_no, street, card, None, (), (),
+            self._at, None, card in self.hand.manual)))
 
     def _kill(self, seat_no: int, reason: str) -> None:
         hand = self.hand
@@ -1505,9 +1507,8 @@ class HandTracker:
         shown: tuple[ShownHand, ...] = (),
         amount: int | None = None,
     ) -> None:
-        self._out.append(
-            GameEvent(kind, seat, street, card, text, winners, shown, self._at, amount)
-        )
+        self._out.append(_new_event(GameEvent, (  # as _emit_dealt: no __new__ call
+            kind, seat, street, card, text, winners, shown, self._at, amount, False)))
 
     def _alert(
         self,
@@ -1571,6 +1572,7 @@ _DEALT_UP = GameEventKind.CARD_DEALT_UP
 _BURN_DUE = Reshuffle.BURN_DUE
 _DEALT_DOWN = GameEventKind.CARD_DEALT_DOWN
 _DEALER_PILES = (ZoneKind.MUCK, ZoneKind.BURN)
+_new_event = tuple.__new__
 
 
 def _where(zone: Zone) -> str:

@@ -326,7 +326,8 @@ class HandState:
         """:meth:`due_seat`, and whether that seat alone has the fewest cards: only
         its card can complete a street (the dealing engine asks for every card)."""
         live = self.live_seats
-        if len(live) < 2 or self.finished:
+        phase = self.phase  # self.finished inlined: one call fewer per card dealt
+        if len(live) < 2 or phase is _ENDED or phase is _CLEARED:
             return None, False
         seats = self.seats
         due, fewest, alone = live[0], CARDS_PER_HAND + 1, False
