@@ -431,7 +431,8 @@ class TableCore:
             uid = self.registry.uid_for(card, deck)
             for zone in zones:
                 for reader, port in self.layout.antennas_of(zone)[:1]:
-                    self.presence.tag_arrived(reader, port, uid, now)  # known already
+                    self.presence.tag_arrived(reader, port, uid, now,
+                                              settle=False)  # known already
                     self._start_positions.setdefault(card, []).append((zone, deck))
 
     def _seed_leftovers(self, leftovers: Mapping[Card, Sequence[tuple[Zone, str | None]]]
@@ -447,7 +448,7 @@ class TableCore:
                     continue  # a scripted record, or a deck no longer loaded: no tag
                 uid = self.registry.uid_for(card, deck)
                 for reader, port in self.layout.antennas_of(zone)[:1]:
-                    self.presence.tag_arrived(reader, port, uid, now)
+                    self.presence.tag_arrived(reader, port, uid, now, settle=False)
                     self._start_positions.setdefault(card, []).append((zone, deck))
 
     def publish_snapshot(self) -> None:
@@ -1136,11 +1137,13 @@ class TableCore:
         message, reader, at = item.message, item.reader_id, item.at
         self.readers.feed(reader, message, at)
         if isinstance(message, TagArrived):
-            events = self.presence.tag_arrived(reader, message.antenna, message.uid, at)
+            events = self.presence.tag_arrived(reader, message.antenna, message.uid, at,
+                                               message.rssi)
         elif isinstance(message, TagLeft):
             events = self.presence.tag_left(reader, message.antenna, message.uid, at)
         elif isinstance(message, Inventory):
-            events = self.presence.inventory(reader, message.antenna, message.uids, at)
+            events = self.presence.inventory(reader, message.antenna, message.uids, at,
+                                             message.strengths())
             if self.start.collecting:
                 self._inventoried.add((reader, message.antenna))
         elif isinstance(message, ReaderFault):

@@ -35,15 +35,17 @@ Rules, per UID:
    is a move, reported at once as ``CardRemoved(Z)`` then ``CardPlaced(Y)``.
    While an antenna of Z still sees the tag, a sighting in a neighbouring zone Y
    (:func:`may_cross_read`: side by side on the felt) is a **cross-read** (an
-   antenna reaching over, issue 19): counted, no event; the card
-   stays in Z, unless it is a read **stronger** than Z's by more than
-   ``tie_margin_db`` (both with a strength): then Z's was the cross-read (or the
-   card moved) and it moves to Y at once. When Z then loses it, it moves to Y at once if Y's sighting is
-   recent (no older than ``hold_time``: the new zone's reader simply scanned
-   first), else after the hold (rule 4: a long cross-read and a flicker of Z
-   look alike until then). A cross-read therefore never becomes a card in a
-   second zone. (A zone whose reader is offline is frozen: its sightings are
-   stale, so a sighting elsewhere is a move at once.)
+   antenna reaching over, issue 19): counted, no event; the card stays in Z,
+   unless Y's read is **stronger** than Z's by more than ``tie_margin_db`` (both
+   with a strength): then Z's was the cross-read (or the card moved) and it moves
+   to Y at once. A read in Y far *weaker* than Z's last one is a cross-read even
+   while Z has lost the tag for a scan. When Z then loses it, it moves to Y at
+   once if Y's sighting is recent (no older than ``hold_time``: the new zone's
+   reader simply scanned first) and not far weaker, else after the hold (rule 4:
+   a long cross-read and a flicker of Z look alike until then). A cross-read
+   therefore never becomes a card in a second zone. (A zone whose reader is
+   offline is frozen: its sightings are stale, so a sighting elsewhere is a move
+   at once.)
 4. When a hold expires but some antenna of another zone still reports the tag
    (a stale or overlapping sighting), the tag moves there instead of vanishing.
 
@@ -678,7 +680,8 @@ class PresenceTracker:
         self._stats.cross_read_ties += 1
         found = self._registry.lookup(uid)
         kept_dbm, other_dbm = strengths[kept], strengths[other]
-        assert kept_dbm is not None and other_dbm is not None
+        assert kept_dbm is not None
+        assert other_dbm is not None
         self._ties.append(CrossReadTie(None if found is None else found.card, kept, other, at,
                                        kept_dbm, other_dbm))
         if len(self._ties) > MAX_TIES:
