@@ -35,6 +35,14 @@ MAX_RSSI_DBM: Final = 20
 HF front end reports, above +20 dBm no tag answers (the reader's own carrier is
 about +23 dBm). Anything else on the wire is a malformed frame."""
 
+RSSI_FLAG: Final = 0x80
+"""Set in the antenna byte of TAG_ARRIVED / INVENTORY: strengths follow the UIDs.
+
+Declared up front rather than guessed from the length: a COBS-framed body with a
+zero byte appended (one stray 0x01 on the line before a delimiter) still passes
+CRC-16/CCITT-FALSE, so "one byte more than the UIDs" must not be enough to read a
+strength; without the flag such a frame is malformed, as it always was."""
+
 NO_RSSI: Final = -128
 """The strength byte 0x80: "not measured" for one tag of an INVENTORY that carries
 strengths (decoded as ``None``)."""
@@ -324,12 +332,16 @@ def encode_payload(message: Message) -> bytes:
                 patch,
             )
         case TagArrived():
-            body = bytes((message.antenna,)) + _uid_field(message.uid)
-            return body if message.rssi is None else body + _rssi_byte(message.rssi)
+            if message.rssi is None:
+                return bytes((message.antenna,)) + _uid_field(message.uid)
+            return (bytes((message.antenna | RSSI_FLAG,)) + _uid_field(message.uid)
+                    + _rssi_byte(message.rssi))
         case TagLeft():
             return bytes((message.antenna,)) + _uid_field(message.uid)
         case Inventory():
-            head = _INVENTORY_HEAD.pack(message.antenna, message.scan_cycle, len(message.uids))
+            flag = 0 if message.rssi is None else RSSI_FLAG
+            head = _INVENTORY_HEAD.pack(message.antenna | flag, message.scan_cycle,
+                                        len(message.uids))
             body = head + b"".join(_uid_field(uid) for uid in message.uids)
             if message.rssi is None:
                 return body
@@ -378,13 +390,12 @@ class _Reader:
         return self.take(length).hex().upper()
 
     def antenna(self) -> int:
-        value = self.byte()
+        return self.check_antenna(self.byte())
+
+    def check_antenna(self, value: int) -> int:
         if value >= MAX_ANTENNAS:
             raise PayloadError(f"antenna {value} outside 0..15", truncated=False)
         return value
-
-    def left(self) -> int:
-        return len(self.data) - self.offset
 
     def rssi(self, *, allow_none: bool) -> int | None:
         value = int.from_bytes(self.take(1), "big", signed=True)
@@ -411,26 +422,25 @@ def decode_payload(msg_type: MessageType, payload: bytes) -> Message:
                 reader_id, protocol, antennas, major, minor, patch = reader.unpack(_HELLO)
                 message = Hello(reader_id, (major, minor, patch), antennas, protocol)
             case MessageType.TAG_ARRIVED:
-                antenna, uid = reader.antenna(), reader.uid()
-                # One optional trailing byte: the read's strength (a reader without
-                # one sends the payload as before).
-                rssi = reader.rssi(allow_none=False) if reader.left() else None
+                first = reader.byte()
+                antenna, uid = reader.check_antenna(first & ~RSSI_FLAG), reader.uid()
+                # The flag says the read's strength follows (a reader without one
+                # sends the payload as before).
+                rssi = reader.rssi(allow_none=False) if first & RSSI_FLAG else None
                 message = TagArrived(antenna, uid, rssi)
             case MessageType.TAG_LEFT:
                 message = TagLeft(reader.antenna(), reader.uid())
             case MessageType.INVENTORY:
-                antenna, cycle, count = reader.unpack(_INVENTORY_HEAD)
+                first, cycle, count = reader.unpack(_INVENTORY_HEAD)
+                antenna = first & ~RSSI_FLAG
                 if antenna >= MAX_ANTENNAS or count > MAX_INVENTORY_TAGS:
                     raise PayloadError("inventory antenna or count out of range", truncated=False)
                 # From a list: tuple() of a generator resizes a 10-slot tuple, which
                 # strands one on CPython's tuple free list per call (item 26).
                 uids = tuple([reader.uid() for _ in range(count)])
                 strengths: tuple[int | None, ...] | None = None
-                if reader.left():
-                    # The optional strength block: one byte per tag, all or nothing.
-                    if reader.left() < count:
-                        raise PayloadError(f"strength block of {reader.left()} bytes for"
-                                           f" {count} tags", truncated=True)
+                if first & RSSI_FLAG:
+                    # The strength block the flag announced: one byte per tag.
                     strengths = tuple([reader.rssi(allow_none=True) for _ in range(count)])
                 message = Inventory(antenna, cycle, uids, strengths)
             case MessageType.HEARTBEAT:
