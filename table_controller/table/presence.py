@@ -246,6 +246,8 @@ class _Pending:
     """The strongest read per zone, None once a read of that zone had none."""
     lost: dict[Zone, float] = field(default_factory=dict)
     """When each zone last lost sight of it within the window."""
+    left_at: float | None = None
+    """For a tag placed elsewhere (a move settling): when its old zone last saw it."""
 
     def note(self, zone: Zone, rssi: float | None) -> None:
         """One more sighting in ``zone``."""
@@ -433,14 +435,14 @@ class PresenceTracker:
             del self._holds[uid]
             tag = self._tags[uid]
             left_at = tag.left_at if tag.left_at is not None else now
-            events += self._unplace(uid, tag, left_at)
             elsewhere = self._latest_sighting(uid)
             if elsewhere is None:
                 self._stats.departures += 1
+                events += self._unplace(uid, tag, left_at)
             else:
                 # Rule 4: still reported by another zone's antenna; it is there.
                 self._stats.moves += 1
-                events += self._place(uid, elsewhere, now)
+                events += self._move(uid, tag, elsewhere, left_at, now)
         return events
 
     def next_deadline(self) -> float | None:
@@ -554,15 +556,15 @@ class PresenceTracker:
                  settle: bool = True) -> list[ZoneEvent]:
         """An antenna of ``zone`` began seeing ``uid`` (with strength ``rssi``)."""
         tag = self._tags.get(uid)
+        pending = self._pending.get(uid)
+        if pending is not None and not (tag is not None and tag.zone == zone):
+            if all(may_cross_read(z, zone) for z in pending.reads):
+                pending.note(zone, rssi)  # rule 1: one more candidate or read
+                return []
+            # A table's width away within the window: the card moved. Commit
+            # what the window saw, then this is a move (rule 3).
+            return self._commit(uid) + self._sighted(uid, zone, now, rssi, settle)
         if tag is None:
-            pending = self._pending.get(uid)
-            if pending is not None:
-                if all(may_cross_read(z, zone) for z in pending.reads):
-                    pending.note(zone, rssi)  # rule 1: one more candidate or read
-                    return []
-                # A table's width away within the window: the card moved. Commit
-                # what the window saw, then this is a move (rule 3).
-                return self._commit(uid) + self._sighted(uid, zone, now, rssi, settle)
             if settle and self._settle_time > 0:
                 self._pending[uid] = _Pending(now, now + self._settle_time, {zone: 1},
                                               {zone: rssi})
@@ -572,6 +574,10 @@ class PresenceTracker:
         if tag.zone == zone:
             if rssi is not None:
                 tag.strength = rssi
+            if self._pending.pop(uid, None) is not None:
+                # Back where it lay before a landing elsewhere settled: that was a
+                # cross-read of a card lifted for a moment, not a move.
+                self._stats.cross_reads += 1
             if self._holds.pop(uid, None) is not None:
                 self._stats.flickers_suppressed += 1
                 tag.left_at = None
@@ -585,7 +591,7 @@ class PresenceTracker:
                 # incumbent's read was the cross-read, or the card moved).
                 self._stats.stronger_moves += 1
                 self._stats.moves += 1
-                return self._unplace(uid, tag, now) + self._place(uid, zone, now, rssi)
+                return self._move(uid, tag, zone, now, now, strength=rssi)
             # Rule 3: its own zone still sees it: a neighbouring antenna reaching
             # over, not a move (the hold and rule 4 move it if it really went).
             self._stats.cross_reads += 1
@@ -597,22 +603,32 @@ class PresenceTracker:
             self._stats.cross_reads += 1
             return []
         # Rule 3: a move. The old zone had lost it: it left when last seen there.
-        self._stats.moves += 1
         held = self._holds.pop(uid, None) is not None
-        left_at = tag.left_at if held and tag.left_at is not None else now
-        return self._unplace(uid, tag, left_at) + self._place(uid, zone, now, rssi)
+        left_at = tag.left_at if held and tag.left_at is not None else None
+        if settle and self._settle_time > 0:
+            # Where it landed is settled like a first placement (rule 1): a card
+            # dropped on the muck is cross-read by the board too. It stays placed
+            # where it was meanwhile (its hold ended: the commit moves it).
+            self._pending[uid] = _Pending(now, now + self._settle_time, {zone: 1},
+                                          {zone: rssi}, left_at=left_at)
+            return []
+        self._stats.moves += 1
+        return self._move(uid, tag, zone, now if left_at is None else left_at, now, strength=rssi)
 
     def _unsighted(self, uid: str, zone: Zone, now: float) -> list[ZoneEvent]:
         """An antenna of ``zone`` stopped seeing ``uid``: start a hold if it was the
         last, or finish a move another zone's recent sighting began (rule 3)."""
         tag = self._tags.get(uid)
-        if tag is None:
-            pending = self._pending.get(uid)
-            if pending is not None and not any(
-                    uid in self._seen[a] for a in self._antennas_of[zone]):
+        pending = self._pending.get(uid)
+        if pending is not None:
+            if any(uid in self._seen[a] for a in self._antennas_of[zone]):
+                return []
+            if zone in pending.reads:
                 pending.lost[zone] = now  # lost within its settle window (rule 1)
+            elif tag is not None and tag.zone == zone and pending.left_at is None:
+                pending.left_at = now  # the old zone noticed: the commit moves it
             return []
-        if tag.zone != zone:
+        if tag is None or tag.zone != zone:
             return []  # a stale sighting of a tag that has since moved
         if any(uid in self._seen[a] for a in self._antennas_of[zone]):
             return []  # another antenna of the same zone still sees it
@@ -624,7 +640,7 @@ class PresenceTracker:
             if not self._weaker(tag, elsewhere, strength):
                 # The new zone's reader scanned before the old one noticed: a move.
                 self._stats.moves += 1
-                return self._unplace(uid, tag, now) + self._place(uid, elsewhere, now, strength)
+                return self._move(uid, tag, elsewhere, now, now, strength=strength)
             # Far weaker than its own read: a cross-read, not where it went (rule 3).
         tag.left_at = now
         self._hold(uid, now + self._hold_time)
@@ -644,8 +660,9 @@ class PresenceTracker:
 
     def _commit(self, uid: str) -> list[ZoneEvent]:
         """Rule 1: the settle window of ``uid`` is over: place it in the zone the
-        reads decide, dated at its first sighting."""
+        reads decide, dated at its first sighting (or move it there, rule 3)."""
         pending = self._pending.pop(uid)
+        moving = self._tags.get(uid)
         zones = list(pending.reads)  # in the order first seen
         winner = zones[0]
         if len(zones) > 1:
@@ -664,8 +681,14 @@ class PresenceTracker:
                 most = max(pending.reads.values())
                 winner = next(z for z in zones if pending.reads[z] == most)
                 self._stats.settled_by_count += 1
-        self._stats.arrivals += 1
-        events = self._place(uid, winner, pending.since, pending.strength[winner])
+        strength = pending.strength[winner]
+        if moving is None:
+            self._stats.arrivals += 1
+            events = self._place(uid, winner, pending.since, strength)
+        else:
+            self._stats.moves += 1
+            left_at = pending.since if pending.left_at is None else pending.left_at
+            events = self._move(uid, moving, winner, left_at, pending.since, strength=strength)
         if not any(uid in self._seen[a] for a in self._antennas_of[winner]):
             # Seen in the window and lost again before it ended: held from then,
             # like any departure (rule 2; rule 4 if another zone still sees it).
@@ -717,6 +740,18 @@ class PresenceTracker:
             self._stats.duplicate_arrivals += 1
         copies.add(uid)
         return [CardPlaced(zone, found.card, now, found.deck)]
+
+    def _move(self, uid: str, tag: _Tag, zone: Zone, left_at: float, now: float, *,
+              strength: float | None = None) -> list[ZoneEvent]:
+        """``uid`` left ``tag.zone`` (last seen there at ``left_at``) for ``zone``."""
+        removed = self._unplace(uid, tag, left_at)
+        placed = self._place(uid, zone, now, strength)
+        if tag.zone.seat is not None and tag.zone.seat == zone.seat:
+            # In flight between one seat's zones (turned over, slid, a cross-read
+            # corrected): the new zone first, so the seat is never bare meanwhile
+            # and an auto hand does not end under it (issue 19).
+            return placed + removed
+        return removed + placed
 
     def _unplace(self, uid: str, tag: _Tag, at: float) -> list[ZoneEvent]:
         del self._tags[uid]
