@@ -340,7 +340,9 @@ class PresenceTracker:
         seen = self._seen[key]
         if uid in seen:
             del seen[uid]
-            self._rssi[key].pop(uid, None)
+            strengths = self._rssi[key]
+            if strengths:  # empty for a reader that reports no strength
+                strengths.pop(uid, None)
             due += self._unsighted(uid, zone, now)
         return due
 
@@ -556,7 +558,7 @@ class PresenceTracker:
                  settle: bool = True) -> list[ZoneEvent]:
         """An antenna of ``zone`` began seeing ``uid`` (with strength ``rssi``)."""
         tag = self._tags.get(uid)
-        pending = self._pending.get(uid)
+        pending = self._pending.get(uid) if self._pending else None
         if pending is not None and not (tag is not None and tag.zone == zone):
             if all(may_cross_read(z, zone) for z in pending.reads):
                 pending.note(zone, rssi)  # rule 1: one more candidate or read
@@ -574,7 +576,7 @@ class PresenceTracker:
         if tag.zone == zone:
             if rssi is not None:
                 tag.strength = rssi
-            if self._pending.pop(uid, None) is not None:
+            if self._pending and self._pending.pop(uid, None) is not None:
                 # Back where it lay before a landing elsewhere settled: that was a
                 # cross-read of a card lifted for a moment, not a move.
                 self._stats.cross_reads += 1
@@ -619,7 +621,7 @@ class PresenceTracker:
         """An antenna of ``zone`` stopped seeing ``uid``: start a hold if it was the
         last, or finish a move another zone's recent sighting began (rule 3)."""
         tag = self._tags.get(uid)
-        pending = self._pending.get(uid)
+        pending = self._pending.get(uid) if self._pending else None
         if pending is not None:
             if any(uid in self._seen[a] for a in self._antennas_of[zone]):
                 return []
