@@ -781,7 +781,7 @@ class TableCore:
 
     def _maybe_settle(self) -> None:
         everyone = set(self.layout.antenna_map)
-        settled = everyone <= self._inventoried and self.presence.next_deadline() is None
+        settled = everyone <= self._inventoried and not self.presence.holding()
         if settled or self._mono() >= self._reconcile_deadline:
             self._settle(timed_out=not settled)
 
@@ -1142,8 +1142,11 @@ class TableCore:
         elif isinstance(message, TagLeft):
             events = self.presence.tag_left(reader, message.antenna, message.uid, at)
         elif isinstance(message, Inventory):
+            # During the start-up the inventories are the table's picture, placed at
+            # once; afterwards a tag first seen settles (docs/presence.md rule 1).
             events = self.presence.inventory(reader, message.antenna, message.uids, at,
-                                             message.strengths())
+                                             message.strengths(),
+                                             settle=not self.start.collecting)
             if self.start.collecting:
                 self._inventoried.add((reader, message.antenna))
         elif isinstance(message, ReaderFault):

@@ -348,14 +348,15 @@ class PresenceTracker:
 
     def inventory(
         self, reader_id: int, antenna: int, uids: Iterable[str], now: float,
-        rssi: Mapping[str, float] | None = None,
+        rssi: Mapping[str, float] | None = None, *, settle: bool = True,
     ) -> list[ZoneEvent]:
         """The complete set of UIDs antenna ``antenna`` of ``reader_id`` sees now.
 
         Reconciles: UIDs new to this antenna arrive, UIDs it no longer lists
         leave (held like :meth:`tag_left`). Repeating an unchanged inventory
         emits nothing. ``rssi``: the strength (dBm) per UID where the reader
-        reports one (rule 1).
+        reports one (rule 1). ``settle=False``: tags first seen are placed at once
+        (the daemon's start-up picture, reconciled as a whole).
         """
         events, zone = self._report_on(reader_id, antenna, now)
         if zone is None:
@@ -379,7 +380,7 @@ class PresenceTracker:
             strength = None if rssi is None else rssi.get(uid)
             if strength is not None:
                 strengths[uid] = strength
-            events += self._sighted(uid, zone, now, strength, True)
+            events += self._sighted(uid, zone, now, strength, settle)
         return events
 
     def reader_lost(self, reader_id: int, now: float) -> list[ZoneEvent]:
@@ -455,6 +456,11 @@ class PresenceTracker:
         if settle is None or hold is None:
             return hold if settle is None else settle
         return min(settle, hold)
+
+    def holding(self) -> bool:
+        """Whether a departure hold is running (settle windows aside): the daemon's
+        start-up waits for these, a card whose zone is settling is a live arrival."""
+        return self._next_hold() is not None
 
     def _next_settle(self) -> float | None:
         """The end of the first settle window running, if any (few run at once)."""
