@@ -11,7 +11,11 @@
    Split at the link's receive timestamp (taken right after the read that returned
    the frame's last byte): *wire* (write -> read: pty and thread wake-up) and
    *decode + track* (read -> event: COBS/CRC/payload decoding, the link callback and
-   the tracker).
+   the tracker). With ``--settle`` (default: the daemon's settle window,
+   docs/presence.md rule 1) the card's zone is committed when the window ends: a
+   ticker thread calls ``tick`` at ``next_deadline()``, as the daemon's loop does, and
+   the *settle* line is the total minus the window (the wake-up cost on top of it).
+   ``--settle 0`` measures the tracker without a window (the figure before issue 19).
 2. **Tracker throughput.** Pure in-memory: a seeded stream of arrivals, departures,
    dropouts and inventories over the 8-seat layout and both example decks, ticked
    like the daemon ticks; events emitted per second and reports handled per second.
@@ -19,6 +23,7 @@
    reference: the ratio says what tracking costs over the bare lookup.
 
     .venv/bin/python bench/bench_presence_latency.py [--placements 2000] [--reports 200000]
+        [--settle SECONDS]
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from table_controller.domain.cards import DECK
 from table_controller.domain.events import CardPlaced, ZoneEvent
 from table_controller.table.deck import DeckRegistry, load_decks
 from table_controller.table.layout import TableLayout, load_layout
-from table_controller.table.presence import PresenceTracker
+from table_controller.table.presence import DEFAULT_SETTLE_TIME, PresenceTracker
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYOUT_FILE = ROOT / "hardware" / "layouts" / "table-8.toml"
@@ -78,22 +83,39 @@ class Pipeline:
         self.placed = threading.Condition(self.lock)
         self.online = threading.Event()
         self.results: list[tuple[float, float, CardPlaced]] = []  # (callback, event, ev)
+        self.stopping = False
+        self.received = 0.0  # when the last TAG_ARRIVED reached us (one card at a time)
+
+    def ticker(self) -> None:
+        """Call ``tick`` at the tracker's deadlines, as the daemon's loop does."""
+        with self.lock:
+            while not self.stopping:
+                deadline = self.tracker.next_deadline()
+                now = time.monotonic()
+                if deadline is None or deadline > now:
+                    self.placed.wait(0.05 if deadline is None else min(0.05, deadline - now))
+                    continue
+                self._record(self.tracker.tick(now))
+
+    def _record(self, events: list[ZoneEvent]) -> None:
+        done = time.monotonic()
+        for event in events:
+            if isinstance(event, CardPlaced):
+                self.results.append((self.received or done, done, event))
+                self.placed.notify_all()
 
     def on_message(self, reader_id: int, message: ReaderMessage, now: float) -> None:
         """Map one reader message onto the tracker, as the daemon does."""
         with self.lock:
             events: list[ZoneEvent] = []
             if isinstance(message, TagArrived):
+                self.received = now
                 events = self.tracker.tag_arrived(reader_id, message.antenna, message.uid, now)
             elif isinstance(message, TagLeft):
                 events = self.tracker.tag_left(reader_id, message.antenna, message.uid, now)
             elif isinstance(message, Inventory):
                 events = self.tracker.inventory(reader_id, message.antenna, message.uids, now)
-            done = time.monotonic()
-            for event in events:
-                if isinstance(event, CardPlaced):
-                    self.results.append((now, done, event))
-                    self.placed.notify_all()
+            self._record(events)
 
     def on_state(self, reader_id: int, state: ConnectionState, stats: LinkStats) -> None:
         """Note when the link is up."""
@@ -105,10 +127,14 @@ def _grown(results: list[tuple[float, float, CardPlaced]], size: int) -> bool:
     return len(results) > size
 
 
-def bench_pty(layout: TableLayout, registry: DeckRegistry, placements: int) -> None:
-    """Part 1: write -> CardPlaced over a real pty."""
-    tracker = PresenceTracker(layout, registry)
+def bench_pty(layout: TableLayout, registry: DeckRegistry, placements: int,
+              settle: float) -> None:
+    """Part 1: write -> CardPlaced over a real pty (through a settle window of ``settle``)."""
+    # The link's clock is time.monotonic, as the daemon's.
+    tracker = PresenceTracker(layout, registry, settle_time=settle)
     pipeline = Pipeline(tracker)
+    ticker = threading.Thread(target=pipeline.ticker, daemon=True)
+    ticker.start()
     rng = random.Random(7)
     uids = [registry.uid_for(card, "red") for card in DECK]
     where: dict[str, int] = {}
@@ -151,11 +177,17 @@ def bench_pty(layout: TableLayout, registry: DeckRegistry, placements: int) -> N
                     total.append(done - written)
             finally:
                 link.stop()
+                with pipeline.lock:
+                    pipeline.stopping = True
+                ticker.join()
     tracker_only = [t - w for t, w in zip(total, wire, strict=True)]
-    print(f"pty -> zone event, {placements} placements (moves between 4 antennas of reader 1)")
+    print(f"pty -> zone event, {placements} placements (moves between 4 antennas of reader 1),"
+          f" settle window {settle * 1000:.0f} ms")
     show_ms("write -> CardPlaced (total)", total)
     show_ms("write -> frame read (wire)", wire)
     show_ms("read -> CardPlaced (decode+track)", tracker_only)
+    if settle > 0:
+        show_ms("beyond the settle window", [t - settle for t in tracker_only])
 
 
 def synthetic_reports(
@@ -269,10 +301,12 @@ def main() -> int:
     parser.add_argument("--placements", type=int, default=2000)
     parser.add_argument("--reports", type=int, default=200_000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--settle", type=float, default=DEFAULT_SETTLE_TIME,
+                        help="the tracker's settle window in seconds (0: none)")
     args = parser.parse_args()
     layout = load_layout(LAYOUT_FILE)
     registry = load_decks(DECK_FILES)
-    bench_pty(layout, registry, args.placements)
+    bench_pty(layout, registry, args.placements, args.settle)
     bench_throughput(layout, registry, args.reports, args.repeats)
     return 0
 

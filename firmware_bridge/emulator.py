@@ -39,6 +39,8 @@ from firmware_bridge.frames import PROTOCOL_VERSION
 from firmware_bridge.messages import (
     MAX_ANTENNAS,
     MAX_INVENTORY_TAGS,
+    MAX_RSSI_DBM,
+    MIN_RSSI_DBM,
     U32_MAX,
     Direction,
     FaultCode,
@@ -65,8 +67,9 @@ DEFAULT_INVENTORY_PERIOD: Final = 2.0
 
 _READ_CHUNK: Final = 4096
 
-ChannelReads = Callable[[int, float], Sequence[str]]
-"""(antenna, scan time) -> the UIDs that antenna reads in that scan (an RF channel)."""
+ChannelReads = Callable[[int, float], Sequence[str | tuple[str, float]]]
+"""(antenna, scan time) -> the UIDs that antenna reads in that scan (an RF channel),
+each alone or with the read's strength in dBm, which the firmware then reports."""
 
 
 class FirmwareModel:
@@ -79,7 +82,9 @@ class FirmwareModel:
     ``reads``, if set, replaces the placed tags and the dropout: called per antenna
     per scan with the scan's time, it returns the UIDs that antenna reads (the RF
     channel's view, which includes cross-reads of tags lying on other antennas and
-    leaves out tags it does not read).
+    leaves out tags it does not read). A read that comes with a strength is reported
+    with it (TAG_ARRIVED and INVENTORY carry the RSSI byte, docs/protocol.md), as a
+    front end that measures one does.
     """
 
     def __init__(
@@ -105,6 +110,8 @@ class FirmwareModel:
         # dicts, not sets: insertion order keeps inventories stable and readable.
         self._placed: list[dict[str, None]] = [{} for _ in range(antenna_count)]
         self._reported: list[dict[str, None]] = [{} for _ in range(antenna_count)]
+        # The strength (dBm, on the wire's scale) of each reported tag's last read.
+        self._rssi: list[dict[str, int]] = [{} for _ in range(antenna_count)]
         self._misses: dict[tuple[int, str], int] = {}
         self.scan_cycles = 0
 
@@ -117,6 +124,8 @@ class FirmwareModel:
         """Power-on: nothing reported yet, scan counter from zero (tags stay on the table)."""
         for reported in self._reported:
             reported.clear()
+        for strengths in self._rssi:
+            strengths.clear()
         self._misses.clear()
         self.scan_cycles = 0
 
@@ -148,8 +157,16 @@ class FirmwareModel:
         dropout = self.dropout_probability
         reads = self.reads
         for antenna, placed in enumerate(self._placed):
+            strengths = self._rssi[antenna]
             if reads is not None:
-                seen = list(dict.fromkeys(reads(antenna, now)))
+                seen = []
+                for read in reads(antenna, now):
+                    if isinstance(read, str):
+                        seen.append(read)
+                    else:
+                        seen.append(read[0])
+                        strengths[read[0]] = wire_rssi(read[1])
+                seen = list(dict.fromkeys(seen))
             elif dropout > 0.0:
                 seen = [uid for uid in placed if self.rng.random() >= dropout]
             else:
@@ -159,12 +176,13 @@ class FirmwareModel:
                 self._misses.pop((antenna, uid), None)
                 if uid not in reported and len(reported) < MAX_INVENTORY_TAGS:
                     reported[uid] = None
-                    out.append(TagArrived(antenna, uid))
+                    out.append(TagArrived(antenna, uid, strengths.get(uid)))
             seen_set = set(seen)
             for uid in [uid for uid in reported if uid not in seen_set]:
                 misses = self._misses.get((antenna, uid), 0) + 1
                 if misses >= self.leave_after_misses:
                     del reported[uid]
+                    strengths.pop(uid, None)
                     self._misses.pop((antenna, uid), None)
                     out.append(TagLeft(antenna, uid))
                 else:
@@ -174,7 +192,12 @@ class FirmwareModel:
     def inventory(self, antenna: int) -> Inventory:
         """The INVENTORY message for one antenna (the reported tags)."""
         self._check_antenna(antenna)
-        return Inventory(antenna, self.scan_cycles, tuple(self._reported[antenna]))
+        uids = tuple(self._reported[antenna])
+        strengths = self._rssi[antenna]
+        # The strength block only from a front end that measured some (old readers
+        # send the inventory as before).
+        rssi = tuple(strengths.get(uid) for uid in uids) if strengths else None
+        return Inventory(antenna, self.scan_cycles, uids, rssi)
 
     def inventories(self) -> list[Inventory]:
         """INVENTORY messages for every antenna, empty ones included."""
@@ -263,6 +286,11 @@ class NoiseChannel:
         if rate >= 1.0:
             return 0
         return int(math.log(1.0 - self.rng.random()) / math.log(1.0 - rate))
+
+
+def wire_rssi(dbm: float) -> int:
+    """A strength in dBm as the wire carries it: whole dB, within the byte's range."""
+    return max(MIN_RSSI_DBM, min(MAX_RSSI_DBM, round(dbm)))
 
 
 def random_uid(rng: random.Random) -> str:

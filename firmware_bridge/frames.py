@@ -48,7 +48,8 @@ A babbling reader, line noise without zeros, or a wrong device on the port (a mo
 a GPS module) would otherwise grow that buffer without bound and make every later
 CRC check walk it. With the cap, memory per link is bounded and a runaway segment is
 dropped and counted as *oversized* as soon as it passes the limit.
-The largest legal message (an INVENTORY of 64 ten-byte UIDs) needs 716 bytes.
+The largest legal message (an INVENTORY of 64 ten-byte UIDs with their strengths)
+needs 780 bytes.
 """
 
 MAX_PAYLOAD_SIZE: Final = MAX_BODY_SIZE - MIN_BODY_SIZE

@@ -29,6 +29,24 @@ MAX_UID_BYTES: Final = 10
 MAX_INVENTORY_TAGS: Final = 64
 """Most tags one INVENTORY may list: a full deck on one antenna, with room to spare."""
 
+MIN_RSSI_DBM: Final = -127
+MAX_RSSI_DBM: Final = 20
+"""A read's strength (RSSI) travels as a signed byte in dBm, -127..+20: below -127 no
+HF front end reports, above +20 dBm no tag answers (the reader's own carrier is
+about +23 dBm). Anything else on the wire is a malformed frame."""
+
+RSSI_FLAG: Final = 0x80
+"""Set in the antenna byte of TAG_ARRIVED / INVENTORY: strengths follow the UIDs.
+
+Declared up front rather than guessed from the length: a COBS-framed body with a
+zero byte appended (one stray 0x01 on the line before a delimiter) still passes
+CRC-16/CCITT-FALSE, so "one byte more than the UIDs" must not be enough to read a
+strength; without the flag such a frame is malformed, as it always was."""
+
+NO_RSSI: Final = -128
+"""The strength byte 0x80: "not measured" for one tag of an INVENTORY that carries
+strengths (decoded as ``None``)."""
+
 MAX_FAULT_TEXT_BYTES: Final = 64
 """Longest READER_FAULT text, in UTF-8 bytes: a short human hint, not a log."""
 
@@ -119,6 +137,12 @@ def _check_uint(name: str, value: int, maximum: int) -> None:
         raise MessageError(f"{name} {value} outside 0..{maximum}")
 
 
+def _check_rssi(rssi: int | None) -> None:
+    if rssi is not None and (isinstance(rssi, bool) or not isinstance(rssi, int)
+                             or not MIN_RSSI_DBM <= rssi <= MAX_RSSI_DBM):
+        raise MessageError(f"strength {rssi!r} dBm outside {MIN_RSSI_DBM}..{MAX_RSSI_DBM}")
+
+
 def _check_uid(uid: str) -> None:
     if normalize_uid(uid) != uid:
         raise MessageError(f"tag UID {uid!r} must be uppercase hex of 4..10 bytes")
@@ -150,14 +174,19 @@ class Hello:
 
 @dataclass(frozen=True, slots=True)
 class TagArrived:
-    """A tag appeared on ``antenna`` (after the firmware's own debounce, if any)."""
+    """A tag appeared on ``antenna`` (after the firmware's own debounce, if any).
+
+    ``rssi``: the read's strength in dBm where the reader measures one (an optional
+    trailing byte on the wire; None from a reader that does not)."""
 
     antenna: int
     uid: str
+    rssi: int | None = None
 
     def __post_init__(self) -> None:
         _check_antenna(self.antenna)
         _check_uid(self.uid)
+        _check_rssi(self.rssi)
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,11 +206,14 @@ class Inventory:
     """The complete list of tags the reader currently reports on one antenna.
 
     ``scan_cycle`` is the reader's scan-cycle counter when the list was taken.
+    ``rssi``: one strength (dBm, or None: not measured) per UID, in the same order,
+    where the reader measures them (an optional trailing block on the wire).
     """
 
     antenna: int
     scan_cycle: int
     uids: tuple[str, ...]
+    rssi: tuple[int | None, ...] | None = None
 
     def __post_init__(self) -> None:
         _check_antenna(self.antenna)
@@ -190,6 +222,18 @@ class Inventory:
             raise MessageError(f"{len(self.uids)} tags exceed {MAX_INVENTORY_TAGS} per inventory")
         for uid in self.uids:
             _check_uid(uid)
+        if self.rssi is not None:
+            if len(self.rssi) != len(self.uids):
+                raise MessageError(f"{len(self.rssi)} strengths for {len(self.uids)} tags")
+            for rssi in self.rssi:
+                _check_rssi(rssi)
+
+    def strengths(self) -> dict[str, float]:
+        """The measured strength (dBm) per UID; empty from a reader that measures none."""
+        if self.rssi is None:
+            return {}
+        return {uid: float(r) for uid, r in zip(self.uids, self.rssi, strict=True)
+                if r is not None}
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,6 +309,10 @@ def _uid_field(uid: str) -> bytes:
     return bytes((len(raw),)) + raw
 
 
+def _rssi_byte(rssi: int | None) -> bytes:
+    return (NO_RSSI if rssi is None else rssi).to_bytes(1, "big", signed=True)
+
+
 def message_type(message: Message) -> MessageType:
     """The type byte of ``message``."""
     return _TYPE_OF[type(message)]
@@ -283,11 +331,21 @@ def encode_payload(message: Message) -> bytes:
                 minor,
                 patch,
             )
-        case TagArrived() | TagLeft():
+        case TagArrived():
+            if message.rssi is None:
+                return bytes((message.antenna,)) + _uid_field(message.uid)
+            return (bytes((message.antenna | RSSI_FLAG,)) + _uid_field(message.uid)
+                    + _rssi_byte(message.rssi))
+        case TagLeft():
             return bytes((message.antenna,)) + _uid_field(message.uid)
         case Inventory():
-            head = _INVENTORY_HEAD.pack(message.antenna, message.scan_cycle, len(message.uids))
-            return head + b"".join(_uid_field(uid) for uid in message.uids)
+            flag = 0 if message.rssi is None else RSSI_FLAG
+            head = _INVENTORY_HEAD.pack(message.antenna | flag, message.scan_cycle,
+                                        len(message.uids))
+            body = head + b"".join(_uid_field(uid) for uid in message.uids)
+            if message.rssi is None:
+                return body
+            return body + b"".join(_rssi_byte(r) for r in message.rssi)
         case Heartbeat():
             return _HEARTBEAT.pack(message.uptime_ms, message.scan_cycles)
         case ReaderFault():
@@ -332,9 +390,20 @@ class _Reader:
         return self.take(length).hex().upper()
 
     def antenna(self) -> int:
-        value = self.byte()
+        return self.check_antenna(self.byte())
+
+    def check_antenna(self, value: int) -> int:
         if value >= MAX_ANTENNAS:
             raise PayloadError(f"antenna {value} outside 0..15", truncated=False)
+        return value
+
+    def rssi(self, *, allow_none: bool) -> int | None:
+        value = int.from_bytes(self.take(1), "big", signed=True)
+        if value == NO_RSSI and allow_none:
+            return None
+        if not MIN_RSSI_DBM <= value <= MAX_RSSI_DBM:
+            raise PayloadError(f"strength {value} dBm outside {MIN_RSSI_DBM}..{MAX_RSSI_DBM}",
+                               truncated=False)
         return value
 
     def finish(self) -> None:
@@ -353,16 +422,27 @@ def decode_payload(msg_type: MessageType, payload: bytes) -> Message:
                 reader_id, protocol, antennas, major, minor, patch = reader.unpack(_HELLO)
                 message = Hello(reader_id, (major, minor, patch), antennas, protocol)
             case MessageType.TAG_ARRIVED:
-                message = TagArrived(reader.antenna(), reader.uid())
+                first = reader.byte()
+                antenna, uid = reader.check_antenna(first & ~RSSI_FLAG), reader.uid()
+                # The flag says the read's strength follows (a reader without one
+                # sends the payload as before).
+                rssi = reader.rssi(allow_none=False) if first & RSSI_FLAG else None
+                message = TagArrived(antenna, uid, rssi)
             case MessageType.TAG_LEFT:
                 message = TagLeft(reader.antenna(), reader.uid())
             case MessageType.INVENTORY:
-                antenna, cycle, count = reader.unpack(_INVENTORY_HEAD)
+                first, cycle, count = reader.unpack(_INVENTORY_HEAD)
+                antenna = first & ~RSSI_FLAG
                 if antenna >= MAX_ANTENNAS or count > MAX_INVENTORY_TAGS:
                     raise PayloadError("inventory antenna or count out of range", truncated=False)
                 # From a list: tuple() of a generator resizes a 10-slot tuple, which
                 # strands one on CPython's tuple free list per call (item 26).
-                message = Inventory(antenna, cycle, tuple([reader.uid() for _ in range(count)]))
+                uids = tuple([reader.uid() for _ in range(count)])
+                strengths: tuple[int | None, ...] | None = None
+                if first & RSSI_FLAG:
+                    # The strength block the flag announced: one byte per tag.
+                    strengths = tuple([reader.rssi(allow_none=True) for _ in range(count)])
+                message = Inventory(antenna, cycle, uids, strengths)
             case MessageType.HEARTBEAT:
                 uptime, cycles = reader.unpack(_HEARTBEAT)
                 message = Heartbeat(uptime, cycles)

@@ -38,7 +38,7 @@ TINY: dict[str, tuple[str, ...] | None] = {
     "bench_phh.py": ("--rounds", "1", "--hands", "20"),
     "bench_pn5180.py": ("--scans", "5"),
     "bench_presence_latency.py": ("--placements", "50", "--reports", "500", "--repeats",
-                                  "1"),
+                                  "1", "--settle", "0.02"),
     "bench_room.py": ("--tables", "2", "--seconds", "2", "--pages", "1"),
     "bench_simulate.py": ("--batches", "2", "--batch", "5", "--daemon-hands", "1",
                           "--speed", "50"),

@@ -485,7 +485,8 @@ class TableCore:
             uid = self.registry.uid_for(card, deck)
             for zone in zones:
                 for reader, port in self.layout.antennas_of(zone)[:1]:
-                    self.presence.tag_arrived(reader, port, uid, now)  # known already
+                    self.presence.tag_arrived(reader, port, uid, now,
+                                              settle=False)  # known already
                     self._collected.positions.setdefault(card, []).append((zone, deck))
 
     def _seed_leftovers(self, leftovers: Mapping[Card, Sequence[tuple[Zone, str | None]]]
@@ -501,7 +502,7 @@ class TableCore:
                     continue  # a scripted record, or a deck no longer loaded: no tag
                 uid = self.registry.uid_for(card, deck)
                 for reader, port in self.layout.antennas_of(zone)[:1]:
-                    self.presence.tag_arrived(reader, port, uid, now)
+                    self.presence.tag_arrived(reader, port, uid, now, settle=False)
                     self._collected.positions.setdefault(card, []).append((zone, deck))
 
     def publish_snapshot(self) -> None:
@@ -871,7 +872,7 @@ class TableCore:
 
     def _maybe_settle(self) -> None:
         everyone = set(self.layout.antenna_map)
-        settled = everyone <= self._collected.inventoried and self.presence.next_deadline() is None
+        settled = everyone <= self._collected.inventoried and not self.presence.holding()
         if settled or self._mono() >= self._collected.deadline:
             self._settle(timed_out=not settled)
 
@@ -1243,11 +1244,16 @@ class TableCore:
         message, reader, at = item.message, item.reader_id, item.at
         self.readers.feed(reader, message, at)
         if isinstance(message, TagArrived):
-            events = self.presence.tag_arrived(reader, message.antenna, message.uid, at)
+            events = self.presence.tag_arrived(reader, message.antenna, message.uid, at,
+                                               message.rssi)
         elif isinstance(message, TagLeft):
             events = self.presence.tag_left(reader, message.antenna, message.uid, at)
         elif isinstance(message, Inventory):
-            events = self.presence.inventory(reader, message.antenna, message.uids, at)
+            # During the start-up the inventories are the table's picture, placed at
+            # once; afterwards a tag first seen settles (docs/presence.md rule 1).
+            events = self.presence.inventory(reader, message.antenna, message.uids, at,
+                                             message.strengths(),
+                                             settle=not self.start.collecting)
             if self.start.collecting:
                 self._collected.inventoried.add((reader, message.antenna))
         elif isinstance(message, ReaderFault):

@@ -67,7 +67,7 @@ from table_controller.records.journal import (
 from table_controller.records.script import event_to_op, parse_settings
 from table_controller.table.deck import DeckRegistry, load_decks
 from table_controller.table.layout import TableLayout, load_layout
-from table_controller.table.presence import PresenceTracker
+from table_controller.table.presence import DEFAULT_SETTLE_TIME, PresenceTracker
 
 log = structlog.get_logger(__name__)
 
@@ -314,7 +314,10 @@ class Daemon:
             table_id=config.table.id,
             settings=self.settings,
             layout=self.layout,
-            presence=PresenceTracker(self.layout, registry, config.table.presence_hold),
+            # The settle window lets the stronger of two reads decide a card's zone
+            # (docs/presence.md, rule 1), as in the simulator's fast mode.
+            presence=PresenceTracker(self.layout, registry, config.table.presence_hold,
+                                     DEFAULT_SETTLE_TIME),
             journal=self.journal,
             publisher=self.publisher,
             link_stats=self._link_stats,

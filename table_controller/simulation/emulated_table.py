@@ -18,12 +18,12 @@ import random
 import threading
 import time
 import tomllib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from firmware_bridge.emulator import ReaderEmulator
+from firmware_bridge.emulator import ChannelReads, ReaderEmulator
 from firmware_bridge.rf_channel import RFChannel, RFParams
 from table_controller.domain.events import CardPlaced, CardRemoved, TableEvent, UnknownTag
 from table_controller.domain.zones import Zone
@@ -76,13 +76,16 @@ class EmulatedTable:
             for reader_id, reader in self.readers.items():
                 reader.model.reads = self._reads_of(reader_id)
 
-    def _reads_of(self, reader_id: int) -> Callable[[int, float], Sequence[str]]:
+    def _reads_of(self, reader_id: int) -> ChannelReads:
         channel = self.channel
         assert channel is not None
 
-        def reads(port: int, now: float) -> list[str]:
+        def reads(port: int, now: float) -> list[str | tuple[str, float]]:
+            # With the strength: the emulated readers report it, as a front end that
+            # measures RSSI does (docs/protocol.md), and presence decides by it.
             with self._lock:
-                return [read.uid for read in channel.reads((reader_id, port), now)]
+                return [(read.uid, read.strength)
+                        for read in channel.reads((reader_id, port), now)]
         return reads
 
     def set_flicker(self, flicker: float | None) -> None:

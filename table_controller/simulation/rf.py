@@ -28,7 +28,6 @@ missed. Pure: no clock, no I/O; seeded per hand.
 
 from __future__ import annotations
 
-import inspect
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -55,7 +54,11 @@ from table_controller.domain.zones import ZoneKind as TableZoneKind
 from table_controller.simulation.plan import SimHand
 from table_controller.table.deck import DeckRegistry
 from table_controller.table.layout import TableLayout
-from table_controller.table.presence import DEFAULT_HOLD_TIME, PresenceTracker
+from table_controller.table.presence import (
+    DEFAULT_HOLD_TIME,
+    DEFAULT_SETTLE_TIME,
+    PresenceTracker,
+)
 
 CARD_PAUSE: Final = 0.5
 """Seconds between two cards dealt (a dealer takes 0.4-0.6 s)."""
@@ -271,21 +274,22 @@ class RFTable:
     """Hands dealt on the layout's antennas through the RF channel (module docstring)."""
 
     def __init__(self, params: RFParams, layout: TableLayout, registry: DeckRegistry, *,
-                 seed: int, hold_time: float = DEFAULT_HOLD_TIME) -> None:
+                 seed: int, hold_time: float = DEFAULT_HOLD_TIME,
+                 settle_time: float = DEFAULT_SETTLE_TIME) -> None:
         self.params = params
         self.layout = layout
         self.registry = registry
         self.seed = seed
         self.hold_time = hold_time
-        self.tracker = PresenceTracker(layout, registry, hold_time)
+        # The daemon's own tracker and decision (settle window, stronger read wins):
+        # one model, so the grid measures what the daemon does.
+        self.tracker = PresenceTracker(layout, registry, hold_time, settle_time)
         self._uids = UidLookup(registry)
         self._kinds, self._neighbours = channel_map(layout)
         self._home: dict[Zone, Antenna] = {zone: layout.antennas_of(zone)[0]
                                            for zone in layout.zones}
         self._same_seat = same_seat_antennas(layout)
         self._clock = 0.0
-        # The daemon's tracker takes no strength yet; pass it once it does.
-        self._rssi = "rssi" in inspect.signature(PresenceTracker.tag_arrived).parameters
 
     def channel(self, number: int) -> RFChannel:
         """Hand ``number``'s channel (its own seed: dead tags are per hand)."""
@@ -321,11 +325,8 @@ class RFTable:
             assert isinstance(item, tuple)
             arrived, (reader, port), uid, strength = item
             if arrived:
-                if self._rssi:
-                    events += tracker.tag_arrived(reader, port, uid, at,
-                                                  rssi=strength)  # type: ignore[call-arg]
-                else:
-                    events += tracker.tag_arrived(reader, port, uid, at)
+                # The strength the reader reports on the wire (docs/protocol.md).
+                events += tracker.tag_arrived(reader, port, uid, at, rssi=strength)
             else:
                 events += tracker.tag_left(reader, port, uid, at)
         last = max([end, *(a.at for a in actions)]) + self.hold_time + 0.01

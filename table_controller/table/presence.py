@@ -16,7 +16,16 @@ Readers report, per antenna, that a tag UID appeared (``tag_arrived``), vanished
 Rules, per UID:
 
 1. A sighting in zone Z of a tag not placed anywhere: it is placed in Z at once
-   (``CardPlaced``, or ``UnknownTag`` for a UID no deck knows).
+   (``CardPlaced``, or ``UnknownTag`` for a UID no deck knows); with a *settle
+   window* (``settle_time`` > 0, the daemon's and the simulator's default
+   :data:`DEFAULT_SETTLE_TIME`) its zone is first decided when the window ends:
+   every zone that may cross-read Z (:func:`may_cross_read`) and sees the tag
+   within the window is a candidate, and the **stronger read wins** (the
+   strength the reader reports, in dBm); strengths within ``tie_margin_db`` of
+   each other are a **tie**: the zone that saw it first keeps it and the tie is
+   named (:meth:`PresenceTracker.ties`, ``stats.cross_read_ties``). Without a
+   strength (a reader that reports none) the zone that read it most often in
+   the window wins, the first keeping ties. ``at`` is the first sighting.
 2. The last antenna of Z losing the tag does not remove it: a *hold* starts, and
    ``CardRemoved`` is emitted by :meth:`PresenceTracker.tick` once ``hold_time``
    has passed with no antenna of Z seeing it again. A tag that drops out of a
@@ -26,13 +35,17 @@ Rules, per UID:
    is a move, reported at once as ``CardRemoved(Z)`` then ``CardPlaced(Y)``.
    While an antenna of Z still sees the tag, a sighting in a neighbouring zone Y
    (:func:`may_cross_read`: side by side on the felt) is a **cross-read** (an
-   antenna reaching over, issue 19): counted, no event; the card
-   stays in Z. When Z then loses it, it moves to Y at once if Y's sighting is
-   recent (no older than ``hold_time``: the new zone's reader simply scanned
-   first), else after the hold (rule 4: a long cross-read and a flicker of Z
-   look alike until then). A cross-read therefore never becomes a card in a
-   second zone. (A zone whose reader is offline is frozen: its sightings are
-   stale, so a sighting elsewhere is a move at once.)
+   antenna reaching over, issue 19): counted, no event; the card stays in Z,
+   unless Y's read is **stronger** than Z's by more than ``tie_margin_db`` (both
+   with a strength): then Z's was the cross-read (or the card moved) and it moves
+   to Y at once. A read in Y far *weaker* than Z's last one is a cross-read even
+   while Z has lost the tag for a scan. When Z then loses it, it moves to Y at
+   once if Y's sighting is recent (no older than ``hold_time``: the new zone's
+   reader simply scanned first) and not far weaker, else after the hold (rule 4:
+   a long cross-read and a flicker of Z look alike until then). A cross-read
+   therefore never becomes a card in a second zone. (A zone whose reader is
+   offline is frozen: its sightings are stale, so a sighting elsewhere is a move
+   at once.)
 4. When a hold expires but some antenna of another zone still reports the tag
    (a stale or overlapping sighting), the tag moves there instead of vanishing.
 
@@ -88,6 +101,9 @@ from table_controller.table.layout import TableLayout
 
 __all__ = [
     "DEFAULT_HOLD_TIME",
+    "DEFAULT_SETTLE_TIME",
+    "TIE_MARGIN_DB",
+    "CrossReadTie",
     "PresenceStats",
     "PresenceTracker",
     "TagPresence",
@@ -101,6 +117,25 @@ Long enough to ride out a few missed scan cycles of a multi-tag reader (a tag
 shadowed by a hand or by the cards stacked on it), short enough that a card
 picked up and folded shows in the feed within a couple of seconds.
 """
+
+DEFAULT_SETTLE_TIME = 0.3
+"""Seconds a tag first seen waits before its zone is committed (rule 1).
+
+Two scan cycles of a multiplexed reader (0.15 s): a card read by its own antenna
+and cross-read by a neighbour is seen by both within one cycle of landing, in
+either order, and the own read may miss one scan. Short next to the 0.5 s
+between two cards dealt, so cards still come out in the order they were dealt.
+"""
+
+TIE_MARGIN_DB = 2.0
+"""Two reads of one tag whose strengths differ by this or less are a tie (dB).
+
+Below the channel's smallest cross-read margin (3 dB): a cross-read reaches
+over the gap between two antennas and loses at least that much, while two reads
+of one card by one antenna differ by much less."""
+
+MAX_TIES = 64
+"""Ties kept for :meth:`PresenceTracker.ties` (the newest; a counter keeps the rest)."""
 
 Antenna = tuple[int, int]
 """(reader id, antenna port)."""
@@ -133,6 +168,22 @@ class TagPresence:
     uid: str = field(repr=False)
 
 
+@dataclass(frozen=True, slots=True)
+class CrossReadTie:
+    """Two neighbouring zones read one tag equally strongly (rule 1): the card was
+    placed in ``kept`` (the zone that saw it first), ``other`` read it as well.
+
+    A presence observation, not a card in two zones: someone may look which of
+    the two the card lies on. ``card`` is None for an unknown tag; no UID."""
+
+    card: Card | None
+    kept: Zone
+    other: Zone
+    at: float
+    strength_dbm: float
+    other_dbm: float
+
+
 @dataclass(slots=True)
 class PresenceStats:
     """Counters for monitoring; never contains UIDs."""
@@ -157,7 +208,16 @@ class PresenceStats:
     """Tags an inventory showed that incremental reports had missed, either way."""
     cross_reads: int = 0
     """Sightings of a placed tag by another zone's antenna while its own zone still
-    sees it: a neighbouring antenna reaching over (rule 3), no event."""
+    sees it: a neighbouring antenna reaching over (rule 3), no event; and the
+    candidates a settle window decided against (rule 1)."""
+    settled_by_strength: int = 0
+    """First placements whose zone the stronger of two reads decided (rule 1)."""
+    settled_by_count: int = 0
+    """First placements decided among several zones without strengths (rule 1)."""
+    cross_read_ties: int = 0
+    """Reads of one tag by two neighbouring zones equally strong (rule 1)."""
+    stronger_moves: int = 0
+    """Placed tags moved at once by a stronger read next door (rule 3)."""
 
 
 @dataclass(slots=True)
@@ -170,16 +230,53 @@ class _Tag:
     since: float
     left_at: float | None = None
     """When the zone last lost sight of it; set while held."""
+    strength: float | None = None
+    """The strength (dBm) of the zone's last read of it, where the reader reports one."""
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A tag first seen, its zone not committed yet (rule 1's settle window)."""
+
+    since: float
+    deadline: float
+    reads: dict[Zone, int]
+    """Sightings per candidate zone; insertion order is the order first seen."""
+    strength: dict[Zone, float | None]
+    """The strongest read per zone, None once a read of that zone had none."""
+    lost: dict[Zone, float] = field(default_factory=dict)
+    """When each zone last lost sight of it within the window."""
+    left_at: float | None = None
+    """For a tag placed elsewhere (a move settling): when its old zone last saw it."""
+
+    def note(self, zone: Zone, rssi: float | None) -> None:
+        """One more sighting in ``zone``."""
+        self.reads[zone] = self.reads.get(zone, 0) + 1
+        self.lost.pop(zone, None)
+        if zone not in self.strength:
+            self.strength[zone] = rssi
+            return
+        old = self.strength[zone]
+        self.strength[zone] = None if old is None or rssi is None else max(old, rssi)
 
 
 class PresenceTracker:
     """Turns per-antenna tag reports into zone events (see the module docstring)."""
 
     def __init__(
-        self, layout: TableLayout, registry: DeckRegistry, hold_time: float = DEFAULT_HOLD_TIME
+        self, layout: TableLayout, registry: DeckRegistry, hold_time: float = DEFAULT_HOLD_TIME,
+        settle_time: float = 0.0, tie_margin_db: float = TIE_MARGIN_DB,
     ) -> None:
         if not (math.isfinite(hold_time) and hold_time >= 0):
             raise ValueError(f"hold_time must be a finite number >= 0, got {hold_time!r}")
+        if not (math.isfinite(settle_time) and 0 <= settle_time <= hold_time + 1.0):
+            raise ValueError(f"settle_time must be in [0, hold_time + 1], got {settle_time!r}")
+        if not (math.isfinite(tie_margin_db) and tie_margin_db >= 0):
+            raise ValueError(f"tie_margin_db must be a finite number >= 0, got {tie_margin_db!r}")
+        self._settle_time = float(settle_time)
+        self._tie_margin = float(tie_margin_db)
+        self._pending: dict[str, _Pending] = {}
+        self._ties: list[CrossReadTie] = []
         self._layout = layout
         self._registry = registry
         self._hold_time = float(hold_time)
@@ -193,6 +290,8 @@ class PresenceTracker:
         }
         # uid -> time the sighting began; per antenna.
         self._seen: dict[Antenna, dict[str, float]] = {a: {} for a in self._zone_of}
+        # uid -> the strength (dBm) the antenna last reported for it, where it reports one.
+        self._rssi: dict[Antenna, dict[str, float]] = {a: {} for a in self._zone_of}
         self._tags: dict[str, _Tag] = {}
         self._holds: dict[str, float] = {}  # uid -> deadline; the truth about holds
         # (deadline, uid) min-heap over _holds, so every report can check "anything
@@ -205,20 +304,27 @@ class PresenceTracker:
 
     # ------------------------------------------------------------------ reports
 
-    def tag_arrived(self, reader_id: int, antenna: int, uid: str, now: float) -> list[ZoneEvent]:
+    def tag_arrived(self, reader_id: int, antenna: int, uid: str, now: float,
+                    rssi: float | None = None, *, settle: bool = True) -> list[ZoneEvent]:
         """Antenna ``antenna`` of reader ``reader_id`` started seeing ``uid``.
 
+        ``rssi``: the read's strength in dBm where the reader reports one (rule 1).
+        ``settle=False`` places a tag first seen at once, whatever the settle
+        window (the daemon telling presence where a restored hand's cards lie).
         Like every report, first emits whatever holds expired by ``now`` (see
         :meth:`tick`), so a late tick can never reorder events.
         """
         due, zone = self._report_on(reader_id, antenna, now)
         if zone is None:
             return due
-        seen = self._seen[(reader_id, antenna)]
+        key = (reader_id, antenna)
+        seen = self._seen[key]
         if uid in seen:
             return due  # a repeated report: this antenna already sees it
         seen[uid] = now
-        events = self._sighted(uid, zone, now)
+        if rssi is not None:
+            self._rssi[key][uid] = rssi
+        events = self._sighted(uid, zone, now, rssi, settle)
         return due + events if due else events
 
     def tag_left(self, reader_id: int, antenna: int, uid: str, now: float) -> list[ZoneEvent]:
@@ -230,35 +336,51 @@ class PresenceTracker:
         due, zone = self._report_on(reader_id, antenna, now)
         if zone is None:
             return due
-        seen = self._seen[(reader_id, antenna)]
+        key = (reader_id, antenna)
+        seen = self._seen[key]
         if uid in seen:
             del seen[uid]
+            strengths = self._rssi[key]
+            if strengths:  # empty for a reader that reports no strength
+                strengths.pop(uid, None)
             due += self._unsighted(uid, zone, now)
         return due
 
     def inventory(
-        self, reader_id: int, antenna: int, uids: Iterable[str], now: float
+        self, reader_id: int, antenna: int, uids: Iterable[str], now: float,
+        rssi: Mapping[str, float] | None = None, *, settle: bool = True,
     ) -> list[ZoneEvent]:
         """The complete set of UIDs antenna ``antenna`` of ``reader_id`` sees now.
 
         Reconciles: UIDs new to this antenna arrive, UIDs it no longer lists
         leave (held like :meth:`tag_left`). Repeating an unchanged inventory
-        emits nothing.
+        emits nothing. ``rssi``: the strength (dBm) per UID where the reader
+        reports one (rule 1). ``settle=False``: tags first seen are placed at once
+        (the daemon's start-up picture, reconciled as a whole).
         """
         events, zone = self._report_on(reader_id, antenna, now)
         if zone is None:
             return events
-        seen = self._seen[(reader_id, antenna)]
+        key = (reader_id, antenna)
+        seen = self._seen[key]
+        strengths = self._rssi[key]
         current = set(uids)
         # Sorted, so the events of one inventory come in a reproducible order.
         for uid in sorted(seen.keys() - current):
             self._stats.inventory_corrections += 1
             del seen[uid]
+            strengths.pop(uid, None)
             events += self._unsighted(uid, zone, now)
+        if self._pending:
+            for uid in current & seen.keys() & self._pending.keys():
+                self._pending[uid].note(zone, None if rssi is None else rssi.get(uid))
         for uid in sorted(current - seen.keys()):
             self._stats.inventory_corrections += 1
             seen[uid] = now
-            events += self._sighted(uid, zone, now)
+            strength = None if rssi is None else rssi.get(uid)
+            if strength is not None:
+                strengths[uid] = strength
+            events += self._sighted(uid, zone, now, strength, settle)
         return events
 
     def reader_lost(self, reader_id: int, now: float) -> list[ZoneEvent]:
@@ -284,9 +406,17 @@ class PresenceTracker:
     # -------------------------------------------------------------------- clock
 
     def tick(self, now: float) -> list[ZoneEvent]:
-        """Expire the holds whose deadline is ``<= now``; returns the removals (and moves)."""
+        """Commit the tags whose settle window ended by ``now`` (rule 1), then expire
+        the holds whose deadline is ``<= now``; returns the placements, removals and
+        moves."""
+        events: list[ZoneEvent] = []
+        if self._pending:
+            settled = sorted((p.deadline, uid) for uid, p in self._pending.items()
+                             if p.deadline <= now)
+            for _deadline, uid in settled:
+                events += self._commit(uid)
         if not self._holds:
-            return []
+            return events
         due: list[str] = []
         if self._offline:
             # Rare path (a reader is away): skip frozen holds, leave the heap alone;
@@ -304,23 +434,41 @@ class PresenceTracker:
                 # entries; both look live, so skip the one just taken.
                 if holds.get(uid) == deadline and (not due or due[-1] != uid):
                     due.append(uid)
-        events: list[ZoneEvent] = []
         for uid in due:
             del self._holds[uid]
             tag = self._tags[uid]
             left_at = tag.left_at if tag.left_at is not None else now
-            events += self._unplace(uid, tag, left_at)
             elsewhere = self._latest_sighting(uid)
             if elsewhere is None:
                 self._stats.departures += 1
+                events += self._unplace(uid, tag, left_at)
             else:
                 # Rule 4: still reported by another zone's antenna; it is there.
                 self._stats.moves += 1
-                events += self._place(uid, elsewhere, now)
+                events += self._move(uid, tag, elsewhere, left_at, now)
         return events
 
     def next_deadline(self) -> float | None:
-        """When :meth:`tick` must next be called, or None if no hold is running."""
+        """When :meth:`tick` must next be called, or None if no hold or settle window
+        is running."""
+        settle = self._next_settle()
+        hold = self._next_hold()
+        if settle is None or hold is None:
+            return hold if settle is None else settle
+        return min(settle, hold)
+
+    def holding(self) -> bool:
+        """Whether a departure hold is running (settle windows aside): the daemon's
+        start-up waits for these, a card whose zone is settling is a live arrival."""
+        return self._next_hold() is not None
+
+    def _next_settle(self) -> float | None:
+        """The end of the first settle window running, if any (few run at once)."""
+        if not self._pending:
+            return None
+        return min(p.deadline for p in self._pending.values())
+
+    def _next_hold(self) -> float | None:
         if not self._holds:
             return None
         if not self._offline:
@@ -341,6 +489,15 @@ class PresenceTracker:
     def hold_time(self) -> float:
         """Seconds a tag must stay unseen before it is removed."""
         return self._hold_time
+
+    @property
+    def settle_time(self) -> float:
+        """Seconds a tag first seen waits before its zone is committed (rule 1)."""
+        return self._settle_time
+
+    def ties(self) -> tuple[CrossReadTie, ...]:
+        """The newest ties between two zones' reads of one tag (rule 1), oldest first."""
+        return tuple(self._ties)
 
     @property
     def stats(self) -> PresenceStats:
@@ -399,15 +556,36 @@ class PresenceTracker:
         self._mark_online(reader_id, now)
         if self._heap and self._heap[0][0] <= now:
             return self.tick(now)
+        if self._pending and (settle := self._next_settle()) is not None and settle <= now:
+            return self.tick(now)
         return []
 
-    def _sighted(self, uid: str, zone: Zone, now: float) -> list[ZoneEvent]:
-        """An antenna of ``zone`` began seeing ``uid``."""
+    def _sighted(self, uid: str, zone: Zone, now: float, rssi: float | None = None,
+                 settle: bool = True) -> list[ZoneEvent]:
+        """An antenna of ``zone`` began seeing ``uid`` (with strength ``rssi``)."""
         tag = self._tags.get(uid)
+        pending = self._pending.get(uid) if self._pending else None
+        if pending is not None and not (tag is not None and tag.zone == zone):
+            if all(may_cross_read(z, zone) for z in pending.reads):
+                pending.note(zone, rssi)  # rule 1: one more candidate or read
+                return []
+            # A table's width away within the window: the card moved. Commit
+            # what the window saw, then this is a move (rule 3).
+            return self._commit(uid) + self._sighted(uid, zone, now, rssi, settle)
         if tag is None:
+            if settle and self._settle_time > 0:
+                self._pending[uid] = _Pending(now, now + self._settle_time, {zone: 1},
+                                              {zone: rssi})
+                return []
             self._stats.arrivals += 1
-            return self._place(uid, zone, now)
+            return self._place(uid, zone, now, rssi)
         if tag.zone == zone:
+            if rssi is not None:
+                tag.strength = rssi
+            if self._pending and self._pending.pop(uid, None) is not None:
+                # Back where it lay before a landing elsewhere settled: that was a
+                # cross-read of a card lifted for a moment, not a move.
+                self._stats.cross_reads += 1
             if self._holds.pop(uid, None) is not None:
                 self._stats.flickers_suppressed += 1
                 tag.left_at = None
@@ -415,55 +593,173 @@ class PresenceTracker:
         if (uid not in self._holds and not self._frozen(tag.zone)
                 and may_cross_read(tag.zone, zone)
                 and any(uid in self._seen[a] for a in self._antennas_of[tag.zone])):
+            own = self._zone_strength(uid, tag.zone)
+            if rssi is not None and own is not None and rssi > own + self._tie_margin:
+                # Rule 3: a stronger read next door: the card lies there (the
+                # incumbent's read was the cross-read, or the card moved).
+                self._stats.stronger_moves += 1
+                self._stats.moves += 1
+                return self._move(uid, tag, zone, now, now, strength=rssi)
             # Rule 3: its own zone still sees it: a neighbouring antenna reaching
             # over, not a move (the hold and rule 4 move it if it really went).
             self._stats.cross_reads += 1
             return []
+        if not self._frozen(tag.zone) and self._weaker(tag, zone, rssi):
+            # Rule 3: its own zone lost it for a scan, and a read next door is far
+            # weaker than its own was: the neighbour reaching over (its cross-read
+            # flickering too), not the card; the hold (rule 4) decides.
+            self._stats.cross_reads += 1
+            return []
         # Rule 3: a move. The old zone had lost it: it left when last seen there.
-        self._stats.moves += 1
         held = self._holds.pop(uid, None) is not None
-        left_at = tag.left_at if held and tag.left_at is not None else now
-        return self._unplace(uid, tag, left_at) + self._place(uid, zone, now)
+        left_at = tag.left_at if held and tag.left_at is not None else None
+        if settle and self._settle_time > 0:
+            # Where it landed is settled like a first placement (rule 1): a card
+            # dropped on the muck is cross-read by the board too. It stays placed
+            # where it was meanwhile (its hold ended: the commit moves it).
+            self._pending[uid] = _Pending(now, now + self._settle_time, {zone: 1},
+                                          {zone: rssi}, left_at=left_at)
+            return []
+        self._stats.moves += 1
+        return self._move(uid, tag, zone, now if left_at is None else left_at, now, strength=rssi)
 
     def _unsighted(self, uid: str, zone: Zone, now: float) -> list[ZoneEvent]:
         """An antenna of ``zone`` stopped seeing ``uid``: start a hold if it was the
         last, or finish a move another zone's recent sighting began (rule 3)."""
         tag = self._tags.get(uid)
+        pending = self._pending.get(uid) if self._pending else None
+        if pending is not None:
+            if any(uid in self._seen[a] for a in self._antennas_of[zone]):
+                return []
+            if zone in pending.reads:
+                pending.lost[zone] = now  # lost within its settle window (rule 1)
+            elif tag is not None and tag.zone == zone and pending.left_at is None:
+                pending.left_at = now  # the old zone noticed: the commit moves it
+            return []
         if tag is None or tag.zone != zone:
             return []  # a stale sighting of a tag that has since moved
         if any(uid in self._seen[a] for a in self._antennas_of[zone]):
             return []  # another antenna of the same zone still sees it
-        elsewhere = self._recent_sighting(uid, now - self._hold_time)
-        if elsewhere is not None:
-            # The new zone's reader scanned before the old one noticed: a move.
-            self._stats.moves += 1
-            return self._unplace(uid, tag, now) + self._place(uid, elsewhere, now)
+        recent = self._recent_sighting(uid, now - self._hold_time)
+        if recent is not None:
+            antenna = recent
+            elsewhere = self._zone_of[antenna]
+            strength = self._rssi[antenna].get(uid)
+            if not self._weaker(tag, elsewhere, strength):
+                # The new zone's reader scanned before the old one noticed: a move.
+                self._stats.moves += 1
+                return self._move(uid, tag, elsewhere, now, now, strength=strength)
+            # Far weaker than its own read: a cross-read, not where it went (rule 3).
         tag.left_at = now
         self._hold(uid, now + self._hold_time)
         return []
 
-    def _recent_sighting(self, uid: str, since: float) -> Zone | None:
-        """The zone of the antenna that most recently began seeing ``uid``, if that
-        was at ``since`` or later."""
-        best: tuple[float, Zone] | None = None
+    def _zone_strength(self, uid: str, zone: Zone) -> float | None:
+        """The strongest read of ``uid`` by an antenna of ``zone`` that sees it now;
+        None if one of them reported no strength (or none sees it)."""
+        best: float | None = None
+        for antenna in self._antennas_of[zone]:
+            if uid in self._seen[antenna]:
+                strength = self._rssi[antenna].get(uid)
+                if strength is None:
+                    return None
+                best = strength if best is None else max(best, strength)
+        return best
+
+    def _commit(self, uid: str) -> list[ZoneEvent]:
+        """Rule 1: the settle window of ``uid`` is over: place it in the zone the
+        reads decide, dated at its first sighting (or move it there, rule 3)."""
+        pending = self._pending.pop(uid)
+        moving = self._tags.get(uid)
+        zones = list(pending.reads)  # in the order first seen
+        winner = zones[0]
+        if len(zones) > 1:
+            self._stats.cross_reads += len(zones) - 1
+            strengths = pending.strength
+            known = [(s, z) for z in zones if (s := strengths[z]) is not None]
+            if len(known) == len(zones):
+                best = max(s for s, _z in known)
+                tied = [z for s, z in known if best - s <= self._tie_margin]
+                winner = tied[0]  # the zone that saw it first keeps a tie
+                if len(tied) > 1:
+                    self._tie(uid, winner, tied[1], pending.since, strengths)
+                else:
+                    self._stats.settled_by_strength += 1
+            else:
+                most = max(pending.reads.values())
+                winner = next(z for z in zones if pending.reads[z] == most)
+                self._stats.settled_by_count += 1
+        strength = pending.strength[winner]
+        if moving is None:
+            self._stats.arrivals += 1
+            events = self._place(uid, winner, pending.since, strength)
+        else:
+            self._stats.moves += 1
+            left_at = pending.since if pending.left_at is None else pending.left_at
+            events = self._move(uid, moving, winner, left_at, pending.since, strength=strength)
+        if not any(uid in self._seen[a] for a in self._antennas_of[winner]):
+            # Seen in the window and lost again before it ended: held from then,
+            # like any departure (rule 2; rule 4 if another zone still sees it).
+            left_at = pending.lost.get(winner, pending.since)
+            self._tags[uid].left_at = left_at
+            self._hold(uid, left_at + self._hold_time)
+        return events
+
+    def _tie(self, uid: str, kept: Zone, other: Zone, at: float,
+             strengths: Mapping[Zone, float | None]) -> None:
+        """Name a tie of two zones' reads (rule 1); keeps the newest :data:`MAX_TIES`."""
+        self._stats.cross_read_ties += 1
+        found = self._registry.lookup(uid)
+        kept_dbm, other_dbm = strengths[kept], strengths[other]
+        assert kept_dbm is not None
+        assert other_dbm is not None
+        self._ties.append(CrossReadTie(None if found is None else found.card, kept, other, at,
+                                       kept_dbm, other_dbm))
+        if len(self._ties) > MAX_TIES:
+            del self._ties[0]
+
+    def _recent_sighting(self, uid: str, since: float) -> Antenna | None:
+        """The antenna that most recently began seeing ``uid``, if that was at
+        ``since`` or later."""
+        best: tuple[float, Antenna] | None = None
         for antenna, seen in self._seen.items():
             began = seen.get(uid)
             if began is not None and began >= since and (best is None or began > best[0]):
-                best = (began, self._zone_of[antenna])
+                best = (began, antenna)
         return None if best is None else best[1]
 
-    def _place(self, uid: str, zone: Zone, now: float) -> list[ZoneEvent]:
+    def _weaker(self, tag: _Tag, zone: Zone, rssi: float | None) -> bool:
+        """Whether a read of ``tag`` in ``zone`` is a cross-read by its strength: a zone
+        beside its own, and weaker than its own last read by more than the tie margin
+        (False when either read has no strength: then order decides, rule 3)."""
+        return (rssi is not None and tag.strength is not None
+                and rssi < tag.strength - self._tie_margin and may_cross_read(tag.zone, zone))
+
+    def _place(self, uid: str, zone: Zone, now: float,
+               strength: float | None = None) -> list[ZoneEvent]:
         found = self._registry.lookup(uid)
         if found is None:
-            self._tags[uid] = _Tag(zone, None, None, now)
+            self._tags[uid] = _Tag(zone, None, None, now, strength=strength)
             self._stats.unknown_arrivals += 1
             return [UnknownTag(zone, uid, now)]
-        self._tags[uid] = _Tag(zone, found.card, found.deck, now)
+        self._tags[uid] = _Tag(zone, found.card, found.deck, now, strength=strength)
         copies = self._copies.setdefault(found.card, set())
         if copies:
             self._stats.duplicate_arrivals += 1
         copies.add(uid)
         return [CardPlaced(zone, found.card, now, found.deck)]
+
+    def _move(self, uid: str, tag: _Tag, zone: Zone, left_at: float, now: float, *,
+              strength: float | None = None) -> list[ZoneEvent]:
+        """``uid`` left ``tag.zone`` (last seen there at ``left_at``) for ``zone``."""
+        removed = self._unplace(uid, tag, left_at)
+        placed = self._place(uid, zone, now, strength)
+        if tag.zone.seat is not None and tag.zone.seat == zone.seat:
+            # In flight between one seat's zones (turned over, slid, a cross-read
+            # corrected): the new zone first, so the seat is never bare meanwhile
+            # and an auto hand does not end under it (issue 19).
+            return placed + removed
+        return removed + placed
 
     def _unplace(self, uid: str, tag: _Tag, at: float) -> list[ZoneEvent]:
         del self._tags[uid]

@@ -41,6 +41,10 @@ READER_VECTORS: dict[str, tuple[int, Message]] = {
     "reader_fault_reader": (9, ReaderFault(FaultCode.RF_FRONTEND, None, "PN5180 no response")),
     "heartbeat_seq_0x0100": (0x0100, Heartbeat(uptime_ms=0, scan_cycles=0)),
     "tag_left_seq_0xffff": (0xFFFF, TagLeft(1, "04A1B2C3")),
+    "tag_arrived_rssi": (10, TagArrived(0, "04A1B2C3", rssi=-45)),
+    "inventory_rssi": (
+        11, Inventory(4, 7, ("04A1B2C3", "04112233445566"), rssi=(-45, None)),
+    ),
 }
 """Reader-to-host vectors: name -> (sequence number, message)."""
 
@@ -77,6 +81,14 @@ def invalid_vector_sources() -> dict[str, tuple[str, bytes]]:
         "antenna_16": ("malformed", _frame(0x02, bytes.fromhex("100404a1b2c3"), seq=5)),
         "uid_3_bytes": ("malformed", _frame(0x02, bytes.fromhex("000304a1b2"), seq=6)),
         "trailing_payload_byte": ("malformed", _frame(0x05, bytes(9), seq=7)),
+        # The strength (docs/protocol.md, RSSI): announced by the antenna byte's flag.
+        "rssi_missing": ("truncated", _frame(0x02, bytes.fromhex("800404a1b2c3"), seq=8)),
+        "rssi_out_of_range": ("malformed",
+                              _frame(0x02, bytes.fromhex("800404a1b2c37f"), seq=9)),
+        "inventory_rssi_block_short": (
+            "truncated", _frame(0x04, bytes.fromhex("8000000007020404a1b2c30404a1b2c4d3"),
+                                seq=10)),
+        "rssi_without_flag": ("malformed", _frame(0x02, bytes.fromhex("000404a1b2c3d3"), seq=11)),
     }
 
 

@@ -197,6 +197,35 @@ def test_regression_trailing_payload_byte() -> None:
     assert_rejected("trailing_payload_byte")
 
 
+def test_regression_rssi_flag_without_the_strength_is_truncated() -> None:
+    assert_rejected("rssi_missing")
+
+
+def test_regression_rssi_out_of_range_is_malformed() -> None:
+    assert_rejected("rssi_out_of_range")
+
+
+def test_regression_inventory_strength_block_shorter_than_the_tags() -> None:
+    assert_rejected("inventory_rssi_block_short")
+
+
+def test_regression_a_strength_byte_without_the_flag_is_malformed() -> None:
+    # A stray byte after the UID must not read as a strength: see the next test.
+    assert_rejected("rssi_without_flag")
+
+
+def test_regression_a_zero_appended_to_a_body_invents_no_strength() -> None:
+    # COBS + CRC-16/CCITT-FALSE let a body with one zero appended through (found by
+    # test_corruption_never_raises_and_never_invents_a_message once a strength could
+    # follow the UID): the CRC's high byte then follows the UID. Without the flag
+    # that is a malformed frame, as before strengths existed.
+    frame = FrameEncoder(first_seq=3).encode(TagArrived(0, "D455A25B24C2E1BB"))
+    stray = frame[:-1] + b"\x01" + frame[-1:]
+    decoder = FrameDecoder()
+    assert decoder.feed(stray) == []
+    assert decoder.stats.malformed == 1
+
+
 def test_regression_oversized_run_in_one_chunk() -> None:
     decoder = FrameDecoder()
     run = b"\x00" + b"\x42" * (MAX_ENCODED_SIZE + 500) + b"\x00"

@@ -560,6 +560,7 @@ def build_history(ops: list[Op]) -> tuple[list[Report], dict[str, list[ZoneEvent
     reports: list[Report] = []
     truth: dict[str, list[ZoneEvent]] = defaultdict(list)
     location: dict[str, tuple[Zone, list[tuple[int, int]]]] = {}
+    removed_at: dict[str, tuple[Zone, int]] = {}  # the last removal: zone, time (cs)
 
     def add(event: ZoneEvent, uid: str) -> None:
         truth[uid].append(event)
@@ -578,12 +579,21 @@ def build_history(ops: list[Op]) -> tuple[list[Report], dict[str, list[ZoneEvent
             for antenna in antennas:
                 report((at, "arrived", antenna))
             location[uid] = (zone, antennas)
-            add(_expected("placed", zone, uid, at), uid)
+            placed = _expected("placed", zone, uid, at)
+            gone = removed_at.get(uid)
+            if (gone is not None and at < gone[1] + HOLD_CS and gone[0] != zone
+                    and gone[0].seat is not None and gone[0].seat == zone.seat):
+                # Put down in the seat's other zone while the removal is still held:
+                # to presence a move within the seat, new zone first (issue 19).
+                truth[uid].insert(len(truth[uid]) - 1, placed)
+            else:
+                add(placed, uid)
         elif op.kind == "remove":
             old_zone, old_antennas = location.pop(uid)
             for antenna in old_antennas:
                 report((at, "left", antenna))
             add(_expected("removed", old_zone, uid, at), uid)
+            removed_at[uid] = (old_zone, at)
         elif op.kind == "move":
             old_zone, old_antennas = location[uid]
             antennas = _antenna_set(zone, op.antennas)
@@ -596,11 +606,15 @@ def build_history(ops: list[Op]) -> tuple[list[Report], dict[str, list[ZoneEvent
             if not op.before and may_cross_read(old_zone, zone):
                 # Arrival first in a zone beside the old one: a cross-read until the
                 # old zone loses it, then a move at once (issue 19).
-                add(_expected("removed", old_zone, uid, left_at), uid)
-                add(_expected("placed", zone, uid, left_at), uid)
+                move = [_expected("removed", old_zone, uid, left_at),
+                        _expected("placed", zone, uid, left_at)]
             else:
-                add(_expected("removed", old_zone, uid, min(left_at, arrived_at)), uid)
-                add(_expected("placed", zone, uid, arrived_at), uid)
+                move = [_expected("removed", old_zone, uid, min(left_at, arrived_at)),
+                        _expected("placed", zone, uid, arrived_at)]
+            if old_zone.seat is not None and old_zone.seat == zone.seat:
+                move.reverse()  # in flight within a seat: the new zone first (issue 19)
+            for event in move:
+                add(event, uid)
         elif op.kind == "shift":  # the tag slides along its zone, into other antennas' view
             current_zone, current = location[uid]
             now_seen_by = _antenna_set(current_zone, op.antennas)
@@ -688,11 +702,16 @@ def test_events_equal_the_true_history(ops: list[Op], inventories: list[int], ti
     # And nothing is left on the table that the history removed.
     placed_at_end = {p.uid: p.zone for p in tracker.present()}
     assert all(not p.held for p in tracker.present())
-    true_end = {
-        uid: events[-1].zone
-        for uid, events in truth.items()
-        if isinstance(events[-1], CardPlaced | UnknownTag)
-    }
+    true_end: dict[str, Zone] = {}
+    for uid, events in truth.items():
+        lying: list[Zone] = []  # a move within a seat places before it removes
+        for event in events:
+            if isinstance(event, CardPlaced | UnknownTag):
+                lying.append(event.zone)
+            else:
+                lying.remove(event.zone)
+        if lying:
+            (true_end[uid],) = lying
     assert placed_at_end == true_end
 
 

@@ -38,6 +38,12 @@ MAX_ANTENNAS = const(16)
 MIN_UID_BYTES = const(4)
 MAX_UID_BYTES = const(10)
 MAX_INVENTORY_TAGS = const(64)
+# The optional strength of a read (docs/protocol.md, RSSI): flagged by bit 7 of the
+# antenna byte, one signed byte in dBm. The PN5180 and MFRC522 drivers measure none
+# yet, so the reader sends frames without it (decoded as before).
+RSSI_FLAG = const(0x80)
+MIN_RSSI_DBM = const(-127)
+MAX_RSSI_DBM = const(20)
 MAX_FAULT_TEXT_BYTES = const(64)
 
 HEADER_SIZE = const(4)
@@ -188,20 +194,40 @@ def hello_payload(reader_id, antenna_count, firmware_version):
     )
 
 
-def tag_payload(antenna, uid):
-    """TAG_ARRIVED / TAG_LEFT: ``antenna u8, len u8, uid``."""
+def _rssi_byte(rssi):
+    # A read's strength in dBm, one signed byte; None: not measured (0x80).
+    if rssi is None:
+        return 0x80
+    if not MIN_RSSI_DBM <= rssi <= MAX_RSSI_DBM:
+        raise ProtocolError("strength outside -127..20 dBm")
+    return rssi & 0xFF
+
+
+def tag_payload(antenna, uid, rssi=None):
+    """TAG_ARRIVED / TAG_LEFT: ``antenna u8, len u8, uid``; with ``rssi`` (dBm, a front
+    end that measures it; TAG_ARRIVED only) bit 7 of the antenna byte is set and the
+    strength byte follows."""
     _check_antenna(antenna)
-    return bytes((antenna,)) + _uid_field(uid)
+    if rssi is None:
+        return bytes((antenna,)) + _uid_field(uid)
+    return bytes((antenna | RSSI_FLAG,)) + _uid_field(uid) + bytes((_rssi_byte(rssi),))
 
 
-def inventory_payload(antenna, scan_cycle, uids):
-    """INVENTORY: ``antenna u8, scan_cycle u32, count u8, uid x count``."""
+def inventory_payload(antenna, scan_cycle, uids, rssi=None):
+    """INVENTORY: ``antenna u8, scan_cycle u32, count u8, uid x count``; with ``rssi``
+    (one strength or None per UID) bit 7 of the antenna byte is set and the
+    strengths follow."""
     _check_antenna(antenna)
     if len(uids) > MAX_INVENTORY_TAGS:
         raise ProtocolError("more than 64 tags in one inventory")
-    out = bytearray(struct.pack(">BIB", antenna, scan_cycle & U32_MASK, len(uids)))
+    if rssi is not None and len(rssi) != len(uids):
+        raise ProtocolError("one strength per tag")
+    flag = 0 if rssi is None else RSSI_FLAG
+    out = bytearray(struct.pack(">BIB", antenna | flag, scan_cycle & U32_MASK, len(uids)))
     for uid in uids:
         out.extend(_uid_field(uid))
+    if rssi is not None:
+        out.extend(bytes(_rssi_byte(value) for value in rssi))
     return bytes(out)
 
 

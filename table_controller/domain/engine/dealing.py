@@ -593,7 +593,7 @@ class HandTracker:
                 # moving (the remove was not seen): a second copy would need a second
                 # deck, and presence tells decks apart before the engine.
                 for old in list(present):
-                    self._leave(card, old)
+                    self._leave(card, old, landing=zone)
                 owner = hand.owner.get(card)  # leaving may take it out of play (rule 14)
             else:
                 self._alert(
@@ -669,7 +669,7 @@ class HandTracker:
                     " (rules 13 and 15).",
                 )
 
-    def _leave(self, card: Card, zone: Zone) -> None:
+    def _leave(self, card: Card, zone: Zone, landing: Zone | None = None) -> None:
         hand = self.hand
         hand.where[card].remove(zone)
         hand.last_zone[card] = zone
@@ -686,7 +686,9 @@ class HandTracker:
                     del hand.owner[card]
                 elif seat.status is _ACTIVE and not hand.finished:
                     self._left_live_seat(seat, card)
-        if zone.seat is not None:
+        if zone.seat is not None and (landing is None or landing.seat is None):
+            # A card landing in a seat zone as it leaves this one (``landing``) is
+            # in flight, not gone: the seats are not clear (issue 19).
             self._check_cleared()
 
     # ----------------------------------------------- reads that fail (issue 19)
