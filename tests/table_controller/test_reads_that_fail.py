@@ -429,11 +429,94 @@ def test_without_unread_stacks_a_missing_down_card_is_out_of_order() -> None:
     assert "out_of_order" in codes(report)
 
 
-def test_unread_stacks_still_flags_a_skipped_up_card() -> None:
-    """Up cards lie side by side: a seat missing its 4th-street card was skipped."""
-    report = _stacked(_full_hand(unread_stacks=True), {(4, "Ks")}).report()
-    assert "out_of_order" in codes(report)
-    assert "card_unread" not in notice_codes(report)
+@pytest.mark.parametrize("missing", [
+    (4, "Ks"),  # a middle seat's 4th-street card: a row of up cards
+    (2, "5d"),  # the first seat's 5th
+    (5, "Jc"),  # the last seat's 6th: the 7th street's burn shows the round is over
+    (4, "2c"),  # the first up card (a dead tag: it lies alone on its antenna)
+    (5, "7h"),  # the last seat's first card (a dead tag)
+])
+def test_an_up_card_or_any_card_never_read_is_inferred(missing: tuple[int, str]) -> None:
+    """Up cards too (rules 7, 13, 18): the seat was dealt it, no reader read it."""
+    report = _stacked(_full_hand(unread_stacks=True), {missing}).report()
+    assert report["alerts"] == [], report["alerts"]
+    assert notice_codes(report) == ["card_unread"]
+    assert report["notices"][0]["seat"] == missing[0]
+    assert missing[1] not in report["notices"][0]["message"]
+    assert sorted(report["first_to_act"]) == ["4", "5", "6", "7"]
+    assert all(p["status"] == "active" for p in report["players"].values())
+
+
+@pytest.mark.parametrize("missing", [
+    {(2, "Ah"), (4, "Kc")},  # two seats' 2nd hole cards
+    {(4, "Ks"), (5, "Js")},  # the last two seats' 4th-street cards: the burn ends the round
+    {(2, "Td"), (5, "2d")},  # two rivers, the last one only the showdown shows
+    {(2, "Ah"), (2, "5d"), (2, "Td")},  # three cards of one seat
+])
+def test_several_cards_never_read_in_one_round_or_one_seat_are_inferred(
+        missing: set[tuple[int, str]]) -> None:
+    report = _stacked(_full_hand(unread_stacks=True), missing).report()
+    assert report["alerts"] == [], report["alerts"]
+    assert sorted(n["seat"] for n in report["notices"]) == sorted(s for s, _c in missing)
+    assert set(notice_codes(report)) == {"card_unread"}
+    assert sorted(report["first_to_act"]) == ["4", "5", "6", "7"]
+
+
+def test_a_seat_passed_over_whose_card_comes_late_in_the_round_is_out_of_order() -> None:
+    """Rule 7's order: seat 4 got its 4th-street card before seat 2. Seat 2 is unread
+    only provisionally; its card arriving before the round is over makes it a real
+    ``out_of_order``, at the seat dealt out of turn, and no other alert follows."""
+    t = deal_third(Table([2, 4, 5], unread_stacks=True))
+    t.burn(BURNS[4]).up(4, "Ks").up(2, "4d").up(5, "Js")
+    for street in (5, 6, 7):
+        deal_street(t, street)
+    report = t.report()
+    assert [(a["code"], a["seat"], a["street"]) for a in report["alerts"]] == [
+        ("out_of_order", 4, 4)]
+    assert report["winners"] == [4]
+
+
+@pytest.mark.parametrize("street", [3, 5, 7])
+def test_the_last_two_seats_swapped_is_out_of_order_too(street: int) -> None:
+    """Seat 5 dealt before seat 4, the last card of the round: every seat then holds
+    the round's card, yet the next street is not burned for (nor, on 3rd street, is
+    the card the next round's face): seat 4's card is late, not the next round's."""
+    t = Table([2, 4, 5], unread_stacks=True)
+    if street == 3:
+        t.round("down", THIRD[1]).down(2, "Ah").down(5, "7c").down(4, "Kc")
+        t.round("up", THIRD[3])
+    else:
+        deal_third(t)
+    for later in (4, 5, 6, 7):
+        if later == street:
+            t.burn(BURNS[later]).place(f"seat2.{'down' if later == 7 else 'up'}",
+                                       STREETS[later][2])
+            face = "down" if later == 7 else "up"
+            t.place(f"seat5.{face}", STREETS[later][5]).place(f"seat4.{face}",
+                                                             STREETS[later][4])
+        else:
+            deal_street(t, later)
+    report = t.report()
+    assert [(a["code"], a["seat"]) for a in report["alerts"]] == [("out_of_order", 5)]
+
+
+def test_an_unread_hole_card_read_later_takes_its_place() -> None:
+    """A hole card never read on its stack, lifted for a peek and put back on top,
+    is read at 5th street: it is that unread card, not a card dealt."""
+    t = _stacked(_full_hand(unread_stacks=True), {(4, "Kc")})
+    at = next(i for i, line in enumerate(t.lines) if line.get("card") == STREETS[5][2])
+    t.lines.insert(at, {"op": "place", "zone": "seat4.down", "card": "Kc"})
+    report = t.report()
+    assert report["alerts"] == [], report["alerts"]
+    assert report["players"]["4"]["down"] == ["Kd", "Kc", "Kh"]
+    assert report["winners"] == [4]
+
+
+def test_a_dead_burn_card_gives_its_one_alert() -> None:
+    """A burn card whose tag is dead: the street looks unburned (rule 13), once."""
+    t = _full_hand(unread_stacks=True)
+    t.lines = [line for line in t.lines if line.get("card") != BURNS[5]]
+    assert codes(t.report()) == ["missing_burn"]
 
 
 def test_unread_stacks_does_not_hide_an_exposed_hole_card() -> None:

@@ -134,8 +134,10 @@ class SeatState:
     exposed_holes: int = 0
     stack: int | None = None
     unread: int = 0
-    """Down cards dealt to the seat that no reader read (``unread_stacks``): counted
-    in ``received`` and at showdown, unknown to the report."""
+    """Cards dealt to the seat that no reader read (``unread_stacks``: a deep stack, a
+    dead tag): counted in ``received`` and at showdown, unknown to the report."""
+    unread_numbers: list[int] = field(default_factory=list)
+    """The deal numbers (1-7) of the :attr:`unread` cards."""
     dead_reason: str | None = None
     last_card_exposed: bool = False
 
@@ -224,6 +226,11 @@ class HandState:
     """Cards dealt so far (first sight of a card at a seat, the burn or the board)."""
     manual: set[Card] = field(default_factory=set)
     """Cards entered by hand for a tag no reader can read: never seen leaving."""
+    provisional: dict[int, tuple[int, int]] = field(default_factory=dict)
+    """``unread_stacks``: seat -> (card number, the seat dealt instead) for a seat
+    passed over in the round being dealt and taken as dealt unread; its card arriving
+    late in the same round makes it a real ``out_of_order`` (docs/engine.md "Reads
+    that fail")."""
     accounted: bool = False
     """The end-of-hand inventory was taken (``card_left_table`` raised once)."""
     stacks: Mapping[int, int] | None = None
