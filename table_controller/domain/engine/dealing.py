@@ -824,7 +824,8 @@ class HandTracker:
         it is that unread card, read at last (a hole card put back after a peek lands
         on top of its stack). It takes the unread card's place; nothing is dealt."""
         hand = self.hand
-        down = [n for n in seat.unread_numbers if _seat_face(seat, n) is DOWN]
+        down = [n for n in seat.unread_numbers  # (a river unread and an 8th card: rule 18)
+                if n < CARDS_PER_HAND and _seat_face(seat, n) is DOWN]
         if not down:
             return False
         following = seat.received + 1
@@ -836,25 +837,26 @@ class HandTracker:
         number = down[0]
         seat.unread -= 1
         seat.unread_numbers.remove(number)
-        if hand.provisional.get(seat.seat, (0, 0))[0] == number:
+        if hand.provisional.get(seat.seat, (0, 0, 0))[0] == number:
             del hand.provisional[seat.seat]
         self._hold(seat, card, DOWN, number=number)
         self._emit_dealt(seat.seat, card, DOWN, street_of_card(number))
         return True
 
-    def _late_arrival(self, seat: SeatState, pending: tuple[int, int], face: ZoneKind
-                      ) -> bool:
+    def _late_arrival(self, seat: SeatState, pending: tuple[int, int, int],
+                      face: ZoneKind) -> bool:
         """Whether the card arriving at ``seat`` is its provisional ``pending`` card
-        dealt late in the same round: then the inference is undone and the seat dealt
-        before its turn gets ``out_of_order`` (rule 7's order). The round is over once
-        a live seat holds a card of the next round, or, every seat holding its card
-        of the round, the next street's burn was made (rule 13) or the card's face is
-        the next round's (3rd street's up card after the hole cards)."""
+        dealt late, right after the card dealt in its place: then the inference is
+        undone and the seat dealt before its turn gets ``out_of_order`` (rule 7's
+        order). Not once any other card was dealt in between, nor once the round is
+        over: a live seat holds a card of the next round, the next street's burn was
+        made (rule 13), or the card has the next round's face (3rd street's up card
+        after the hole cards, the river after 6th street)."""
         hand = self.hand
-        number, passer = pending
+        number, passer, progress = pending
         del hand.provisional[seat.seat]
-        if seat.received != number:
-            return False  # stale: the seat has had later cards
+        if seat.received != number or hand.deal_progress != progress + 1:
+            return False  # stale, or other cards came between: unread after all
         seats = hand.seats
         live = hand.live_seats
         counts = [seats[s].received for s in live]
@@ -889,7 +891,7 @@ class HandTracker:
         seat.unread += 1
         seat.unread_numbers.append(number)
         if passer is not None:
-            self.hand.provisional[seat.seat] = (number, passer)
+            self.hand.provisional[seat.seat] = (number, passer, self.hand.deal_progress)
         self._notice(
             AlertCode.CARD_UNREAD,
             seat.seat,

@@ -226,11 +226,11 @@ class HandState:
     """Cards dealt so far (first sight of a card at a seat, the burn or the board)."""
     manual: set[Card] = field(default_factory=set)
     """Cards entered by hand for a tag no reader can read: never seen leaving."""
-    provisional: dict[int, tuple[int, int]] = field(default_factory=dict)
-    """``unread_stacks``: seat -> (card number, the seat dealt instead) for a seat
-    passed over in the round being dealt and taken as dealt unread; its card arriving
-    late in the same round makes it a real ``out_of_order`` (docs/engine.md "Reads
-    that fail")."""
+    provisional: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    """``unread_stacks``: seat -> (card number, the seat dealt instead, the
+    :attr:`deal_progress` of that card) for a seat passed over and taken as dealt
+    unread; its card arriving right after makes it a real ``out_of_order``
+    (docs/engine.md "Reads that fail")."""
     accounted: bool = False
     """The end-of-hand inventory was taken (``card_left_table`` raised once)."""
     stacks: Mapping[int, int] | None = None
