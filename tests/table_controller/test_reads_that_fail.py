@@ -596,3 +596,120 @@ def test_a_hand_closed_at_the_console_is_not_inventoried() -> None:
     t.remove("seat5.down", "7c")
     t.lines.append({"op": "end"})
     assert t.report()["alerts"] == []
+
+
+# ------------------------------- unread cards in an auto hand, and the property
+
+def _auto(missing: set[str], extra: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+    """Seats 2, 4, 5 dealt a whole hand on a card-only table (players learnt from the
+    first round, ``auto_hands``), the ``missing`` cards never read; ``extra`` (zone,
+    card) lines inserted after round 2."""
+    t = _full_hand()
+    lines = [line for line in t.lines if line.get("op") == "place"
+             and line["card"] not in missing]
+    if extra:
+        at = 6 - len([c for c in missing if c in {*THIRD[1].values(), *THIRD[2].values()}])
+        lines[at:at] = [{"op": "place", "zone": z, "card": c} for z, c in extra]
+    t.lines = [{"op": "table", "auto_hands": True, "unread_stacks": True}, *lines]
+    return t.report()
+
+
+@pytest.mark.parametrize("missing", ["As", "Kd", "7h"])
+def test_a_first_round_card_never_read_in_an_auto_hand_is_inferred(missing: str) -> None:
+    """The seat missing its first card joins with its 2nd, in its round-2 turn."""
+    report = _auto({missing})
+    assert report["alerts"] == [], report["alerts"]
+    assert notice_codes(report) == ["card_unread"]
+    assert sorted(report["players"]) == ["2", "4", "5"]
+    assert report["bring_in"] == 4
+    assert report["winners"] == [4]
+
+
+def test_a_card_to_an_empty_seat_in_round_two_is_still_card_to_inactive_seat() -> None:
+    """Rule 7: a face-down card at seat 7 in its round-2 turn could be a player whose
+    first card went unread; round 3 passing it over shows it was not dealt in."""
+    report = _auto(set(), [("seat7.down", "2h")])
+    assert [(a["code"], a["seat"]) for a in report["alerts"]] == [
+        ("card_to_inactive_seat", 7)]
+    assert sorted(report["players"]) == ["2", "4", "5"]
+    assert report["winners"] == [4]
+
+
+def _unread_anywhere(events: list[TableEvent], rng: random.Random, chance: float
+                     ) -> tuple[list[TableEvent], dict[int, int]]:
+    """Cards that lie on a stack or in a row never read (down cards 2 and 7, up cards
+    4-6), any number of them per seat and per round, except every live seat's card of
+    one round (docs/engine.md "Reads that fail": that picture is a real error's, a
+    hole card dealt up or a burn made twice). Returns the events and each seat's count
+    of cards dealt."""
+    count: dict[int, int] = {}
+    dropped: set[Card] = set()
+    by_round: dict[int, list[tuple[int, Card]]] = {}
+    for event in events:
+        if isinstance(event, CardPlaced) and event.zone.seat is not None and (
+                event.zone.kind in (ZoneKind.DOWN, ZoneKind.UP)):
+            seat = event.zone.seat
+            count[seat] = count.get(seat, 0) + 1
+            by_round.setdefault(count[seat], []).append((seat, event.card))
+    for number, cards in by_round.items():
+        if number not in (2, 4, 5, 6, 7):
+            continue
+        chosen = {card for _seat, card in cards if rng.random() < chance}
+        if len(chosen) < len(cards):  # (a round's card read at one seat at least)
+            dropped |= chosen
+    out = [e for e in events if not (isinstance(e, CardPlaced | CardRemoved)
+                                     and e.zone.seat is not None and e.card in dropped)]
+    return out, count
+
+
+@settings(max_examples=150)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    seats=st.lists(st.integers(1, 8), min_size=2, max_size=8, unique=True),
+    depth=st.sampled_from([0, 52]),
+    chance=st.sampled_from([0.1, 0.3, 0.6]),
+)
+def test_legal_deals_with_any_cards_on_a_stack_or_row_unread_raise_no_alert(
+    seed: int, seats: list[int], depth: int, chance: float
+) -> None:
+    """``unread_stacks``: any legal deal, any cards at stack depth 2+ or in the row of
+    up cards never read (several per seat and per round), the muck read or not: no
+    alert, and at every street's end (its burn, the hand's end) every live seat's
+    count, read and unread, is the cards the dealer gave it (rules 7, 13, 18)."""
+    from table_controller.domain.engine.dealing import DealingEngine
+    from table_controller.domain.engine.settings import TableSettings
+
+    rng = random.Random(seed)
+    deal = deal_random(sorted(seats), rng, fold_chance=0.1)
+    physical = list(deal.events)
+    events, _count = _unread_anywhere(physical, rng, chance)
+    events = _without_muck_reads(events, rng, depth, 0.0)
+    engine = DealingEngine(TableSettings(unread_stacks=True))
+    dealt: dict[int, int] = {}
+    physical_burns = [i for i, e in enumerate(physical)
+                      if isinstance(e, CardPlaced) and e.zone.kind is ZoneKind.BURN]
+    counts_at_burn: list[dict[int, int]] = []
+    for i, event in enumerate(physical):
+        if i in physical_burns:
+            counts_at_burn.append(dict(dealt))
+        if isinstance(event, CardPlaced) and event.zone.seat is not None and (
+                event.zone.kind in (ZoneKind.DOWN, ZoneKind.UP)):
+            dealt[event.zone.seat] = dealt.get(event.zone.seat, 0) + 1
+    burn = 0
+    for event in events:
+        engine.apply(event)
+        if isinstance(event, CardPlaced) and event.zone.kind is ZoneKind.BURN and burn < 4:
+            # Streets 4-7's burns show the round is over (rule 13): its counts are
+            # final. (A short deck's burn after the scramble, rule 15, is mid-round.)
+            hand = engine.current_hand()
+            expected = counts_at_burn[burn]
+            for seat_no in hand.live_seats:
+                assert hand.seats[seat_no].received == expected[seat_no], (burn, seat_no)
+            burn += 1
+    engine.finish_hand()
+    hand = engine.current_hand()
+    report = hand_report(hand)
+    assert report["alerts"] == [], (deal.folds, report["alerts"])
+    if len(hand.live_seats) >= 2:  # (a hand won by folds needs no last count)
+        for seat_no in hand.live_seats:
+            assert hand.seats[seat_no].received == dealt[seat_no], seat_no

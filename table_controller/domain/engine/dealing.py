@@ -887,6 +887,19 @@ class HandTracker:
     def _unread(self, seat: SeatState, number: int, passer: int | None = None) -> None:
         """``seat`` was dealt its ``number``-th card and no reader read it; ``passer``:
         the seat dealt in its place in this round (the inference is provisional)."""
+        hand = self.hand
+        if seat.seat in hand.joined_unread:
+            if number == 3:
+                # Joined in round 2 on an unread first card, now passed over in round 3:
+                # it was a card dealt to a seat not in the hand (rule 7).
+                hand.joined_unread.discard(seat.seat)
+                for held in seat.cards:
+                    hand.owner.pop(held.card, None)
+                hand.remove_player(seat.seat)
+                self._inactive(seat.seat, DOWN)
+                return
+            if number > 3:
+                hand.joined_unread.discard(seat.seat)
         seat.received = number
         seat.unread += 1
         seat.unread_numbers.append(number)
@@ -1050,13 +1063,12 @@ class HandTracker:
                 seat = hand.add_player(seat_no)
             elif seat.received >= 1:
                 hand.phase = Phase.DEALING  # a second card: the first round is over
+        if seat is None and self._joins_unread(seat_no, face):
+            seat = hand.add_player(seat_no)  # its first card's tag is dead (issue 19)
+            hand.joined_unread.add(seat_no)
+            self._unread(seat, 1)
         if seat is None:
-            self._alert(
-                AlertCode.CARD_TO_INACTIVE_SEAT,
-                seat_no,
-                hand.street,
-                f"The {_face_word(face)} card went to seat {seat_no}, which is not in this hand.",
-            )
+            self._inactive(seat_no, face)
             return
         if seat.status is _DEAD:
             self._alert(
@@ -1093,6 +1105,8 @@ class HandTracker:
                     return
                 if hand.provisional or hand.due_seat() != seat_no:
                     self._infer_unread(seat_no)
+        if hand.joined_unread and seat.received >= 2:
+            hand.joined_unread.discard(seat_no)  # its 3rd card: it plays
         # A street can complete only when the seat that alone had the fewest cards
         # gets its card (every other change settled its streets already).
         due, alone = hand.due_and_alone()
@@ -1136,6 +1150,31 @@ class HandTracker:
         self._check_face(seat, held, face_due, street)
         if due is None or (due == seat_no and alone):
             self._after_change(seat)
+
+    def _inactive(self, seat_no: int, face: ZoneKind) -> None:
+        self._alert(
+            AlertCode.CARD_TO_INACTIVE_SEAT,
+            seat_no,
+            self.hand.street,
+            f"The {_face_word(face)} card went to seat {seat_no}, which is not in this hand.",
+        )
+
+    def _joins_unread(self, seat_no: int, face: ZoneKind) -> bool:
+        """``unread_stacks``, an auto hand (players learnt from round 1): a face-down
+        card at a seat not in the hand in its round-2 turn (the seats after it hold one
+        card, those before it two, or one if theirs is unread) is a player's 2nd card
+        whose 1st was never
+        read (a dead tag). Provisional: passed over in round 3, the seat was not
+        dealt in after all and the card is ``card_to_inactive_seat`` then (rule 7)."""
+        hand = self.hand
+        if (not self.settings.unread_stacks or not hand.auto or face is not DOWN
+                or hand.phase is not Phase.DEALING or not hand.rules.folds_from_cards):
+            return False
+        seats = hand.seats
+        live = hand.live_seats
+        return bool(live) and len(live) == len(hand.players) and all(
+            # (a seat before it may itself miss its 2nd card: inferred next)
+            seats[s].received in ((1, 2) if s < seat_no else (1,)) for s in live)
 
     def _folded_seat_due(self, seat: SeatState) -> bool:
         """Whether a folded seat's next card arrives exactly in its turn (rule 7)."""
@@ -1288,7 +1327,8 @@ class HandTracker:
 
     def _unread_before_burn(self) -> None:
         """``unread_stacks``: a burn while the last live seats in position order hold
-        one card fewer than the others: the round is over (rule 13: the next street is
+        one card fewer than the others (or every live seat one fewer than a seat that
+        folded after the round's card): the round is over (rule 13: the next street is
         burned for), so those seats were dealt their card of it unread. Without this
         the burn would count as a second one for the round's street (``extra_burn``)
         and the next street as dealt unburned (``missing_burn``)."""
@@ -1298,7 +1338,10 @@ class HandTracker:
         counts = [seats[s].received for s in live]
         if not counts:
             return
-        most, fewest = max(counts), min(counts)
+        # A seat that folded after the round's card counts too: every live seat may
+        # have missed it.
+        most = max(seats[s].received for s in hand.players if seats[s].status is not _DEAD)
+        fewest = min(counts)
         if most != fewest + 1 or most >= CARDS_PER_HAND or hand.reshuffle is _BURN_DUE:
             return  # (no street follows the 7th; rule 15's burn after the scramble)
         first_short = counts.index(fewest)

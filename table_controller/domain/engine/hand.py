@@ -231,6 +231,9 @@ class HandState:
     :attr:`deal_progress` of that card) for a seat passed over and taken as dealt
     unread; its card arriving right after makes it a real ``out_of_order``
     (docs/engine.md "Reads that fail")."""
+    joined_unread: set[int] = field(default_factory=set)
+    """``unread_stacks``, auto hands: seats that joined in round 2 with an unread first
+    card (a dead tag), until their 3rd card shows they play."""
     accounted: bool = False
     """The end-of-hand inventory was taken (``card_left_table`` raised once)."""
     stacks: Mapping[int, int] | None = None
@@ -317,6 +320,12 @@ class HandState:
         self.players = tuple(sorted((*self.players, seat)))
         self._live = None
         return state
+
+    def remove_player(self, seat: int) -> None:
+        """Take ``seat`` out of the hand: it joined on a guess the deal disproved."""
+        del self.seats[seat]
+        self.players = tuple(s for s in self.players if s != seat)
+        self._live = None
 
     @property
     def street(self) -> int | None:
