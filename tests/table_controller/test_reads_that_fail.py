@@ -713,3 +713,22 @@ def test_legal_deals_with_any_cards_on_a_stack_or_row_unread_raise_no_alert(
     if len(hand.live_seats) >= 2:  # (a hand won by folds needs no last count)
         for seat_no in hand.live_seats:
             assert hand.seats[seat_no].received == dealt[seat_no], seat_no
+
+
+def test_the_public_state_counts_an_unread_down_card_and_names_no_unread_card() -> None:
+    """The public snapshot: an unread hole card is one more face-down card (a count);
+    an unread up card is simply not shown (its face is unknown); neither is named."""
+    from table_controller.daemon.projection import public_state
+
+    t = _stacked(deal_third(Table([2, 4, 5], unread_stacks=True)), {(4, "Kc")})
+    deal_street(t, 4, {2: "4d", 5: "Js"})  # seat 4's Ks never read either
+    engine = t.engine()
+    hand = engine.current_hand()
+    assert hand.seats[4].received == 4 and hand.seats[4].unread == 2
+    state = public_state("t1", 8, hand)
+    seat4 = next(seat for seat in state.seats if seat.seat == 4)
+    assert seat4.down_count == 2
+    assert [str(card) for card in seat4.up] == ["2c"]
+    text = state.model_dump_json()
+    assert "Kc" not in text and "Ks" not in text
+    assert codes(t.report()) == []

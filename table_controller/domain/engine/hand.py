@@ -156,6 +156,14 @@ class SeatState:
         """Every card the seat holds, in the order received."""
         return [held.card for held in self.cards]
 
+    @property
+    def unread_down(self) -> int:
+        """How many of the :attr:`unread` cards were dealt face down: the public
+        count of face-down cards includes them (a count, never a card)."""
+        return sum(1 for number in self.unread_numbers
+                   if (DOWN if number == 3 and self.exposed_holes == 1
+                       else expected_face(number)) is DOWN)
+
     def held(self, card: Card) -> HeldCard | None:
         """The seat's record of ``card``, if the seat owns it."""
         for held in self.cards:
