@@ -614,15 +614,17 @@ def _auto(missing: set[str], extra: list[tuple[str, str]] | None = None) -> dict
     return t.report()
 
 
-@pytest.mark.parametrize("missing", ["As", "Kd", "7h"])
-def test_a_first_round_card_never_read_in_an_auto_hand_is_inferred(missing: str) -> None:
-    """The seat missing its first card joins with its 2nd, in its round-2 turn."""
-    report = _auto({missing})
+@pytest.mark.parametrize("missing", [{"As"}, {"Kd"}, {"7h"}, {"Kd", "Kc"}, {"As", "Ah"}])
+def test_a_first_round_card_never_read_in_an_auto_hand_is_inferred(missing: set[str]) -> None:
+    """The seat missing its first card joins with its 2nd, in its round-2 turn (both
+    hole cards: with its up card, in its round-3 turn)."""
+    report = _auto(missing)
     assert report["alerts"] == [], report["alerts"]
-    assert notice_codes(report) == ["card_unread"]
+    assert notice_codes(report) == ["card_unread"] * len(missing)
     assert sorted(report["players"]) == ["2", "4", "5"]
     assert report["bring_in"] == 4
-    assert report["winners"] == [4]
+    if not missing & {"Kd", "Kc"}:  # (seat 4's kings unread: the showdown cannot know)
+        assert report["winners"] == [4]
 
 
 def test_a_card_to_an_empty_seat_in_round_two_is_still_card_to_inactive_seat() -> None:

@@ -888,18 +888,17 @@ class HandTracker:
         """``seat`` was dealt its ``number``-th card and no reader read it; ``passer``:
         the seat dealt in its place in this round (the inference is provisional)."""
         hand = self.hand
-        if seat.seat in hand.joined_unread:
-            if number == 3:
-                # Joined in round 2 on an unread first card, now passed over in round 3:
-                # it was a card dealt to a seat not in the hand (rule 7).
-                hand.joined_unread.discard(seat.seat)
+        joined = hand.joined_unread.get(seat.seat)
+        if joined is not None and number > joined:
+            del hand.joined_unread[seat.seat]
+            if number == joined + 1:
+                # Joined on unread first cards, now passed over in the next round: it
+                # was a card dealt to a seat not in the hand (rule 7).
                 for held in seat.cards:
                     hand.owner.pop(held.card, None)
                 hand.remove_player(seat.seat)
-                self._inactive(seat.seat, DOWN)
+                self._inactive(seat.seat, expected_face(joined))
                 return
-            if number > 3:
-                hand.joined_unread.discard(seat.seat)
         seat.received = number
         seat.unread += 1
         seat.unread_numbers.append(number)
@@ -1063,10 +1062,12 @@ class HandTracker:
                 seat = hand.add_player(seat_no)
             elif seat.received >= 1:
                 hand.phase = Phase.DEALING  # a second card: the first round is over
-        if seat is None and self._joins_unread(seat_no, face):
-            seat = hand.add_player(seat_no)  # its first card's tag is dead (issue 19)
-            hand.joined_unread.add(seat_no)
-            self._unread(seat, 1)
+        joins = self._joins_unread(seat_no, face) if seat is None else 0
+        if joins:
+            seat = hand.add_player(seat_no)  # its first cards were never read (issue 19)
+            for number in range(1, joins):
+                self._unread(seat, number)
+            hand.joined_unread[seat_no] = joins
         if seat is None:
             self._inactive(seat_no, face)
             return
@@ -1105,8 +1106,8 @@ class HandTracker:
                     return
                 if hand.provisional or hand.due_seat() != seat_no:
                     self._infer_unread(seat_no)
-        if hand.joined_unread and seat.received >= 2:
-            hand.joined_unread.discard(seat_no)  # its 3rd card: it plays
+        if hand.joined_unread and seat.received >= hand.joined_unread.get(seat_no, 9):
+            del hand.joined_unread[seat_no]  # its card of the next round: it plays
         # A street can complete only when the seat that alone had the fewest cards
         # gets its card (every other change settled its streets already).
         due, alone = hand.due_and_alone()
@@ -1159,22 +1160,30 @@ class HandTracker:
             f"The {_face_word(face)} card went to seat {seat_no}, which is not in this hand.",
         )
 
-    def _joins_unread(self, seat_no: int, face: ZoneKind) -> bool:
-        """``unread_stacks``, an auto hand (players learnt from round 1): a face-down
-        card at a seat not in the hand in its round-2 turn (the seats after it hold one
-        card, those before it two, or one if theirs is unread) is a player's 2nd card
-        whose 1st was never
-        read (a dead tag). Provisional: passed over in round 3, the seat was not
-        dealt in after all and the card is ``card_to_inactive_seat`` then (rule 7)."""
+    def _joins_unread(self, seat_no: int, face: ZoneKind) -> int:
+        """``unread_stacks``, an auto hand (players learnt from round 1): a card at a
+        seat not in the hand in its turn of round 2 or 3, with that round's face (the
+        seats after it hold one card fewer, those before it as many or, theirs unread,
+        one fewer too) is a player's card whose earlier ones were never read (a dead
+        tag, a stack). Returns that round (0: no). Provisional: passed over in the
+        next round, the seat was not dealt in after all and the card is
+        ``card_to_inactive_seat`` then (rule 7)."""
         hand = self.hand
-        if (not self.settings.unread_stacks or not hand.auto or face is not DOWN
+        if (not self.settings.unread_stacks or not hand.auto
                 or hand.phase is not Phase.DEALING or not hand.rules.folds_from_cards):
-            return False
+            return 0
         seats = hand.seats
         live = hand.live_seats
-        return bool(live) and len(live) == len(hand.players) and all(
-            # (a seat before it may itself miss its 2nd card: inferred next)
-            seats[s].received in ((1, 2) if s < seat_no else (1,)) for s in live)
+        if not live or len(live) != len(hand.players):
+            return 0
+        after = [seats[s].received for s in live if s > seat_no]
+        before = [seats[s].received for s in live if s < seat_no]
+        number = after[0] + 1 if after else max(before)
+        if (number not in (2, 3) or face is not expected_face(number)
+                or any(c != number - 1 for c in after)
+                or any(c not in (number - 1, number) for c in before)):
+            return 0
+        return number
 
     def _folded_seat_due(self, seat: SeatState) -> bool:
         """Whether a folded seat's next card arrives exactly in its turn (rule 7)."""

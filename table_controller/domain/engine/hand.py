@@ -239,9 +239,9 @@ class HandState:
     :attr:`deal_progress` of that card) for a seat passed over and taken as dealt
     unread; its card arriving right after makes it a real ``out_of_order``
     (docs/engine.md "Reads that fail")."""
-    joined_unread: set[int] = field(default_factory=set)
-    """``unread_stacks``, auto hands: seats that joined in round 2 with an unread first
-    card (a dead tag), until their 3rd card shows they play."""
+    joined_unread: dict[int, int] = field(default_factory=dict)
+    """``unread_stacks``, auto hands: seat -> the round (2 or 3) it joined in, its
+    earlier cards unread (a dead tag, a stack), until its next card shows it plays."""
     accounted: bool = False
     """The end-of-hand inventory was taken (``card_left_table`` raised once)."""
     stacks: Mapping[int, int] | None = None
