@@ -734,3 +734,13 @@ def test_the_public_state_counts_an_unread_down_card_and_names_no_unread_card() 
     text = state.model_dump_json()
     assert "Kc" not in text and "Ks" not in text
     assert codes(t.report()) == []
+
+
+def test_an_up_card_dealt_down_in_its_turn_is_not_taken_for_an_unread_hole_card() -> None:
+    """Seat 4's 2nd hole card was never read; its 5th-street card, dealt face down in
+    its turn, is upcard_dealt_down (rule 7's turn decides), not that hole card read."""
+    t = _stacked(deal_third(Table([2, 4, 5], unread_stacks=True)), {(4, "Kc")})
+    deal_street(t, 4)
+    t.burn(BURNS[5]).up(2, "5d").down(4, "8c").up(5, "Jh")
+    assert [(a["code"], a["seat"]) for a in t.report()["alerts"]] == [
+        ("upcard_dealt_down", 4)]

@@ -818,9 +818,9 @@ class HandTracker:
             self._unread(seat, missing, passer=seat_no if seat.seat < seat_no else None)
 
     def _unread_card_read(self, seat: SeatState, card: Card) -> bool:
-        """A card first seen face down at ``seat``, which holds an unread down card,
-        where no down card of the deal can be due (the seat's next card is an up card,
-        it has all seven, or its next card opens a street not burned for yet, rule 13):
+        """A card first seen face down at ``seat``, which holds an unread hole card, out
+        of the seat's turn where its next card is an up card, or when it has all seven
+        or its next card opens a street not burned for yet (rule 13):
         it is that unread card, read at last (a hole card put back after a peek lands
         on top of its stack). It takes the unread card's place; nothing is dealt."""
         hand = self.hand
@@ -829,11 +829,15 @@ class HandTracker:
         if not down:
             return False
         following = seat.received + 1
-        if following <= CARDS_PER_HAND and hand.face_due(seat, following) is DOWN:
+        if following <= CARDS_PER_HAND:
             street = street_of_card(following)
-            if (street == 3 or street in hand.started_streets
-                    or hand.burns.get(street, 0) > 0):
-                return False  # its down card may well be due: dealt, not an unread one
+            unburned = (street > 3 and street not in hand.started_streets
+                        and not hand.burns.get(street, 0))
+            if not unburned and (hand.face_due(seat, following) is DOWN
+                                 or hand.due_seat() == seat.seat):
+                # Its down card may well be due, or it is the seat's turn: a card
+                # dealt (an up card dealt down is upcard_dealt_down), not an unread one.
+                return False
         number = down[0]
         seat.unread -= 1
         seat.unread_numbers.remove(number)
