@@ -726,13 +726,15 @@ def test_the_public_state_counts_an_unread_down_card_and_names_no_unread_card() 
     deal_street(t, 4, {2: "4d", 5: "Js"})  # seat 4's Ks never read either
     engine = t.engine()
     hand = engine.current_hand()
-    assert hand.seats[4].received == 4 and hand.seats[4].unread == 2
+    assert hand.seats[4].received == 4
+    assert hand.seats[4].unread == 2
     state = public_state("t1", 8, hand)
     seat4 = next(seat for seat in state.seats if seat.seat == 4)
     assert seat4.down_count == 2
     assert [str(card) for card in seat4.up] == ["2c"]
     text = state.model_dump_json()
-    assert "Kc" not in text and "Ks" not in text
+    assert "Kc" not in text
+    assert "Ks" not in text
     assert codes(t.report()) == []
 
 
