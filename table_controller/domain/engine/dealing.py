@@ -1166,7 +1166,7 @@ class HandTracker:
 
     def _joins_unread(self, seat_no: int, face: ZoneKind) -> int:
         """``unread_stacks``, an auto hand (players learnt from round 1): a card at a
-        seat not in the hand in its turn of round 2 or 3, with that round's face (the
+        seat not in the hand in its turn of round 2, face down (the
         seats after it hold one card fewer, those before it as many or, theirs unread,
         one fewer too) is a player's card whose earlier ones were never read (a dead
         tag, a stack). Returns that round (0: no). Provisional: passed over in the
@@ -1183,7 +1183,10 @@ class HandTracker:
         after = [seats[s].received for s in live if s > seat_no]
         before = [seats[s].received for s in live if s < seat_no]
         number = after[0] + 1 if after else max(before)
-        if (number not in (2, 3) or face is not expected_face(number)
+        # Round 2 only: joining in round 3 (both hole cards unread, 0.5% x 5% of the
+        # seats) would take many more cards to an empty seat during 3rd street's up
+        # round, where a hand that ends then never shows the seat passed over.
+        if (number != 2 or face is not expected_face(number)
                 or any(c != number - 1 for c in after)
                 or any(c not in (number - 1, number) for c in before)):
             return 0

@@ -240,7 +240,7 @@ class HandState:
     unread; its card arriving right after makes it a real ``out_of_order``
     (docs/engine.md "Reads that fail")."""
     joined_unread: dict[int, int] = field(default_factory=dict)
-    """``unread_stacks``, auto hands: seat -> the round (2 or 3) it joined in, its
+    """``unread_stacks``, auto hands: seat -> the round (2) it joined in, its
     earlier cards unread (a dead tag, a stack), until its next card shows it plays."""
     accounted: bool = False
     """The end-of-hand inventory was taken (``card_left_table`` raised once)."""
