@@ -62,9 +62,9 @@ class TableConfig(ConfigSection):
     )
     unread_stacks: bool = Field(
         default=False,
-        description="Down-card antennas may miss a stacked card altogether (ISO 14443"
-        " boards): infer an unread down card instead of alerting out_of_order"
-        " (docs/engine.md \"Reads that fail\").",
+        description="Antennas may miss a stacked card, an up card in a row or a dead tag"
+        " altogether (ISO 14443 boards): infer an unread card instead of alerting"
+        " out_of_order (docs/engine.md \"Reads that fail\").",
     )
 
 

@@ -90,7 +90,8 @@ def _state(table: str, seats: int, hand: HandState | None, game: Game,
             "seat": seat_no,
             "status": seat.status.value if seat else "empty",
             "up": [card.code for card in seat.up] if seat else [],
-            "down_count": len(seat.down) if seat else 0,
+            # Down cards no reader read (issue 19) lie there too: counted, never named.
+            "down_count": len(seat.down) + seat.unread_down if seat else 0,
             # Chips are public: the console's counts when it runs the hand.
             "stack": stacks.get(seat_no, seat.stack if seat else None),
             "bet": bets.get(seat_no),

@@ -429,11 +429,94 @@ def test_without_unread_stacks_a_missing_down_card_is_out_of_order() -> None:
     assert "out_of_order" in codes(report)
 
 
-def test_unread_stacks_still_flags_a_skipped_up_card() -> None:
-    """Up cards lie side by side: a seat missing its 4th-street card was skipped."""
-    report = _stacked(_full_hand(unread_stacks=True), {(4, "Ks")}).report()
-    assert "out_of_order" in codes(report)
-    assert "card_unread" not in notice_codes(report)
+@pytest.mark.parametrize("missing", [
+    (4, "Ks"),  # a middle seat's 4th-street card: a row of up cards
+    (2, "5d"),  # the first seat's 5th
+    (5, "Jc"),  # the last seat's 6th: the 7th street's burn shows the round is over
+    (4, "2c"),  # the first up card (a dead tag: it lies alone on its antenna)
+    (5, "7h"),  # the last seat's first card (a dead tag)
+])
+def test_an_up_card_or_any_card_never_read_is_inferred(missing: tuple[int, str]) -> None:
+    """Up cards too (rules 7, 13, 18): the seat was dealt it, no reader read it."""
+    report = _stacked(_full_hand(unread_stacks=True), {missing}).report()
+    assert report["alerts"] == [], report["alerts"]
+    assert notice_codes(report) == ["card_unread"]
+    assert report["notices"][0]["seat"] == missing[0]
+    assert missing[1] not in report["notices"][0]["message"]
+    assert sorted(report["first_to_act"]) == ["4", "5", "6", "7"]
+    assert all(p["status"] == "active" for p in report["players"].values())
+
+
+@pytest.mark.parametrize("missing", [
+    {(2, "Ah"), (4, "Kc")},  # two seats' 2nd hole cards
+    {(4, "Ks"), (5, "Js")},  # the last two seats' 4th-street cards: the burn ends the round
+    {(2, "Td"), (5, "2d")},  # two rivers, the last one only the showdown shows
+    {(2, "Ah"), (2, "5d"), (2, "Td")},  # three cards of one seat
+])
+def test_several_cards_never_read_in_one_round_or_one_seat_are_inferred(
+        missing: set[tuple[int, str]]) -> None:
+    report = _stacked(_full_hand(unread_stacks=True), missing).report()
+    assert report["alerts"] == [], report["alerts"]
+    assert sorted(n["seat"] for n in report["notices"]) == sorted(s for s, _c in missing)
+    assert set(notice_codes(report)) == {"card_unread"}
+    assert sorted(report["first_to_act"]) == ["4", "5", "6", "7"]
+
+
+def test_a_seat_passed_over_whose_card_comes_late_in_the_round_is_out_of_order() -> None:
+    """Rule 7's order: seat 4 got its 4th-street card before seat 2. Seat 2 is unread
+    only provisionally; its card arriving before the round is over makes it a real
+    ``out_of_order``, at the seat dealt out of turn, and no other alert follows."""
+    t = deal_third(Table([2, 4, 5], unread_stacks=True))
+    t.burn(BURNS[4]).up(4, "Ks").up(2, "4d").up(5, "Js")
+    for street in (5, 6, 7):
+        deal_street(t, street)
+    report = t.report()
+    assert [(a["code"], a["seat"], a["street"]) for a in report["alerts"]] == [
+        ("out_of_order", 4, 4)]
+    assert report["winners"] == [4]
+
+
+@pytest.mark.parametrize("street", [3, 5, 7])
+def test_the_last_two_seats_swapped_is_out_of_order_too(street: int) -> None:
+    """Seat 5 dealt before seat 4, the last card of the round: every seat then holds
+    the round's card, yet the next street is not burned for (nor, on 3rd street, is
+    the card the next round's face): seat 4's card is late, not the next round's."""
+    t = Table([2, 4, 5], unread_stacks=True)
+    if street == 3:
+        t.round("down", THIRD[1]).down(2, "Ah").down(5, "7c").down(4, "Kc")
+        t.round("up", THIRD[3])
+    else:
+        deal_third(t)
+    for later in (4, 5, 6, 7):
+        if later == street:
+            t.burn(BURNS[later]).place(f"seat2.{'down' if later == 7 else 'up'}",
+                                       STREETS[later][2])
+            face = "down" if later == 7 else "up"
+            t.place(f"seat5.{face}", STREETS[later][5]).place(f"seat4.{face}",
+                                                             STREETS[later][4])
+        else:
+            deal_street(t, later)
+    report = t.report()
+    assert [(a["code"], a["seat"]) for a in report["alerts"]] == [("out_of_order", 5)]
+
+
+def test_an_unread_hole_card_read_later_takes_its_place() -> None:
+    """A hole card never read on its stack, lifted for a peek and put back on top,
+    is read at 5th street: it is that unread card, not a card dealt."""
+    t = _stacked(_full_hand(unread_stacks=True), {(4, "Kc")})
+    at = next(i for i, line in enumerate(t.lines) if line.get("card") == STREETS[5][2])
+    t.lines.insert(at, {"op": "place", "zone": "seat4.down", "card": "Kc"})
+    report = t.report()
+    assert report["alerts"] == [], report["alerts"]
+    assert report["players"]["4"]["down"] == ["Kd", "Kc", "Kh"]
+    assert report["winners"] == [4]
+
+
+def test_a_dead_burn_card_gives_its_one_alert() -> None:
+    """A burn card whose tag is dead: the street looks unburned (rule 13), once."""
+    t = _full_hand(unread_stacks=True)
+    t.lines = [line for line in t.lines if line.get("card") != BURNS[5]]
+    assert codes(t.report()) == ["missing_burn"]
 
 
 def test_unread_stacks_does_not_hide_an_exposed_hole_card() -> None:
@@ -513,3 +596,153 @@ def test_a_hand_closed_at_the_console_is_not_inventoried() -> None:
     t.remove("seat5.down", "7c")
     t.lines.append({"op": "end"})
     assert t.report()["alerts"] == []
+
+
+# ------------------------------- unread cards in an auto hand, and the property
+
+def _auto(missing: set[str], extra: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+    """Seats 2, 4, 5 dealt a whole hand on a card-only table (players learnt from the
+    first round, ``auto_hands``), the ``missing`` cards never read; ``extra`` (zone,
+    card) lines inserted after round 2."""
+    t = _full_hand()
+    lines = [line for line in t.lines if line.get("op") == "place"
+             and line["card"] not in missing]
+    if extra:
+        at = 6 - len([c for c in missing if c in {*THIRD[1].values(), *THIRD[2].values()}])
+        lines[at:at] = [{"op": "place", "zone": z, "card": c} for z, c in extra]
+    t.lines = [{"op": "table", "auto_hands": True, "unread_stacks": True}, *lines]
+    return t.report()
+
+
+@pytest.mark.parametrize("missing", [{"As"}, {"Kd"}, {"7h"}, {"Kd", "Ah"}])
+def test_a_first_round_card_never_read_in_an_auto_hand_is_inferred(missing: set[str]) -> None:
+    """The seat missing its first card joins with its 2nd, in its round-2 turn (a seat
+    before it may miss its own 2nd card meanwhile)."""
+    report = _auto(missing)
+    assert report["alerts"] == [], report["alerts"]
+    assert notice_codes(report) == ["card_unread"] * len(missing)
+    assert sorted(report["players"]) == ["2", "4", "5"]
+    assert report["bring_in"] == 4
+    if not missing & {"Kd", "Kc"}:  # (seat 4's kings unread: the showdown cannot know)
+        assert report["winners"] == [4]
+
+
+def test_a_card_to_an_empty_seat_in_round_two_is_still_card_to_inactive_seat() -> None:
+    """Rule 7: a face-down card at seat 7 in its round-2 turn could be a player whose
+    first card went unread; round 3 passing it over shows it was not dealt in."""
+    report = _auto(set(), [("seat7.down", "2h")])
+    assert [(a["code"], a["seat"]) for a in report["alerts"]] == [
+        ("card_to_inactive_seat", 7)]
+    assert sorted(report["players"]) == ["2", "4", "5"]
+    assert report["winners"] == [4]
+
+
+def _unread_anywhere(events: list[TableEvent], rng: random.Random, chance: float
+                     ) -> tuple[list[TableEvent], dict[int, int]]:
+    """Cards that lie on a stack or in a row never read (down cards 2 and 7, up cards
+    4-6), any number of them per seat and per round, except every live seat's card of
+    one round (docs/engine.md "Reads that fail": that picture is a real error's, a
+    hole card dealt up or a burn made twice). Returns the events and each seat's count
+    of cards dealt."""
+    count: dict[int, int] = {}
+    dropped: set[Card] = set()
+    by_round: dict[int, list[tuple[int, Card]]] = {}
+    for event in events:
+        if isinstance(event, CardPlaced) and event.zone.seat is not None and (
+                event.zone.kind in (ZoneKind.DOWN, ZoneKind.UP)):
+            seat = event.zone.seat
+            count[seat] = count.get(seat, 0) + 1
+            by_round.setdefault(count[seat], []).append((seat, event.card))
+    for number, cards in by_round.items():
+        if number not in (2, 4, 5, 6, 7):
+            continue
+        chosen = {card for _seat, card in cards if rng.random() < chance}
+        if len(chosen) < len(cards):  # (a round's card read at one seat at least)
+            dropped |= chosen
+    out = [e for e in events if not (isinstance(e, CardPlaced | CardRemoved)
+                                     and e.zone.seat is not None and e.card in dropped)]
+    return out, count
+
+
+@settings(max_examples=150)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    seats=st.lists(st.integers(1, 8), min_size=2, max_size=8, unique=True),
+    depth=st.sampled_from([0, 52]),
+    chance=st.sampled_from([0.1, 0.3, 0.6]),
+)
+def test_legal_deals_with_any_cards_on_a_stack_or_row_unread_raise_no_alert(
+    seed: int, seats: list[int], depth: int, chance: float
+) -> None:
+    """``unread_stacks``: any legal deal, any cards at stack depth 2+ or in the row of
+    up cards never read (several per seat and per round), the muck read or not: no
+    alert, and at every street's end (its burn, the hand's end) every live seat's
+    count, read and unread, is the cards the dealer gave it (rules 7, 13, 18)."""
+    from table_controller.domain.engine.dealing import DealingEngine
+    from table_controller.domain.engine.settings import TableSettings
+
+    rng = random.Random(seed)
+    deal = deal_random(sorted(seats), rng, fold_chance=0.1)
+    physical = list(deal.events)
+    events, _count = _unread_anywhere(physical, rng, chance)
+    events = _without_muck_reads(events, rng, depth, 0.0)
+    engine = DealingEngine(TableSettings(unread_stacks=True))
+    dealt: dict[int, int] = {}
+    physical_burns = [i for i, e in enumerate(physical)
+                      if isinstance(e, CardPlaced) and e.zone.kind is ZoneKind.BURN]
+    counts_at_burn: list[dict[int, int]] = []
+    for i, event in enumerate(physical):
+        if i in physical_burns:
+            counts_at_burn.append(dict(dealt))
+        if isinstance(event, CardPlaced) and event.zone.seat is not None and (
+                event.zone.kind in (ZoneKind.DOWN, ZoneKind.UP)):
+            dealt[event.zone.seat] = dealt.get(event.zone.seat, 0) + 1
+    burn = 0
+    for event in events:
+        engine.apply(event)
+        if isinstance(event, CardPlaced) and event.zone.kind is ZoneKind.BURN and burn < 4:
+            # Streets 4-7's burns show the round is over (rule 13): its counts are
+            # final. (A short deck's burn after the scramble, rule 15, is mid-round.)
+            hand = engine.current_hand()
+            expected = counts_at_burn[burn]
+            for seat_no in hand.live_seats:
+                assert hand.seats[seat_no].received == expected[seat_no], (burn, seat_no)
+            burn += 1
+    engine.finish_hand()
+    hand = engine.current_hand()
+    report = hand_report(hand)
+    assert report["alerts"] == [], (deal.folds, report["alerts"])
+    if len(hand.live_seats) >= 2:  # (a hand won by folds needs no last count)
+        for seat_no in hand.live_seats:
+            assert hand.seats[seat_no].received == dealt[seat_no], seat_no
+
+
+def test_the_public_state_counts_an_unread_down_card_and_names_no_unread_card() -> None:
+    """The public snapshot: an unread hole card is one more face-down card (a count);
+    an unread up card is simply not shown (its face is unknown); neither is named."""
+    from table_controller.daemon.projection import public_state
+
+    t = _stacked(deal_third(Table([2, 4, 5], unread_stacks=True)), {(4, "Kc")})
+    deal_street(t, 4, {2: "4d", 5: "Js"})  # seat 4's Ks never read either
+    engine = t.engine()
+    hand = engine.current_hand()
+    assert hand.seats[4].received == 4
+    assert hand.seats[4].unread == 2
+    state = public_state("t1", 8, hand)
+    seat4 = next(seat for seat in state.seats if seat.seat == 4)
+    assert seat4.down_count == 2
+    assert [str(card) for card in seat4.up] == ["2c"]
+    text = state.model_dump_json()
+    assert "Kc" not in text
+    assert "Ks" not in text
+    assert codes(t.report()) == []
+
+
+def test_an_up_card_dealt_down_in_its_turn_is_not_taken_for_an_unread_hole_card() -> None:
+    """Seat 4's 2nd hole card was never read; its 5th-street card, dealt face down in
+    its turn, is upcard_dealt_down (rule 7's turn decides), not that hole card read."""
+    t = _stacked(deal_third(Table([2, 4, 5], unread_stacks=True)), {(4, "Kc")})
+    deal_street(t, 4)
+    t.burn(BURNS[5]).up(2, "5d").down(4, "8c").up(5, "Jh")
+    assert [(a["code"], a["seat"]) for a in t.report()["alerts"]] == [
+        ("upcard_dealt_down", 4)]

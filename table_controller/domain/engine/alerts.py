@@ -192,8 +192,8 @@ VOCABULARY: Final[Mapping[AlertCode, CodeInfo]] = MappingProxyType({
     AlertCode.MANUAL_CARD: CodeInfo(
         None, None, "a card was entered by hand for a tag no reader reads (replace the tag)"),
     AlertCode.CARD_UNREAD: CodeInfo(
-        None, None, "a seat was dealt a down card no reader read (a deep stack): inferred"
-        " from the deal order; enter it by hand to show it"),
+        None, None, "a seat was dealt a card no reader read (a deep stack, a row of up"
+        " cards, a dead tag): inferred from the deal order; enter it by hand to show it"),
     # -- the daemon
     AlertCode.READER_OFFLINE: CodeInfo(
         _C, None, "a reader is unplugged, silent or unusable: its zones are not read", _D),

@@ -522,8 +522,9 @@ class HandTracker:
             for seat_no in live:  # the last seat's river card on a stack no reader read
                 seat = hand.seats[seat_no]
                 sixth = next((h for h in seat.cards if h.number == CARDS_PER_HAND - 1), None)
-                if (seat.received == CARDS_PER_HAND - 1 and sixth is not None
-                        and sixth.face is UP):  # (a 6th card down was the river itself)
+                if (seat.received == CARDS_PER_HAND - 1
+                        and (sixth is None or sixth.face is UP)):
+                    # (a 6th card read down was the river itself; none read: unread too)
                     self._unread(seat, CARDS_PER_HAND)
                     self._after_change()
         if (len(live) >= 2 or rules.pays_pots) and reached_seventh:
@@ -582,7 +583,11 @@ class HandTracker:
         if zone in present and not second_copy:
             return  # already seen there: nothing new
         owner = hand.owner.get(card)
-        from_muck = hand.last_zone.get(card) == _MUCK or _MUCK in present
+        from_muck = (hand.last_zone.get(card) == _MUCK or _MUCK in present
+                     # A folded seat's card that left unread (fold_unread: a muck no
+                     # reader reads), now at another seat: it came from the muck.
+                     or (not present and owner is None
+                         and hand.mucked_by.get(card, zone.seat) != zone.seat))
         if present:
             if not second_copy and (
                 zone.kind is _MUCK_PILE
@@ -706,7 +711,14 @@ class HandTracker:
             # A console hand: the dealer enters folds, and rule 10 judges cards
             # picked up (the console's betting knows whether a bet was faced).
             return
-        hand.left_at[card] = (hand.deal_progress, self._at)
+        zone = hand.last_zone[card]
+        if self.settings.unread_stacks and any(
+                held.present and zone in hand.where.get(held.card, ()) for held in seat.cards):
+            # It left a stack of the seat's cards: put back on it, it may lie there
+            # unread (a stack of 2+ inlays detunes), so its absence proves nothing.
+            pass
+        else:
+            hand.left_at[card] = (hand.deal_progress, self._at)
         if (
             seat.seat not in hand.bare
             and not hand.showdown_due  # rule 10: at showdown picking up means nothing
@@ -763,22 +775,28 @@ class HandTracker:
         self._fold(seat_no)
 
     def _infer_unread(self, seat_no: int) -> None:
-        """``unread_stacks``: a card arrives at ``seat_no``; seats exactly one card behind
-        the round, whose missing card is a down card, were dealt it unread.
+        """``unread_stacks``: a card arrives at ``seat_no``; seats
+        exactly one card behind the round were dealt it unread (a deep stack, a row of
+        up cards, a dead tag), unless the card is one of theirs arriving late.
 
         In a correct deal, when a seat gets its n-th card the live seats before it
-        hold n cards and those after it n - 1. A seat that holds one fewer than that,
-        where the missing card is dealt face down (1st, 2nd, 7th), had it land on a
-        stack no reader read; it gets an unread card (a notice) instead of making
-        every later card ``out_of_order``. The seat receiving may be the one behind
-        (every seat after it already holds its next card). Anything else is left to
-        the strict checks: a seat two cards behind, or a missing up card.
+        hold n cards and those after it n - 1. A seat that holds one fewer than that
+        gets an unread card (notice ``card_unread``) instead of making every later card
+        ``out_of_order`` (rule 7's deal order) and the street's counts wrong for burns
+        (rule 13), faces (rules 5, 16, 17) and the showdown (rule 18). A seat passed
+        over in this round stays *provisional* (:attr:`HandState.provisional`): its
+        own card arriving before the next round starts was a real ``out_of_order``
+        (:meth:`_late_arrival`, asked first). Anything else (a seat two cards behind,
+        one ahead) is left to the strict checks. Runs only when the receiving seat is
+        not the one due or a seat is provisional: a deal read whole never gets here.
         """
         hand = self.hand
         seats = hand.seats
-        live = hand.live_seats
         receiving = seats[seat_no]
+        live = hand.live_seats
         number = receiving.received + 1
+        if number > CARDS_PER_HAND:
+            return  # rule 18's too_many_cards, never an unread card
         after = [seats[s].received for s in live if s > seat_no]
         before = [seats[s].received for s in live if s < seat_no]
         if (after and all(c == number for c in after) and all(c == number + 1 for c in before)
@@ -794,22 +812,111 @@ class HandTracker:
             if held == expected:
                 continue
             if held != expected - 1 or not _may_be_unread(seats[s], expected):
-                return  # not the picture of one unread card: the strict checks judge
+                return  # not the picture of unread cards: the strict checks judge
             behind.append((seats[s], expected))
         for seat, missing in behind:
-            self._unread(seat, missing)
+            # Passed over in this round (before the receiving seat): provisional. After
+            # it, the seat missed the last round's card: that round is over.
+            self._unread(seat, missing, passer=seat_no if seat.seat < seat_no else None)
 
-    def _unread(self, seat: SeatState, number: int) -> None:
-        """``seat`` was dealt its ``number``-th card, face down, and no reader read it."""
+    def _unread_card_read(self, seat: SeatState, card: Card) -> bool:
+        """A card first seen face down at ``seat``, which holds an unread hole card, out
+        of the seat's turn where its next card is an up card, or when it has all seven
+        or its next card opens a street not burned for yet (rule 13):
+        it is that unread card, read at last (a hole card put back after a peek lands
+        on top of its stack). It takes the unread card's place; nothing is dealt."""
+        hand = self.hand
+        down = [n for n in seat.unread_numbers  # (a river unread and an 8th card: rule 18)
+                if n < CARDS_PER_HAND and _seat_face(seat, n) is DOWN]
+        if not down:
+            return False
+        following = seat.received + 1
+        if following <= CARDS_PER_HAND:
+            street = street_of_card(following)
+            unburned = (street > 3 and street not in hand.started_streets
+                        and not hand.burns.get(street, 0))
+            if not unburned and (hand.face_due(seat, following) is DOWN
+                                 or hand.due_seat() == seat.seat):
+                # Its down card may well be due, or it is the seat's turn: a card
+                # dealt (an up card dealt down is upcard_dealt_down), not an unread one.
+                return False
+        number = down[0]
+        seat.unread -= 1
+        seat.unread_numbers.remove(number)
+        if hand.provisional.get(seat.seat, (0, 0, 0))[0] == number:
+            del hand.provisional[seat.seat]
+        self._hold(seat, card, DOWN, number=number)
+        self._emit_dealt(seat.seat, card, DOWN, street_of_card(number))
+        return True
+
+    def _late_arrival(self, seat: SeatState, pending: tuple[int, int, int],
+                      face: ZoneKind) -> bool:
+        """Whether the card arriving at ``seat`` is its provisional ``pending`` card
+        dealt late, right after the card dealt in its place: then the inference is
+        undone and the seat dealt before its turn gets ``out_of_order`` (rule 7's
+        order). Not once any other card was dealt in between, nor once the round is
+        over: a live seat holds a card of the next round, the next street's burn was
+        made (rule 13), or the card has the next round's face (3rd street's up card
+        after the hole cards, the river after 6th street)."""
+        hand = self.hand
+        number, passer, progress = pending
+        del hand.provisional[seat.seat]
+        if seat.received != number or hand.deal_progress != progress + 1:
+            return False  # stale, or other cards came between: unread after all
+        seats = hand.seats
+        live = hand.live_seats
+        counts = [seats[s].received for s in live]
+        if max(counts) > number:
+            return False  # the next round has begun: the card was unread after all
+        following = number + 1
+        if following <= CARDS_PER_HAND:
+            street = street_of_card(following)
+            if street > street_of_card(number) and hand.burns.get(street, 0) > 0:
+                return False  # the next street's burn was made (rule 13)
+            if expected_face(following) is not expected_face(number) and (
+                    face is expected_face(following)):
+                return False  # the next round's face (3rd street's up card, the river)
+            if following == 2 and min(counts) == number and seat.seat == live[0]:
+                return False  # two hole cards alike: the unread reading costs no alert
+        seat.received = number - 1
+        seat.unread -= 1
+        seat.unread_numbers.remove(number)
+        self._alert(
+            AlertCode.OUT_OF_ORDER,
+            passer,
+            street_of_card(number),
+            f"Seat {passer} got a card but seat {seat.seat} was next:"
+            " deal one card at a time, clockwise from the dealer's left.",
+        )
+        return True
+
+    def _unread(self, seat: SeatState, number: int, passer: int | None = None) -> None:
+        """``seat`` was dealt its ``number``-th card and no reader read it; ``passer``:
+        the seat dealt in its place in this round (the inference is provisional)."""
+        hand = self.hand
+        joined = hand.joined_unread.get(seat.seat)
+        if joined is not None and number > joined:
+            del hand.joined_unread[seat.seat]
+            if number == joined + 1:
+                # Joined on unread first cards, now passed over in the next round: it
+                # was a card dealt to a seat not in the hand (rule 7).
+                for held in seat.cards:
+                    hand.owner.pop(held.card, None)
+                hand.remove_player(seat.seat)
+                self._inactive(seat.seat, expected_face(joined))
+                return
         seat.received = number
         seat.unread += 1
+        seat.unread_numbers.append(number)
+        if passer is not None:
+            self.hand.provisional[seat.seat] = (number, passer, self.hand.deal_progress)
         self._notice(
             AlertCode.CARD_UNREAD,
             seat.seat,
             street_of_card(number),
-            f"Seat {seat.seat}'s {_ordinal(number)} card was dealt face down but no reader"
-            " read it (a stack too deep for its antenna): enter it at the console if its"
-            " tag is dead.",
+            f"Seat {seat.seat}'s {_ordinal(number)} card was dealt but no reader read it"
+            " (a stack too deep for its antenna, or a dead tag): enter it at the console"
+            " if its tag is dead.",
         )
 
     def _manual(self, card: Card, zone: Zone) -> None:
@@ -961,13 +1068,14 @@ class HandTracker:
                 seat = hand.add_player(seat_no)
             elif seat.received >= 1:
                 hand.phase = Phase.DEALING  # a second card: the first round is over
+        joins = self._joins_unread(seat_no, face) if seat is None else 0
+        if joins:
+            seat = hand.add_player(seat_no)  # its first cards were never read (issue 19)
+            for number in range(1, joins):
+                self._unread(seat, number)
+            hand.joined_unread[seat_no] = joins
         if seat is None:
-            self._alert(
-                AlertCode.CARD_TO_INACTIVE_SEAT,
-                seat_no,
-                hand.street,
-                f"The {_face_word(face)} card went to seat {seat_no}, which is not in this hand.",
-            )
+            self._inactive(seat_no, face)
             return
         if seat.status is _DEAD:
             self._alert(
@@ -997,7 +1105,15 @@ class HandTracker:
             return
 
         if self.settings.unread_stacks and hand.rules.folds_from_cards:
-            self._infer_unread(seat_no)
+            # Something is missing (issue 19): a deal read whole passes the three tests.
+            pending = hand.provisional.get(seat_no)
+            if pending is None or not self._late_arrival(seat, pending, face):
+                if seat.unread and face is DOWN and self._unread_card_read(seat, card):
+                    return
+                if hand.provisional or hand.due_seat() != seat_no:
+                    self._infer_unread(seat_no)
+        if hand.joined_unread and seat.received >= hand.joined_unread.get(seat_no, 9):
+            del hand.joined_unread[seat_no]  # its card of the next round: it plays
         # A street can complete only when the seat that alone had the fewest cards
         # gets its card (every other change settled its streets already).
         due, alone = hand.due_and_alone()
@@ -1041,6 +1157,42 @@ class HandTracker:
         self._check_face(seat, held, face_due, street)
         if due is None or (due == seat_no and alone):
             self._after_change(seat)
+
+    def _inactive(self, seat_no: int, face: ZoneKind) -> None:
+        self._alert(
+            AlertCode.CARD_TO_INACTIVE_SEAT,
+            seat_no,
+            self.hand.street,
+            f"The {_face_word(face)} card went to seat {seat_no}, which is not in this hand.",
+        )
+
+    def _joins_unread(self, seat_no: int, face: ZoneKind) -> int:
+        """``unread_stacks``, an auto hand (players learnt from round 1): a card at a
+        seat not in the hand in its turn of round 2, face down (the
+        seats after it hold one card fewer, those before it as many or, theirs unread,
+        one fewer too) is a player's card whose earlier ones were never read (a dead
+        tag, a stack). Returns that round (0: no). Provisional: passed over in the
+        next round, the seat was not dealt in after all and the card is
+        ``card_to_inactive_seat`` then (rule 7)."""
+        hand = self.hand
+        if (not self.settings.unread_stacks or not hand.auto
+                or hand.phase is not Phase.DEALING or not hand.rules.folds_from_cards):
+            return 0
+        seats = hand.seats
+        live = hand.live_seats
+        if not live or len(live) != len(hand.players):
+            return 0
+        after = [seats[s].received for s in live if s > seat_no]
+        before = [seats[s].received for s in live if s < seat_no]
+        number = after[0] + 1 if after else max(before)
+        # Round 2 only: joining in round 3 (both hole cards unread, 0.5% x 5% of the
+        # seats) would take many more cards to an empty seat during 3rd street's up
+        # round, where a hand that ends then never shows the seat passed over.
+        if (number != 2 or face is not expected_face(number)
+                or any(c != number - 1 for c in after)
+                or any(c not in (number - 1, number) for c in before)):
+            return 0
+        return number
 
     def _folded_seat_due(self, seat: SeatState) -> bool:
         """Whether a folded seat's next card arrives exactly in its turn (rule 7)."""
@@ -1193,6 +1345,34 @@ class HandTracker:
                 " correct the cards to their proper position if possible.",
             )
 
+    def _unread_before_burn(self) -> None:
+        """``unread_stacks``: a burn while the last live seats in position order hold
+        one card fewer than the others (or every live seat one fewer than a seat that
+        folded after the round's card): the round is over (rule 13: the next street is
+        burned for), so those seats were dealt their card of it unread. Without this
+        the burn would count as a second one for the round's street (``extra_burn``)
+        and the next street as dealt unburned (``missing_burn``)."""
+        hand = self.hand
+        live = hand.live_seats
+        seats = hand.seats
+        counts = [seats[s].received for s in live]
+        if not counts:
+            return
+        # A seat that folded after the round's card counts too: every live seat may
+        # have missed it.
+        most = max(seats[s].received for s in hand.players if seats[s].status is not _DEAD)
+        fewest = min(counts)
+        if most != fewest + 1 or most >= CARDS_PER_HAND or hand.reshuffle is _BURN_DUE:
+            return  # (no street follows the 7th; rule 15's burn after the scramble)
+        first_short = counts.index(fewest)
+        if any(c != fewest for c in counts[first_short:]):
+            return  # a seat short in the middle of the round: not this picture
+        for seat_no in live[first_short:]:
+            if not _may_be_unread(seats[seat_no], most):
+                return
+        for seat_no in live[first_short:]:
+            self._unread(seats[seat_no], most)
+
     def _burn_street(self) -> int:
         """The street a burn happening now belongs to."""
         hand = self.hand
@@ -1209,6 +1389,8 @@ class HandTracker:
 
     def _burn(self, card: Card) -> None:
         hand = self.hand
+        if self.settings.unread_stacks and hand.rules.folds_from_cards and not hand.finished:
+            self._unread_before_burn()
         street = self._burn_street()
         count = hand.burns.get(street, 0) + 1
         hand.burns[street] = count
@@ -1598,13 +1780,27 @@ def _face_word(face: ZoneKind) -> str:
 
 
 def _may_be_unread(seat: SeatState, number: int) -> bool:
-    """Whether ``seat``'s ``number``-th card, missing, can be a down card no reader read:
-    it is dealt face down, and the seat's last card read has the face its number
-    says (a 6th card read face down was the river itself: something else is missing)."""
-    if not 1 <= number <= CARDS_PER_HAND or expected_face(number) is not DOWN:
+    """Whether ``seat``'s ``number``-th card, missing, can be a card no reader read (a
+    deep stack, a row of up cards, a dead tag): the seat's last card read has the face
+    its number says (a 6th card read face down was the river itself: something else
+    is missing)."""
+    if not 1 <= number <= CARDS_PER_HAND:
         return False  # (an 8th card is rule 18's too_many_cards, never an unread one)
-    last = next((h for h in seat.cards if h.number == number - 1), None)
-    return number == 1 or (last is not None and last.face is expected_face(number - 1))
+    last = max(seat.cards, key=_number_of, default=None)
+    return (last is None or last.number == 0 or last.number >= number
+            or last.exposed_hole or last.face is _seat_face(seat, last.number))
+
+
+def _number_of(held: HeldCard) -> int:
+    return held.number
+
+
+def _seat_face(seat: SeatState, number: int) -> ZoneKind:
+    """The face ``seat``'s ``number``-th card should have had (rule 5: a 3rd card
+    replacing an exposed hole card is dealt down)."""
+    if number == 3 and seat.exposed_holes == 1:
+        return DOWN
+    return expected_face(number)
 
 
 def _ordinal(number: int) -> str:

@@ -134,8 +134,10 @@ class SeatState:
     exposed_holes: int = 0
     stack: int | None = None
     unread: int = 0
-    """Down cards dealt to the seat that no reader read (``unread_stacks``): counted
-    in ``received`` and at showdown, unknown to the report."""
+    """Cards dealt to the seat that no reader read (``unread_stacks``: a deep stack, a
+    dead tag): counted in ``received`` and at showdown, unknown to the report."""
+    unread_numbers: list[int] = field(default_factory=list)
+    """The deal numbers (1-7) of the :attr:`unread` cards."""
     dead_reason: str | None = None
     last_card_exposed: bool = False
 
@@ -153,6 +155,14 @@ class SeatState:
     def all_cards(self) -> list[Card]:
         """Every card the seat holds, in the order received."""
         return [held.card for held in self.cards]
+
+    @property
+    def unread_down(self) -> int:
+        """How many of the :attr:`unread` cards were dealt face down: the public
+        count of face-down cards includes them (a count, never a card)."""
+        return sum(1 for number in self.unread_numbers
+                   if (DOWN if number == 3 and self.exposed_holes == 1
+                       else expected_face(number)) is DOWN)
 
     def held(self, card: Card) -> HeldCard | None:
         """The seat's record of ``card``, if the seat owns it."""
@@ -224,6 +234,14 @@ class HandState:
     """Cards dealt so far (first sight of a card at a seat, the burn or the board)."""
     manual: set[Card] = field(default_factory=set)
     """Cards entered by hand for a tag no reader can read: never seen leaving."""
+    provisional: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    """``unread_stacks``: seat -> (card number, the seat dealt instead, the
+    :attr:`deal_progress` of that card) for a seat passed over and taken as dealt
+    unread; its card arriving right after makes it a real ``out_of_order``
+    (docs/engine.md "Reads that fail")."""
+    joined_unread: dict[int, int] = field(default_factory=dict)
+    """``unread_stacks``, auto hands: seat -> the round (2) it joined in, its
+    earlier cards unread (a dead tag, a stack), until its next card shows it plays."""
     accounted: bool = False
     """The end-of-hand inventory was taken (``card_left_table`` raised once)."""
     stacks: Mapping[int, int] | None = None
@@ -310,6 +328,12 @@ class HandState:
         self.players = tuple(sorted((*self.players, seat)))
         self._live = None
         return state
+
+    def remove_player(self, seat: int) -> None:
+        """Take ``seat`` out of the hand: it joined on a guess the deal disproved."""
+        del self.seats[seat]
+        self.players = tuple(s for s in self.players if s != seat)
+        self._live = None
 
     @property
     def street(self) -> int | None:

@@ -383,11 +383,11 @@ def pydantic_models() -> dict[str, type[BaseModel]]:
         )
         unread_stacks: bool = Field(
             default=False,
-            description="The down-card readers may miss a stacked card altogether (a stack"
-            " of 2-3 ISO 14443 inlays detunes): a seat exactly one card behind the round,"
-            " whose missing card is a down card, was dealt it unread (notice card_unread)"
-            " rather than skipped (out_of_order). Off (default): the deal order is checked"
-            " strictly.",
+            description="The readers may miss a card altogether (a stack of 2-3 ISO 14443"
+            " inlays detunes, a row of up cards, a dead tag): a seat one card behind the"
+            " round was dealt it unread (notice card_unread) rather than skipped"
+            " (out_of_order), unless its card comes right after the one dealt in its place."
+            " Off (default): the deal order is checked strictly.",
         )
 
         @model_validator(mode="after")
