@@ -1,6 +1,6 @@
 """The producer page's manual card entry, the pure part (issue 19): what the service
 accepts to send, its limit, and the words the page shows. The whole path (page ->
-service -> MQTT -> daemon -> feeds -> archive) is tests/broadcast/test_manual_card.py."""
+service -> MQTT -> daemon -> feeds -> archive) is tests/broadcast/test_producer_manual_card.py."""
 
 from __future__ import annotations
 
