@@ -26,7 +26,7 @@ seat 2's disjoint completions in a range of (high score, low class), so
 seat 2's completions are sorted by (subset, high score, low class) and a prefix table
 per class threshold (``counts[k][i]``: how many of the first ``i`` have a class below
 ``k``) answers each count with two gathers; scoops (``H = L = 1``, or ``H = 1`` with no
-low against) are such counts too. See docs/equity.md "Exact, heads-up counting".
+low against) are such counts too. See docs/dev/equity.md "Exact, heads-up counting".
 
 A community card (rule 15) is enumerated outside: for each possible card the rest
 is an ordinary deal.
