@@ -130,6 +130,10 @@ class RFParams:
     """How long such a shadow lasts (every tag of those antennas is missed)."""
     scan_period: float = 0.15
     """Seconds per scan cycle of a reader (all its antennas in turn)."""
+    strength_reported: bool = True
+    """Whether the reader reports each read's strength on the wire (a front end that
+    measures RSSI); False: a reader that reports none, as the project's MFRC522 and
+    PN5180 firmware today, and presence decides cross-reads without it."""
 
     def __post_init__(self) -> None:
         for name in ("stack_loss", "pile_loss", "flicker", "cross_read", "cross_tie",
@@ -153,6 +157,8 @@ class RFParams:
             raise ChannelError(f"hand_pass_seconds = {self.hand_pass_seconds!r}: in [0, 5] s")
         if not (math.isfinite(self.rssi_dbm) and 0.0 <= self.rssi_spread <= 30.0):
             raise ChannelError("rssi_dbm must be finite and rssi_spread in [0, 30]")
+        if not isinstance(self.strength_reported, bool):
+            raise ChannelError(f"strength_reported = {self.strength_reported!r}: true or false")
 
     def with_overrides(self, overrides: Iterable[str]) -> RFParams:
         """These parameters with ``name=value`` overrides (``muck_depth=0``,
@@ -173,6 +179,9 @@ class RFParams:
 
 
 _DEPTHS: Final = frozenset({"muck_depth", "burn_depth", "max_stack"})
+_SWITCHES: Final = frozenset({"strength_reported"})
+_TRUTH: Final = {"1": True, "true": True, "yes": True, "on": True,
+                 "0": False, "false": False, "no": False, "off": False}
 
 
 def parse_override(item: str) -> tuple[str, object]:
@@ -190,6 +199,10 @@ def parse_override(item: str) -> tuple[str, object]:
         if not text.isdecimal():
             raise ChannelError(f"bad --rf-param {item!r}: a depth is a whole number or all")
         return name, int(text)
+    if name in _SWITCHES:
+        if text.lower() not in _TRUTH:
+            raise ChannelError(f"bad --rf-param {item!r}: expected true or false")
+        return name, _TRUTH[text.lower()]
     try:
         value = float(text)
     except ValueError:

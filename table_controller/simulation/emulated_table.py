@@ -84,6 +84,8 @@ class EmulatedTable:
             # With the strength: the emulated readers report it, as a front end that
             # measures RSSI does (docs/protocol.md), and presence decides by it.
             with self._lock:
+                if not channel.params.strength_reported:
+                    return [read.uid for read in channel.reads((reader_id, port), now)]
                 return [(read.uid, read.strength)
                         for read in channel.reads((reader_id, port), now)]
         return reads

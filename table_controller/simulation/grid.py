@@ -38,9 +38,12 @@ def cells() -> Iterator[tuple[str, str, str]]:
 
 
 def run_cell(muck: str, stack: str, cross: str, hands: int, seed: int, *,
-             mode: str = "fast", speed: float = 8.0) -> dict[str, Any]:
-    """One cell's summary (the figures the grid table shows)."""
-    overrides = [f"muck_depth={muck}", f"stack_loss={stack}", f"cross_read={cross}"]
+             mode: str = "fast", speed: float = 8.0,
+             extra: Sequence[str] = ()) -> dict[str, Any]:
+    """One cell's summary (the figures the grid table shows); ``extra``: further
+    ``NAME=VALUE`` channel overrides for every cell (e.g. ``strength_reported=0``)."""
+    overrides = [f"muck_depth={muck}", f"stack_loss={stack}", f"cross_read={cross}",
+                 *extra]
     rf = profile(BASE, overrides)
     rates = dict.fromkeys(DEAL_KINDS, 0.05)
     report = simulate(hands, seed, rates, "fast" if mode == "fast" else "daemon",
@@ -107,6 +110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="run only these cells (repeatable), e.g. 0,0.05,0.02")
     parser.add_argument("--mode", choices=("fast", "daemon"), default="fast")
     parser.add_argument("--speed", type=float, default=8.0)
+    parser.add_argument("--rf-param", action="append", default=[], metavar="NAME=VALUE",
+                        help="a further channel override for every cell, e.g."
+                        " strength_reported=0 (readers that report no strength)")
     args = parser.parse_args(argv)
     if args.table is not None:
         rows = [json.loads(line) for line in args.table.read_text().splitlines() if line]
@@ -115,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     wanted = [tuple(item.split(",")) for item in args.only] or list(cells())
     for muck, stack, cross in wanted:
         row = run_cell(muck, stack, cross, args.hands, args.seed, mode=args.mode,
-                       speed=args.speed)
+                       speed=args.speed, extra=args.rf_param)
         with args.out.open("a", encoding="utf-8") as out:
             out.write(json.dumps(row) + "\n")
         print(f"muck {muck} stack {stack} cross {cross}: {row['false_alerts']} false alerts,"

@@ -325,8 +325,10 @@ class RFTable:
             assert isinstance(item, tuple)
             arrived, (reader, port), uid, strength = item
             if arrived:
-                # The strength the reader reports on the wire (docs/protocol.md).
-                events += tracker.tag_arrived(reader, port, uid, at, rssi=strength)
+                # The strength the reader reports on the wire (docs/protocol.md), or
+                # none from a reader that measures none.
+                rssi = strength if params.strength_reported else None
+                events += tracker.tag_arrived(reader, port, uid, at, rssi=rssi)
             else:
                 events += tracker.tag_left(reader, port, uid, at)
         last = max([end, *(a.at for a in actions)]) + self.hold_time + 0.01

@@ -218,8 +218,12 @@ def test_profiles_and_overrides() -> None:
     custom = profile("diy", ["muck_depth=all", "stack_loss=0.15", "cross_read=0.05"])
     assert (custom.muck_depth, custom.stack_loss, custom.cross_read) == (None, 0.15, 0.05)
     assert parse_override("burn_depth=3") == ("burn_depth", 3)
+    assert target.strength_reported is True
+    assert profile("no-muck", ["strength_reported=0"]).strength_reported is False
+    assert profile("no-muck", ["strength_reported=yes"]).strength_reported is True
     for bad in ("nothing", "muck_depth=-1", "muck_depth=two", "stack_loss=1.5",
-                "flicker=nan", "peek_max=11", "stack_loss=abc"):
+                "flicker=nan", "peek_max=11", "stack_loss=abc", "strength_reported=2",
+                "strength_reported=maybe"):
         with pytest.raises(ChannelError):
             profile("good", [bad])
     with pytest.raises(ChannelError, match="unknown RF profile"):
