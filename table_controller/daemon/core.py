@@ -116,6 +116,7 @@ from table_controller.domain.engine.outputs import (
     ReplyCode,
 )
 from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.equity.evaluate import Game
 from table_controller.domain.equity.live import EquitySpot, LiveEquity, equity_spot, table_game
 from table_controller.domain.events import (
     AlertAck,
@@ -321,6 +322,41 @@ class _LiveEquityView:
     stale: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class _CoreWiring:
+    """What the core was given or built at wiring: fixed for its life."""
+
+    table_id: str
+    layout: TableLayout
+    engine: DealingEngine
+    game: Game
+    registry: DeckRegistry | None
+    publisher: TablePublisher
+    floor: FloorPublisher | None
+    """The publisher, if it carries the floor's topics too."""
+    open_journal: Callable[[], Journal] | None
+    """Opens the journal when a retry is due (None: it cannot be reopened)."""
+    hand_floor: SequenceCounter | None
+    """The next hand number, on disk beside the journal."""
+    wall: Callable[[], float]
+    mono: Callable[[], float]
+
+
+@dataclass(slots=True)
+class _HandBookkeeping:
+    """Hand numbers, facts and timestamps the core keeps across the hands it runs."""
+
+    last_hand: int
+    """The highest hand number used so far (journal and floor file)."""
+    events_applied: int = 0
+    facts: dict[int, HandFacts] = dataclasses.field(default_factory=dict)
+    """Facts of the hands not yet recorded (the current one, and one just closed)."""
+    last_at: float = 0.0
+    """Wall time of the last journal record written."""
+    result_hand: int | None = None
+    """The hand whose ``hand_result`` event was published last (issue 21 item 10)."""
+
+
 class TableCore:
     """Presence, journal, engine and publishing for one table (see module docstring)."""
 
@@ -351,16 +387,16 @@ class TableCore:
         persistent counter; without it ids count on from the highest the book saw).
         ``log_quota`` limits the log lines other clients can cause (shared with the
         publisher; the core writes its summaries)."""
-        self.table_id = table_id
-        self.layout = layout
-        self.engine = DealingEngine(settings)
+        self._wire = _CoreWiring(
+            table_id=table_id, layout=layout, engine=DealingEngine(settings),
+            game=table_game(settings), registry=registry, publisher=publisher,
+            floor=publisher if isinstance(publisher, FloorPublisher) else None,
+            open_journal=open_journal, hand_floor=hand_floor,
+            wall=wall_clock, mono=mono_clock)
+        self._hands = _HandBookkeeping(
+            last_hand=hand_floor.peek() - 1 if hand_floor is not None else 0)
         self.presence = presence
         self.journal = journal
-        self._open_journal = open_journal
-        self._hand_floor = hand_floor
-        self.last_hand = hand_floor.peek() - 1 if hand_floor is not None else 0
-        """The highest hand number used so far (journal and floor file)."""
-        self.publisher = publisher
         self._journal_health = _JournalHealth()
         """The journal's trouble and the zone events waiting for it (module docstring)."""
         self.start = StartMachine()
@@ -368,31 +404,63 @@ class TableCore:
         self._collected = _StartCollection()
         """What the start-up reconciliation collects (deadline, inventories, reports)."""
         self._seq_failed = False
-
-        self.registry = registry
-        self._wall = wall_clock
-        self._mono = mono_clock
+        """Publishing stopped: the sequence file can no longer be written (said once)."""
         self.readers = ReaderBoard(table_id, layout, link_stats)
         """Link states, figures and what to publish of them (daemon/reader_board.py)."""
-        self.events_applied = 0
         self.console = ConsoleGuard(TableTopics(table_id))
         """Response topics, idempotency, rejected-alert windows (daemon/console_guard.py)."""
-        self.game = table_game(settings)
         self._live = _LiveEquityView(equity)
         """The equity worker, the spot last published and its equity once computed."""
         self.alerts = AlertBridge(table_id, AlertBook(), alert_ids)
         """Raised alerts to the floor's book and its payloads (daemon/alert_bridge.py)."""
-        self._floor = publisher if isinstance(publisher, FloorPublisher) else None
-        self._facts: dict[int, HandFacts] = {}
-        """Facts of the hands not yet recorded (the current one, and one just closed)."""
-        self._last_at = 0.0
-        """Wall time of the last journal record written."""
         self.log_quota = log_quota or LogQuota()
         """Lines per event name per window for what console clients cause."""
-        self._result_hand: int | None = None
-        """The hand whose ``hand_result`` event was published last (issue 21 item 10)."""
         self.arrivals = ArrivalOrder()
         """Cards of two readers read the other way round (daemon/arrival_order.py)."""
+
+    @property
+    def table_id(self) -> str:
+        """The table this core runs."""
+        return self._wire.table_id
+
+    @property
+    def layout(self) -> TableLayout:
+        """Seats, readers and antennas of the table."""
+        return self._wire.layout
+
+    @property
+    def engine(self) -> DealingEngine:
+        """The rules engine (docs/rules.md)."""
+        return self._wire.engine
+
+    @property
+    def game(self) -> Game:
+        """The game dealt at the table (for equity)."""
+        return self._wire.game
+
+    @property
+    def registry(self) -> DeckRegistry | None:
+        """The decks known to the table (None: none registered)."""
+        return self._wire.registry
+
+    @property
+    def publisher(self) -> TablePublisher:
+        """The outbound edge."""
+        return self._wire.publisher
+
+    @property
+    def last_hand(self) -> int:
+        """The highest hand number used so far (journal and floor file)."""
+        return self._hands.last_hand
+
+    @last_hand.setter
+    def last_hand(self, number: int) -> None:
+        self._hands.last_hand = number
+
+    @property
+    def events_applied(self) -> int:
+        """Table events applied to the engine since start."""
+        return self._hands.events_applied
 
     @property
     def book(self) -> AlertBook:
@@ -446,13 +514,13 @@ class TableCore:
             if isinstance(event, CardPlaced) and event.deck is not None:
                 decks[event.card] = event.deck
             if isinstance(event, HandStarted) and event.hand_id is not None:
-                self.last_hand = max(self.last_hand, event.hand_id)
+                self._hands.last_hand = max(self._hands.last_hand, event.hand_id)
             before = self.engine.hand
             self._note_facts(before, self._apply_safely(event, record), at)
             count += 1
-        self.events_applied += count
+        self._hands.events_applied += count
         if self.engine.hand is not None:
-            self.last_hand = max(self.last_hand, self.engine.hand.number)
+            self._hands.last_hand = max(self._hands.last_hand, self.engine.hand.number)
         self._seed_presence(decks)
         self._seed_leftovers(leftovers or {})
         log.info("journal_restored", events=count,
@@ -477,7 +545,7 @@ class TableCore:
         hand = self.engine.hand
         if hand is None or self.registry is None:
             return
-        now = self._mono()
+        now = self._wire.mono()
         for card, zones in hand.where.items():
             deck = decks.get(card)
             if deck is None:
@@ -495,7 +563,7 @@ class TableCore:
         (issue 19: the last hand's burn pile read at a restart is not this hand's)."""
         if self.registry is None:
             return
-        now = self._mono()
+        now = self._wire.mono()
         for card, places in leftovers.items():
             for zone, deck in places:
                 if deck is None or deck not in self.registry.decks:
@@ -566,7 +634,7 @@ class TableCore:
     def tick(self) -> None:
         """Expire presence holds, retry the journal, settle the start and refresh
         reader statuses, each when due."""
-        now = self._mono()
+        now = self._wire.mono()
         self._close_rejected_window(now)
         write_summaries(self.log_quota, log, now)
         if self.arrivals.holding:
@@ -654,7 +722,7 @@ class TableCore:
         if self.engine.starts_hand(event):
             # Card-only table: the journal records the hand start before the card,
             # so replay from the journal opens the same hand, with the same number.
-            self._journal_and_apply(HandStarted((), at=event.at, hand_id=self.last_hand + 1))
+            self._journal_and_apply(HandStarted((), at=event.at, hand_id=self._hands.last_hand + 1))
         self._journal_and_apply(event)
 
     def _queue(self, event: ZoneEvent | HandEnded) -> None:
@@ -672,14 +740,14 @@ class TableCore:
 
     def _journal_and_apply(self, event: TableEvent) -> list[EngineOutput]:
         if isinstance(event, HandStarted) and event.hand_id is None:
-            event = dataclasses.replace(event, hand_id=self.last_hand + 1)
+            event = dataclasses.replace(event, hand_id=self._hands.last_hand + 1)
         self._append(event)
         if isinstance(event, HandStarted) and event.hand_id is not None:
             self._hand_started(event.hand_id)
         before = self.engine.hand
         outputs = self._apply_safely(event)
-        self.events_applied += 1
-        self._note_facts(before, outputs, self._last_at)
+        self._hands.events_applied += 1
+        self._note_facts(before, outputs, self._hands.last_at)
         self._publish_outputs(outputs, before)
         self._record_finished(before)
         return outputs
@@ -693,14 +761,14 @@ class TableCore:
         :class:`NotJournaledError` (after reporting why)."""
         try:
             if self.journal is None:
-                if self._open_journal is None:
+                if self._wire.open_journal is None:
                     raise JournalError("no journal")
-                journal = self._open_journal()
+                journal = self._wire.open_journal()
                 self.journal = journal
                 self.report_journal(journal)
-            at = self._wall()
+            at = self._wire.wall()
             self.journal.append(op, at=at)
-            self._last_at = at
+            self._hands.last_at = at
         except JournalError as exc:
             self._journal_failed(str(exc))
             raise NotJournaledError from exc
@@ -708,10 +776,10 @@ class TableCore:
             self._journal_ok()
 
     def _hand_started(self, number: int) -> None:
-        self.last_hand = max(self.last_hand, number)
-        if self._hand_floor is not None:
+        self._hands.last_hand = max(self._hands.last_hand, number)
+        if self._wire.hand_floor is not None:
             try:
-                self._hand_floor.advance_to(self.last_hand + 1)
+                self._wire.hand_floor.advance_to(self._hands.last_hand + 1)
             except (OSError, SequenceFileError) as exc:
                 # The journal holds the number too; the floor only guards a lost journal.
                 log.warning("hand_floor_not_saved", error=str(exc))
@@ -793,7 +861,7 @@ class TableCore:
         self._daemon_alert(code, message)
 
     def _journal_failed(self, reason: str) -> None:
-        self._journal_health.next_retry = self._mono() + JOURNAL_RETRY_PERIOD
+        self._journal_health.next_retry = self._wire.mono() + JOURNAL_RETRY_PERIOD
         if self._journal_health.problem is not None:
             return
         self._journal_health.problem = reason
@@ -840,8 +908,8 @@ class TableCore:
     def _append_nothing(self) -> None:
         """Open a journal that could not be opened before (nothing to write yet)."""
         try:
-            assert self._open_journal is not None
-            journal = self._open_journal()
+            assert self._wire.open_journal is not None
+            journal = self._wire.open_journal()
         except JournalError as exc:
             self._journal_failed(str(exc))
             raise NotJournaledError from exc
@@ -861,7 +929,7 @@ class TableCore:
         """Collect the readers' first reports, then reconcile them with the restored
         hand (see :mod:`table_controller.daemon.reconcile`)."""
         self.start.move(StartMove.BEGIN)
-        self._collected.deadline = self._mono() + RECONCILE_TIMEOUT
+        self._collected.deadline = self._wire.mono() + RECONCILE_TIMEOUT
         self._collected.inventoried.clear()
         self._collected.buffer = []
 
@@ -873,7 +941,7 @@ class TableCore:
     def _maybe_settle(self) -> None:
         everyone = set(self.layout.antenna_map)
         settled = everyone <= self._collected.inventoried and not self.presence.holding()
-        if settled or self._mono() >= self._collected.deadline:
+        if settled or self._wire.mono() >= self._collected.deadline:
             self._settle(timed_out=not settled)
 
     def _settle(self, timed_out: bool) -> None:
@@ -905,15 +973,15 @@ class TableCore:
         # error, so it is not published; the one alert below says what is known.
         if plan.interrupted:
             self.start.move(StartMove.QUIET)
-        if plan.interrupted and hand is not None and hand.number in self._facts:
-            self._facts[hand.number].interrupted = True  # its record says so
+        if plan.interrupted and hand is not None and hand.number in self._hands.facts:
+            self._hands.facts[hand.number].interrupted = True  # its record says so
         try:
             for event in plan.before_end:
                 self._feed_one(event)
             if plan.interrupted and hand is not None and not hand.finished:
                 # Close it now (journaled as an "end" op, so a replay closes it
                 # too): later removals of its cards must not judge it again.
-                self._feed_one(HandEnded(at=self._mono()))
+                self._feed_one(HandEnded(at=self._wire.mono()))
             if plan.interrupted and hand is not None and hand.finished:
                 self._interrupted_result(hand)
         finally:
@@ -937,11 +1005,11 @@ class TableCore:
         """Issue 21 item 10: an interrupted hand closed without a result still ends on
         ``events`` with a ``hand_result`` (no winners, the text says why), so that
         consumers of the events learn the hand is over, as its ``hands`` record says."""
-        if self._result_hand == hand.number:
+        if self._hands.result_hand == hand.number:
             return  # the engine's own result went out (its cards reached a showdown)
         event = GameEvent(GameEventKind.HAND_RESULT, None, hand.street, None,
                           "interrupted: the hand ended while the table controller was down",
-                          tuple(hand.winners), (), self._mono())
+                          tuple(hand.winners), (), self._wire.mono())
         payloads = event_payloads(self.table_id, hand, event)
         if payloads is not None:
             self._publish(self.publisher.publish_event, *payloads)
@@ -995,7 +1063,7 @@ class TableCore:
             return recalled.result
         try:
             event = parse_command(request.name, request.payload, self.layout.seats,
-                                  at=self._mono())
+                                  at=self._wire.mono())
         except CommandError as exc:
             # Nothing to journal: the command is no table event. The floor hears
             # about it because a console sending garbage may be sending it for real.
@@ -1106,7 +1174,7 @@ class TableCore:
     ) -> None:
         """Log and alert a refused console command within the guard's window (then
         only counted, and logged at debug, until the window's summary)."""
-        if self.console.rejected(message, self._mono()):
+        if self.console.rejected(message, self._wire.mono()):
             log.warning("console_command_rejected", command=name, code=code, reason=reason)
             self._daemon_alert(CONSOLE_REJECTED, message, seat=seat)
             return
@@ -1155,7 +1223,7 @@ class TableCore:
 
     def _log(self, level: str, event: str, **fields: Any) -> None:
         """A log line a console client causes: within :attr:`log_quota` (then summed up)."""
-        log_limited(self.log_quota, log, level, event, now=self._mono(), **fields)
+        log_limited(self.log_quota, log, level, event, now=self._wire.mono(), **fields)
 
     def _publish_outputs(
         self, outputs: Sequence[EngineOutput], before: HandState | None = None
@@ -1193,7 +1261,7 @@ class TableCore:
                 if payloads is not None:
                     self._publish(self.publisher.publish_event, *payloads)
                 if output.kind is GameEventKind.HAND_RESULT and hand is not None:
-                    self._result_hand = hand.number
+                    self._hands.result_hand = hand.number
 
     def _publish(self, method: Callable[..., None], *payloads: Any) -> None:
         """Publish through ``method``, surviving a sequence file that can no longer
@@ -1268,7 +1336,7 @@ class TableCore:
         retained topic if what it shows changed (the board decides)."""
         reader = item.reader_id
         verdict = self.readers.state_change(reader, item.state, item.stats)
-        now = self._mono()
+        now = self._wire.mono()
         if verdict.online:
             if verdict.back:
                 log.info("reader_back", reader=reader)
@@ -1285,7 +1353,7 @@ class TableCore:
         """Publish reader ``reader``'s retained status if the board says it changed."""
         hand = self.engine.hand
         status = self.readers.status(reader, hand=hand.number if hand else None,
-                                     wall=self._wall(), mono=self._mono(), force=force)
+                                     wall=self._wire.wall(), mono=self._wire.mono(), force=force)
         if status is not None:
             self._publish(self.publisher.publish_reader, status)
 
@@ -1307,7 +1375,7 @@ class TableCore:
         it, add it to the open set, publish it and the new ``alerts/open``. An alert
         that cannot be journaled (the journal is what failed) is still published and
         kept open in memory: the floor must see it; it is said in the log."""
-        raised = self.alerts.raise_alert(payload, self._wall())
+        raised = self.alerts.raise_alert(payload, self._wire.wall())
         self._keep_alert(raised.entry)
         self._publish(self.publisher.publish_alert, raised.payload)
         self._publish_open()
@@ -1338,9 +1406,9 @@ class TableCore:
             log.error("alert_record_not_journaled", op=str(op.get("op")), error="no journal")
             return False
         try:
-            at = self._wall()
+            at = self._wire.wall()
             self.journal.append(op, at=at)
-            self._last_at = at
+            self._hands.last_at = at
         except JournalError as exc:
             log.error("alert_record_not_journaled", op=str(op.get("op")), error=str(exc))
             self._journal_failed(str(exc))
@@ -1350,7 +1418,7 @@ class TableCore:
     def _apply_floor(self, command: AlertAck | AlertResolve | DealerChange) -> None:
         """Journal (best effort: the table's own closing), apply and publish."""
         self._journal_fact(floor_op(command))
-        self._apply_and_publish(command, self._last_at)
+        self._apply_and_publish(command, self._hands.last_at)
 
     def _apply_and_publish(self, command: AlertAck | AlertResolve | DealerChange,
                            at: float) -> None:
@@ -1358,8 +1426,8 @@ class TableCore:
         if change is None:
             self._publish_dealer()
             return
-        if self._floor is not None:
-            self._publish(self._floor.publish_alert_change,
+        if self._wire.floor is not None:
+            self._publish(self._wire.floor.publish_alert_change,
                           self.alerts.change(change, self._hand_number()))
         self._publish_open()
 
@@ -1383,7 +1451,7 @@ class TableCore:
                                    "the journal cannot be written; try again later")
             self._reply(request, result)
             return result
-        self._apply_and_publish(command, self._last_at)
+        self._apply_and_publish(command, self._hands.last_at)
         if isinstance(command, DealerChange):
             message = (f"dealer {command.dealer_id} ({command.name}) signed in"
                        if command.dealer_id is not None else "dealer signed out")
@@ -1397,13 +1465,13 @@ class TableCore:
         return result
 
     def _publish_open(self) -> None:
-        if self._floor is not None:
-            self._publish(self._floor.publish_open_alerts,
+        if self._wire.floor is not None:
+            self._publish(self._wire.floor.publish_open_alerts,
                           self.alerts.open_alerts(self._hand_number()))
 
     def _publish_dealer(self) -> None:
-        if self._floor is not None:
-            self._publish(self._floor.publish_dealer, self.alerts.dealer(self._hand_number()))
+        if self._wire.floor is not None:
+            self._publish(self._wire.floor.publish_dealer, self.alerts.dealer(self._hand_number()))
 
     def _hand_number(self) -> int | None:
         hand = self.engine.hand
@@ -1424,7 +1492,7 @@ class TableCore:
                 current = self.engine.hand
                 if current is not None:
                     dealer = self.book.dealer
-                    self._facts[current.number] = HandFacts(
+                    self._hands.facts[current.number] = HandFacts(
                         number=current.number, started_ts=at,
                         dealer=dealer.as_dict() if dealer is not None else None)
                 continue
@@ -1432,33 +1500,33 @@ class TableCore:
         self._facts_of(current, chunk)
 
     def _facts_of(self, hand: HandState | None, outputs: Sequence[EngineOutput]) -> None:
-        if hand is not None and outputs and hand.number in self._facts:
-            self._facts[hand.number].note_outputs(outputs)
+        if hand is not None and outputs and hand.number in self._hands.facts:
+            self._hands.facts[hand.number].note_outputs(outputs)
 
     def _note_alert(self, hand: int | None, alert_id: str, code: str, severity: str) -> None:
-        facts = self._facts.get(hand) if hand is not None else None
+        facts = self._hands.facts.get(hand) if hand is not None else None
         if facts is not None:
             facts.alerts.append((alert_id, code, severity))
 
     def _record_finished(self, before: HandState | None) -> None:
         """Publish the record of every hand that has ended and has none yet."""
         for hand in (before, self.engine.hand):
-            if hand is None or not hand.finished or hand.number not in self._facts:
+            if hand is None or not hand.finished or hand.number not in self._hands.facts:
                 continue
-            facts = self._facts.pop(hand.number)
-            if self._floor is None:
+            facts = self._hands.facts.pop(hand.number)
+            if self._wire.floor is None:
                 continue
             try:
-                public, secure = hand_records(self.table_id, hand, facts, self._wall(),
+                public, secure = hand_records(self.table_id, hand, facts, self._wire.wall(),
                                               game=self.game, names=self.engine.names)
             except Exception:
                 # A bug here must not take the table down; the hand is in the journal.
                 log.exception("hand_record_failed", hand=hand.number)
                 continue
-            self._publish(self._floor.publish_hand, public, secure)
+            self._publish(self._wire.floor.publish_hand, public, secure)
             log.info("hand_recorded", hand=hand.number, ended=public.ended)
         # Facts of hands that vanished unrecorded (never finished) are dropped.
         current = self.engine.hand.number if self.engine.hand is not None else None
-        for number in [n for n in self._facts if n != current]:
+        for number in [n for n in self._hands.facts if n != current]:
             if before is None or number != before.number:
-                del self._facts[number]
+                del self._hands.facts[number]

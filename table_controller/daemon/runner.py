@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -179,6 +180,51 @@ EXIT_NEEDS_PERSON = 3
 """Exit code for :class:`StartRefusedError` (the service unit does not restart on it)."""
 
 
+@dataclass(slots=True)
+class _StartFindings:
+    """What the start found of the table's past on disk (restore, the journal gate)."""
+
+    journal_path: Path
+    records: list[dict[str, Any]]
+    """The live journal's records as read at start; dropped once restored."""
+    unreadable: str | None
+    """Why the live journal cannot be read at all (the daemon is then refused)."""
+    evidence: StartEvidence
+    open_error: str | None = None
+    """Why the journal could not be opened for writing (the daemon runs degraded)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Counters:
+    """The numbers persisted beside the journal: hand floor, ``seq`` and alert ids."""
+
+    hand_floor: SequenceCounter | None
+    sequence: SequenceCounter
+    new_alert_id: Callable[[], str]
+
+
+@dataclass(frozen=True, slots=True)
+class _EquityParts:
+    """The live-equity worker as :data:`EQUITY_WORKER_ENV` says (``off``: none)."""
+
+    mode: str
+    child: ChildProcess | None
+    worker: EquityWorker | None
+
+
+@dataclass(slots=True)
+class _LoopState:
+    """The engine loop's own flags and times."""
+
+    stopping: threading.Event = field(default_factory=threading.Event)
+    next_collect: float = math.inf
+    """When the engine loop runs its next full collection (settled daemons only)."""
+    refused_by_claim: str | None = None
+    """Another daemon publishes as this table: why this one stopped (issue 21)."""
+    verify_failed: bool = False
+    """The journal's check failed; said once per streak."""
+
+
 class Daemon:
     """One table's daemon. ``run()`` blocks until :meth:`request_stop` or a signal."""
 
@@ -200,8 +246,7 @@ class Daemon:
         self.settings = table_settings(config, self.layout)
         # Reader frames and timers before console work (daemon/inbox.py).
         self.inbox: Inbox[DaemonInput | ClaimNews] = Inbox()
-        self._refused_by_claim: str | None = None
-        self._verify_failed = False
+        self._flags = _LoopState()
         directory = config.journal.directory
         try:
             directory.mkdir(parents=True, exist_ok=True)
@@ -215,55 +260,51 @@ class Daemon:
                 f"{directory}: cannot use the journal directory: {exc}"
             ) from None
         stack.callback(self.lock.release)
-        self._journal_path = journal_path(config)
-        live_exists = self._journal_path.exists()
+        path = journal_path(config)
+        live_exists = path.exists()
         damaged = False
+        unreadable: str | None = None
         try:
-            found = read_journal(self._journal_path)
-            self._records = found.records
+            found = read_journal(path)
+            records = found.records
             damaged = found.damaged
-            self._unreadable: str | None = None
         except OSError as exc:
             # Not damage we can recover from by reading around it: the file
             # itself cannot be read. Refused once the broker has been told.
-            self._records = []
-            self._unreadable = f"{self._journal_path}: cannot read the journal: {exc}"
+            records = []
+            unreadable = f"{path}: cannot read the journal: {exc}"
         had_floor = hand_floor_path(config).exists()
         had_floor = self._open_counters(config, had_floor)
-        self._evidence = self._start_evidence(live_exists, damaged, had_floor)
+        self._found = _StartFindings(
+            journal_path=path, records=records, unreadable=unreadable,
+            evidence=self._start_evidence(path, records, live_exists, damaged, had_floor))
         self.journal: Journal | None = None
-        self._open_error: str | None = None
-        if self._unreadable is None:
+        if unreadable is None:
             try:
                 self.journal = self._open_journal()
             except JournalLockedError as exc:
                 # Issue 21 item 5: the lock file was deleted, the journal's own is held.
                 raise StartRefusedError(str(exc)) from None  # the stack releases the lock
             except JournalError as exc:
-                self._open_error = str(exc)
+                self._found.open_error = str(exc)
             else:
                 stack.callback(self.journal.close)
         self._build_parts(config, registry)
-        self._stopping = threading.Event()
-        self._next_collect = math.inf
-        """When the engine loop runs its next full collection (settled daemons only)."""
 
     def _open_counters(self, config: DaemonConfig, had_floor: bool) -> bool:
         """The hand floor, the sequence counter (raising :class:`StartRefusedError`)
         and the alert ids, each persisted beside the journal. Returns whether the
         hand floor counts as evidence the table ran (``had_floor``, or unreadable)."""
+        hand_floor: SequenceCounter | None
         try:
-            self.hand_floor: SequenceCounter | None = SequenceCounter(
-                hand_floor_path(config), block=1
-            )
+            hand_floor = SequenceCounter(hand_floor_path(config), block=1)
         except SequenceFileError as exc:
             # Only a floor under the journal's own numbers: go on without it.
             log.error("hand_floor_unreadable", error=str(exc))
-            self.hand_floor = None
+            hand_floor = None
             had_floor = True  # it exists, unreadable: not evidence of a lost journal
         try:
             sequence = SequenceCounter(sequence_path(config), clock=time.time)
-            self.sequence = sequence
         except SequenceFileError as exc:
             raise StartRefusedError(str(exc)) from None
         try:
@@ -274,7 +315,9 @@ class Daemon:
             log.error("alert_ids_file_unreadable", error=str(exc))
             alert_ids = sequence  # still never repeats; costs a seq gap per alert
         table_id = config.table.id
-        self.new_alert_id: Callable[[], str] = lambda: f"{table_id}:{alert_ids.next()}"
+        self._counters = _Counters(
+            hand_floor=hand_floor, sequence=sequence,
+            new_alert_id=lambda: f"{table_id}:{alert_ids.next()}")
         return had_floor
 
     def _build_parts(self, config: DaemonConfig, registry: DeckRegistry) -> None:
@@ -284,14 +327,14 @@ class Daemon:
         self.publisher = MqttPublisher(
             config.table.id,
             config.broker,
-            self.sequence,
+            self._counters.sequence,
             # None: an unguessable id per start (docs/mqtt.md "Client id").
             client_id=config.broker.client_id,
             # paho's thread only enqueues; the engine thread parses and applies.
             # The publisher coalesces rebirths (one pending at most).
             on_rebirth=self._on_rebirth,
             on_command=self._on_command,
-            alert_ids=self.new_alert_id,
+            alert_ids=self._counters.new_alert_id,
             on_alert=lambda alert: self.inbox.put(PublishedAlert(alert)),
             log_quota=self.log_quota,
             on_claim=self.inbox.put,  # another daemon of this table: the engine thread acts
@@ -323,40 +366,41 @@ class Daemon:
             link_stats=self._link_stats,
             registry=registry,
             open_journal=self._open_journal,
-            hand_floor=self.hand_floor,
-            equity=self.equity,
-            alert_ids=self.new_alert_id,
+            hand_floor=self._counters.hand_floor,
+            equity=self._equity.worker,
+            alert_ids=self._counters.new_alert_id,
             log_quota=self.log_quota,
         )
 
     def _build_equity(self) -> None:
         """The live-equity worker as :data:`EQUITY_WORKER_ENV` says (not started)."""
-        self.equity_mode = os.environ.get(EQUITY_WORKER_ENV, "process")
-        self.equity_child: ChildProcess | None = None
-        self.equity: EquityWorker | None = None
-        if self.equity_mode != "off":
+        mode = os.environ.get(EQUITY_WORKER_ENV, "process")
+        child: ChildProcess | None = None
+        worker: EquityWorker | None = None
+        if mode != "off":
             compute: Compute = compute_live
-            if self.equity_mode != "thread":
-                self.equity_child = compute = ChildProcess(table_game(self.settings))
+            if mode != "thread":
+                child = compute = ChildProcess(table_game(self.settings))
             # The worker only enqueues its results; the engine thread publishes them.
-            self.equity = EquityWorker(
+            worker = EquityWorker(
                 self.inbox.put, compute,
-                prepare=self.equity_child.start if self.equity_child is not None else None,
+                prepare=child.start if child is not None else None,
             )
+        self._equity = _EquityParts(mode=mode, child=child, worker=worker)
 
-    def _start_evidence(self, live_exists: bool, damaged: bool, had_floor: bool
-                        ) -> StartEvidence:
+    def _start_evidence(self, path: Path, records: list[dict[str, Any]], live_exists: bool,
+                        damaged: bool, had_floor: bool) -> StartEvidence:
         """What the files say about this table's past (issue 21: for journal_gate)."""
-        last_hand = last_hand_number(self._records)
-        newest = newest_archive(self._journal_path)
+        last_hand = last_hand_number(records)
+        newest = newest_archive(path)
         if not last_hand and newest is not None:
             try:  # a live file without hands: its hands are in the newest rotated file
                 last_hand = last_hand_number(read_journal(newest[0]).records)
             except OSError as exc:
                 log.error("journal_archive_unreadable", path=str(newest[0]), error=str(exc))
-        floor = self.hand_floor
+        floor = self._counters.hand_floor
         return StartEvidence(
-            live_exists=live_exists, live_records=len(self._records), live_damaged=damaged,
+            live_exists=live_exists, live_records=len(records), live_damaged=damaged,
             ran_before=sequence_path(self.config).exists(), archived=newest is not None,
             journal_last_hand=last_hand,
             hand_floor_next=floor.peek() if floor is not None and had_floor else None,
@@ -366,8 +410,8 @@ class Daemon:
         """Open the live journal, recovering a damaged one, headed by the ``table`` op."""
         config = self.config
         journal = Journal.open(
-            self._journal_path, fsync=config.journal.fsync, max_bytes=config.journal.max_bytes,
-            recover=True,
+            self._found.journal_path, fsync=config.journal.fsync,
+            max_bytes=config.journal.max_bytes, recover=True,
         )
         try:
             if not journal.found.records and journal.recovery is None:
@@ -393,12 +437,12 @@ class Daemon:
         if journal is not None:
             try:
                 journal.verify(time.time())
-                self._verify_failed = False
+                self._flags.verify_failed = False
             except JournalError as exc:
                 # Once per streak: the next card's append fails too and takes the
                 # journal-write-failed path (backlog, retries, status degraded).
-                if not self._verify_failed:
-                    self._verify_failed = True
+                if not self._flags.verify_failed:
+                    self._flags.verify_failed = True
                     self.core.journal_unavailable(str(exc))
 
     def _journal_header(self) -> list[dict[str, Any]]:
@@ -434,30 +478,30 @@ class Daemon:
 
     def request_stop(self) -> None:
         """Ask the engine thread to stop (thread- and signal-safe)."""
-        self._stopping.set()
+        self._flags.stopping.set()
         self.inbox.put(StopRequest())
 
     def _restore(self) -> None:
         core = self.core
         if self.journal is not None:
             core.report_journal(self.journal)
-        elif self._open_error is not None:
-            core.journal_unavailable(self._open_error)
-        finding = start_finding(self._evidence, time.time())
+        elif self._found.open_error is not None:
+            core.journal_unavailable(self._found.open_error)
+        finding = start_finding(self._found.evidence, time.time())
         if finding.lost is not None:
-            core.report_missing_journal(str(self._journal_path), finding.lost)
+            core.report_missing_journal(str(self._found.journal_path), finding.lost)
         if finding.from_clock:
             log.warning("hand_numbers_from_clock", next_hand=finding.last_hand + 1,
                         note="the journal and the hand number file are both gone")
         core.last_hand = max(core.last_hand, finding.last_hand)
-        if self.sequence.damaged is not None:
-            log.error("sequence_file_damaged", error=self.sequence.damaged)
+        if self._counters.sequence.damaged is not None:
+            log.error("sequence_file_damaged", error=self._counters.sequence.damaged)
             core.alert(
                 AlertCode.SEQUENCE_FILE_DAMAGED,
-                f"The sequence file could not be read ({self.sequence.damaged}); seq goes"
+                f"The sequence file could not be read ({self._counters.sequence.damaged}); seq goes"
                 " on from the clock, so it still never goes backwards. Check the disk.",
             )
-        records = self._records
+        records = self._found.records
         table_lines = [r for r in records if r.get("op") == "table"]
         if table_lines:
             try:
@@ -476,7 +520,7 @@ class Daemon:
         core.begin_reconcile()
         # Read once, for this: kept, the whole journal read at start would stay
         # in memory (and be frozen by settle_heap) for the daemon's life.
-        self._records = []
+        self._found.records = []
 
     def run(self, install_signals: bool = True) -> int:
         """Run until stopped; return the process exit code."""
@@ -484,8 +528,8 @@ class Daemon:
         if owns_process:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, self._on_signal)
-        if self._unreadable is not None:
-            return self._refuse(self._unreadable)
+        if self._found.unreadable is not None:
+            return self._refuse(self._found.unreadable)
         warm_up()  # the first showdown must not wait for the evaluator's tables
         self._start_equity()
         # The engine thread hands every message to paho's network thread; with
@@ -496,7 +540,7 @@ class Daemon:
         if owns_process:
             # Not in a test's process (a daemon on a thread): it would freeze the tests' objects.
             settle_heap()
-            self._next_collect = time.monotonic() + HEAP_COLLECT_PERIOD
+            self._flags.next_collect = time.monotonic() + HEAP_COLLECT_PERIOD
         self.core.publish_snapshot()
         self.publisher.start()
         # Issue 21 item 6: the publisher asks the broker whether another daemon is
@@ -516,17 +560,17 @@ class Daemon:
             # An exception out of the loop is a crash, not a stop: say `lost`
             # and let it propagate (exit 1), so systemd restarts the daemon.
             self._shutdown(clean)
-        return EXIT_NEEDS_PERSON if self._refused_by_claim is not None else 0
+        return EXIT_NEEDS_PERSON if self._flags.refused_by_claim is not None else 0
 
     def _start_equity(self) -> None:
         """Build the public readings' tables here and start the equity worker (its
         child process builds its own tables meanwhile: about a second, once)."""
         # The readings are computed here; equity's tables only where it runs.
-        warm_up_equity(self.core.game, equity=self.equity_mode == "thread")
-        if self.equity is None:
+        warm_up_equity(self.core.game, equity=self._equity.mode == "thread")
+        if self._equity.worker is None:
             return
-        self.equity.start()  # its thread starts the child process
-        log.info("equity_worker_started", mode=self.equity_mode)
+        self._equity.worker.start()  # its thread starts the child process
+        log.info("equity_worker_started", mode=self._equity.mode)
 
     def _refuse(self, reason: str) -> int:
         """Cannot run: tell the floor (alert, retained ``failed`` status), then exit
@@ -556,9 +600,9 @@ class Daemon:
         next_check = time.monotonic() + FILE_CHECK_PERIOD
         while True:
             now = time.monotonic()
-            if now >= self._next_collect:
+            if now >= self._flags.next_collect:
                 gc.collect()  # empties CPython's free lists too (settle_heap)
-                self._next_collect = now + HEAP_COLLECT_PERIOD
+                self._flags.next_collect = now + HEAP_COLLECT_PERIOD
             if now >= next_check:
                 self._check_files()
                 next_check = now + FILE_CHECK_PERIOD
@@ -572,7 +616,7 @@ class Daemon:
                 due = False  # a timer that stays due must not stop console work
             # While a timer is due only the table lane is served (it empties first).
             timeout = 0.0 if due else max(
-                0.0, min(deadline, self._next_collect, next_check) - now)
+                0.0, min(deadline, self._flags.next_collect, next_check) - now)
             item = inbox.get(timeout, console=not due)
             if item is None:
                 continue
@@ -591,11 +635,11 @@ class Daemon:
         table = self.config.table.id
         who = news.who()
         if news.kind == "refused":
-            self._refused_by_claim = (
+            self._flags.refused_by_claim = (
                 f"another daemon publishes as table {table!r} on the broker ({who}); stop"
                 " that one first, or give this table its own id")
             log.error("table_claimed_elsewhere", other=who)
-            print(f"stud-table run: {self._refused_by_claim}", file=sys.stderr)
+            print(f"stud-table run: {self._flags.refused_by_claim}", file=sys.stderr)
             return False
         if news.kind == "probe":
             log.warning("table_claim_refused_second", other=who)
@@ -616,8 +660,8 @@ class Daemon:
             log.error("daemon_crashed", table=self.config.table.id)
         for link in self.links.values():
             link.stop()
-        if self.equity is not None:
-            self.equity.stop()
+        if self._equity.worker is not None:
+            self._equity.worker.stop()
         journal = self.core.journal
         if journal is not None:
             try:
@@ -625,6 +669,6 @@ class Daemon:
             except JournalError as exc:
                 log.error("journal_close_failed", error=str(exc))
         self.publisher.stop(status="offline" if clean else "lost",
-                            announce=self._refused_by_claim is None)
+                            announce=self._flags.refused_by_claim is None)
         self.lock.release()
         log.info("daemon_stopped", table=self.config.table.id, clean=clean)

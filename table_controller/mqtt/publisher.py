@@ -281,8 +281,13 @@ class _LinkTrouble:
 
 @dataclass(slots=True)
 class _AckCounts:
-    """The outgoing queue's counters, under the ack lock (paho's thread counts acks)."""
+    """The outgoing queue's counters, under their own lock (paho's thread counts acks).
 
+    A lock of its own: paho calls on_publish holding its message mutex, which the
+    engine thread takes (in publish) while holding the publisher's lock; taking
+    that lock there would deadlock."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
     sent: int = 0
     """QoS 1 messages handed to paho."""
     acked: int = 0
@@ -412,6 +417,103 @@ class _Wake:
                 self.sock.send(b"0")
 
 
+@dataclass(frozen=True, slots=True)
+class _Wiring:
+    """What the publisher was given: its table, broker, collaborators and fixed settings."""
+
+    table: str
+    broker: BrokerConfig
+    seq: SequenceCounter
+    clock: Callable[[], float]
+    on_rebirth: RebirthHandler | None
+    on_command: CommandHandler | None
+    alert_ids: Callable[[], str] | None
+    on_alert: Callable[[AlertPayload], None] | None
+    on_claim: Callable[[ClaimNews], None] | None
+    claim_wait: float
+    fixed_id: bool
+    """A configured client id: kept at reconnects (else a fresh random one)."""
+    props: Properties
+    """The properties every JSON message goes with (packed once)."""
+
+
+@dataclass(slots=True)
+class _Claiming:
+    """This daemon's claim on its table against other daemons (issue 21 item 6; lock held)."""
+
+    since: float
+    probing: bool = False
+    """The probe is out; going online waits for its answer (or :data:`CLAIM_PROBE_WAIT`)."""
+    probe_timer: threading.Timer | None = None
+    been_online: bool = False
+    refused: bool = False
+    """Another daemon answered the probe: this one must not go online."""
+    others: set[tuple[str, str]] = field(default_factory=set)
+    """(kind, instance) of the other daemons already reported."""
+
+
+@dataclass(slots=True)
+class _Link:
+    """Where the connection is and what it went through (lock held)."""
+
+    life: PublisherState = PublisherState.NEW
+    subscribe_mid: int | None = None
+    """The SUBSCRIBE whose SUBACK takes the publisher online."""
+    online_event: threading.Event = field(default_factory=threading.Event)
+    trouble: _LinkTrouble = field(default_factory=_LinkTrouble)
+
+
+@dataclass(slots=True)
+class _Retained:
+    """The latest of each retained message, for the republish (lock held)."""
+
+    hand: int | None = None
+    health: str | None = None
+    """The ``degraded`` reason (None: ``online``), kept so a reconnect says the same."""
+    state: tuple[PublicState, SecureState] | None = None
+    readers: dict[str, ReaderStatus] = field(default_factory=dict)
+    open_alerts: OpenAlertsPayload | None = None
+    dealer: DealerPayload | None = None
+
+
+@dataclass(slots=True)
+class _Outgoing:
+    """What waits to go out, and the backlog of what went out unacknowledged (lock held)."""
+
+    alerts: deque[tuple[tuple[str, BaseModel], ...]]
+    """Alerts, alert changes and hand records kept while offline (the floor and the
+    archive must get them); oldest dropped first, counted. A hand record's two
+    messages are one entry (they share one seq)."""
+    offline_events: deque[tuple[tuple[str, BaseModel], ...]] = field(default_factory=deque)
+    """Events and notices published while offline, unstamped (:data:`OFFLINE_EVENT_LIMIT`)."""
+    pending: deque[mqtt.MQTTMessageInfo] = field(default_factory=deque)
+    """Messages handed to paho, for :meth:`MqttPublisher.stop` to wait on."""
+    backlogged: bool = False
+    backlog_since: float = 0.0
+
+
+@dataclass(slots=True)
+class _ReplyLane:
+    """Console replies waiting for room in the outgoing window (:data:`REPLY_WINDOW`).
+
+    A lock of its own, never held while publishing: the lane is emptied from
+    on_publish too, where paho holds its message mutex (see :class:`_AckCounts`)."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    queue: deque[tuple[str, bytes, Properties]] = field(default_factory=deque)
+    pumping: bool = False
+    """One thread hands replies to paho at a time (in order)."""
+
+
+@dataclass(slots=True)
+class _Rebirth:
+    """Coalescing of ``cmd/rebirth`` republishes (:data:`REBIRTH_MIN_INTERVAL`; lock held)."""
+
+    pending: bool = False
+    timer: threading.Timer | None = None
+    last_republish: float = -REBIRTH_MIN_INTERVAL
+
+
 class MqttPublisher:
     """The MQTT implementation of :class:`Publisher` (see the module docstring)."""
 
@@ -448,65 +550,26 @@ class MqttPublisher:
         shared with the daemon's core, which writes the summaries.
         """
         self.topics = TableTopics(table)
-        self._table = table
-        self._broker = broker
-        self._seq = sequence
-        self._clock = clock
-        self._on_rebirth = on_rebirth
-        self._on_command = on_command
-        self._alert_ids = alert_ids
-        self._on_alert = on_alert
+        self._wire = _Wiring(
+            table=table, broker=broker, seq=sequence, clock=clock, on_rebirth=on_rebirth,
+            on_command=on_command, alert_ids=alert_ids, on_alert=on_alert,
+            on_claim=on_claim, claim_wait=claim_wait, fixed_id=client_id is not None,
+            props=_json_properties())
         self.log_quota = log_quota or LogQuota()
-        self._on_claim = on_claim
-        self._claim_wait = claim_wait
         self.instance = secrets.token_hex(8)
         """This process's id on ``secure/claim`` (issue 21 item 6)."""
-        self._since = clock()
-        self._probing = False
-        self._probe_timer: threading.Timer | None = None
-        self._been_online = False
-        self._refused = False
-        self._others: set[tuple[str, str]] = set()
+        self._claiming = _Claiming(since=clock())
+        # One re-entrant lock for everything the engine and paho threads share
+        # (the module docstring); the ack counters and the reply lane have their own.
         self._lock = threading.RLock()
-        self._life = PublisherState.NEW
+        self._link = _Link()
         self._counts = PublisherCounters()
         """The counters (the queue figures are filled in by :meth:`counters`)."""
-        self._hand: int | None = None
-        self._health: str | None = None
-        self._state: tuple[PublicState, SecureState] | None = None
-        self._readers: dict[str, ReaderStatus] = {}
-        self._open_alerts: OpenAlertsPayload | None = None
-        self._dealer: DealerPayload | None = None
-        # Alerts, alert changes and hand records wait here while offline (the
-        # floor and the archive must get them); oldest dropped first, counted.
-        # A hand record's two messages are one entry (they share one seq).
-        self._alerts: deque[tuple[tuple[str, BaseModel], ...]] = deque(
-            maxlen=broker.alert_queue)
-        self._pending: deque[mqtt.MQTTMessageInfo] = deque()
-        # Events and notices published while offline, unstamped (OFFLINE_EVENT_LIMIT).
-        self._offline_events: deque[tuple[tuple[str, BaseModel], ...]] = deque()
-        # Console replies waiting for room in the outgoing window (REPLY_WINDOW).
-        # A lock of its own, never held while publishing: the lane is emptied from
-        # on_publish too, where paho holds its message mutex (see the ack lock).
-        self._reply_lock = threading.Lock()
-        self._replies: deque[tuple[str, bytes, Properties]] = deque()
-        self._pumping = False  # one thread hands replies to paho at a time (in order)
-        # The ack counters have a lock of their own: paho calls on_publish holding
-        # its message mutex, which the engine thread takes (in publish) while
-        # holding self._lock; taking self._lock there would deadlock.
-        self._ack_lock = threading.Lock()
+        self._retained = _Retained()
+        self._out = _Outgoing(alerts=deque(maxlen=broker.alert_queue))
+        self._reply_lane = _ReplyLane()
         self._acks = _AckCounts()
-        self._backlogged = False
-        self._backlog_since = 0.0
-        self._rebirth_pending = False
-        self._rebirth_timer: threading.Timer | None = None
-        self._last_republish = -REBIRTH_MIN_INTERVAL
-        self._trouble = _LinkTrouble()
-        self._subscribe_mid: int | None = None
-        self._online_event = threading.Event()
-
-        self._props = _json_properties()
-        self._fixed_id = client_id is not None
+        self._rebirth = _Rebirth()
         self.client_id = client_id or _fresh_client_id(table)
         """The id of the current (or next) connection: a new random one at every
         reconnect unless configured (docs/mqtt.md "Client id"); never logged at info."""
@@ -535,18 +598,18 @@ class MqttPublisher:
     def start(self) -> None:
         """Register the will and start connecting in the background (returns at once)."""
         with self._lock:
-            if self._life is not PublisherState.NEW:
+            if self._link.life is not PublisherState.NEW:
                 raise RuntimeError("publisher already started")
-            self._life = PublisherState.CONNECTING
+            self._link.life = PublisherState.CONNECTING
             self._set_will()
         self._client.connect_async(
-            self._broker.host,
-            self._broker.port,
-            keepalive=self._broker.keepalive,
+            self._wire.broker.host,
+            self._wire.broker.port,
+            keepalive=self._wire.broker.keepalive,
             clean_start=True,
         )
         self._client.loop_start()
-        log.info("mqtt_connecting", host=self._broker.host, port=self._broker.port)
+        log.info("mqtt_connecting", host=self._wire.broker.host, port=self._wire.broker.port)
 
     @contextlib.contextmanager
     def corked(self) -> Iterator[None]:
@@ -580,35 +643,35 @@ class MqttPublisher:
 
     def wait_online(self, timeout: float) -> bool:
         """Block until online (connected, subscribed, retained set republished) or timeout."""
-        return self._online_event.wait(timeout)
+        return self._link.online_event.wait(timeout)
 
     @property
     def online(self) -> bool:
         """True between going online and the next disconnect."""
         with self._lock:
-            return self._life is PublisherState.ONLINE
+            return self._link.life is PublisherState.ONLINE
 
     @property
     def lifecycle(self) -> PublisherState:
         """Where the connection is (:class:`PublisherState`)."""
         with self._lock:
-            return self._life
+            return self._link.life
 
     def counters(self) -> PublisherCounters:
         """A snapshot of the health counters."""
         with self._lock:
-            with self._ack_lock:
+            with self._acks.lock:
                 outgoing, peak = self._acks.sent - self._acks.acked, self._acks.peak
                 failed = self._acks.replies_failed
             counts = self._counts
-            return replace(counts, alerts_queued=len(self._alerts), outgoing=outgoing,
-                           outgoing_peak=peak, backlogged=self._backlogged,
+            return replace(counts, alerts_queued=len(self._out.alerts), outgoing=outgoing,
+                           outgoing_peak=peak, backlogged=self._out.backlogged,
                            replies_refused=counts.replies_refused + failed)
 
     @property
     def outgoing(self) -> int:
         """Messages handed to paho and not yet acknowledged by the broker."""
-        with self._ack_lock:
+        with self._acks.lock:
             return self._acks.sent - self._acks.acked
 
     def stop(
@@ -628,21 +691,21 @@ class MqttPublisher:
         publishes as its table must not overwrite that one's status).
         """
         with self._lock:
-            if self._life is PublisherState.NEW or self._life in _ENDED:
+            if self._link.life is PublisherState.NEW or self._link.life in _ENDED:
                 return
-            self._life = PublisherState.STOPPING
-            if self._rebirth_timer is not None:
-                self._rebirth_timer.cancel()
-            if self._probe_timer is not None:
-                self._probe_timer.cancel()
+            self._link.life = PublisherState.STOPPING
+            if self._rebirth.timer is not None:
+                self._rebirth.timer.cancel()
+            if self._claiming.probe_timer is not None:
+                self._claiming.probe_timer.cancel()
             # Connected but not yet online (SUBACK pending) still deserves an
             # explicit "offline": a clean disconnect suppresses the will.
             if self._client.is_connected() and announce:
                 last = (self._status(status) if failure is None
                         else self._status("failed", failure))
                 self._send(self.topics.status, last, retain=True)
-            pending = list(self._pending)
-            queued = len(self._alerts)
+            pending = list(self._out.pending)
+            queued = len(self._out.alerts)
         deadline = time.monotonic() + timeout
         for info in pending:
             while not _published(info) and time.monotonic() < deadline:
@@ -656,8 +719,8 @@ class MqttPublisher:
         self._client.disconnect()
         self._client.loop_stop()
         with self._lock:
-            self._life = PublisherState.STOPPED
-            self._online_event.clear()
+            self._link.life = PublisherState.STOPPED
+            self._link.online_event.clear()
         log.info("mqtt_stopped")
 
     # ------------------------------------------------------------------ publishing
@@ -666,11 +729,11 @@ class MqttPublisher:
         """Publish both snapshots retained (one shared ``seq``); kept for republishing."""
         self._check_table(public.table, secure.table)
         with self._lock:
-            self._hand = public.hand
-            seq, ts = self._seq.next(), self._clock()
+            self._retained.hand = public.hand
+            seq, ts = self._wire.seq.next(), self._wire.clock()
             stamped = (_stamp(public, seq, ts), _stamp(secure, seq, ts))
-            self._state = stamped
-            if self._life is PublisherState.ONLINE:
+            self._retained.state = stamped
+            if self._link.life is PublisherState.ONLINE:
                 self._send(self.topics.state, stamped[0], retain=True)
                 self._send(self.topics.secure_state, stamped[1], retain=True)
 
@@ -681,10 +744,10 @@ class MqttPublisher:
         again). Offline it is only kept, like :meth:`publish_state`."""
         self._check_table(secure.table)
         with self._lock:
-            stamped = _stamp(secure, self._seq.next(), self._clock())
-            if self._state is not None:
-                self._state = (self._state[0], stamped)
-            if self._life is PublisherState.ONLINE:
+            stamped = _stamp(secure, self._wire.seq.next(), self._wire.clock())
+            if self._retained.state is not None:
+                self._retained.state = (self._retained.state[0], stamped)
+            if self._link.life is PublisherState.ONLINE:
                 self._send(self.topics.secure_state, stamped, retain=True)
 
     def publish_event(self, public: PublicEvent, secure: SecureEvent) -> None:
@@ -695,11 +758,11 @@ class MqttPublisher:
         """
         self._check_table(public.table, secure.table)
         with self._lock:
-            if self._life is not PublisherState.ONLINE:
+            if self._link.life is not PublisherState.ONLINE:
                 self._keep_offline((self.topics.events, public),
                                    (self.topics.secure_events, secure))
                 return
-            seq, ts = self._seq.next(), self._clock()
+            seq, ts = self._wire.seq.next(), self._wire.clock()
             self._send(self.topics.events, _stamp(public, seq, ts), retain=False)
             self._send(self.topics.secure_events, _stamp(secure, seq, ts), retain=False)
         self._wake_now()  # a card's event goes out before the state that follows it
@@ -707,10 +770,10 @@ class MqttPublisher:
     def _keep_offline(self, *messages: tuple[str, BaseModel]) -> None:
         """Keep an event's (or notice's) messages until back online, or drop and count
         it past :data:`OFFLINE_EVENT_LIMIT` (it takes a ``seq``: the gap shows). Lock held."""
-        if len(self._offline_events) < OFFLINE_EVENT_LIMIT:
-            self._offline_events.append(messages)
+        if len(self._out.offline_events) < OFFLINE_EVENT_LIMIT:
+            self._out.offline_events.append(messages)
             return
-        self._seq.next()
+        self._wire.seq.next()
         self._counts.events_dropped += 1
         if self._counts.events_dropped == 1:
             log.warning("mqtt_offline_events_dropped", kept=OFFLINE_EVENT_LIMIT)
@@ -721,8 +784,8 @@ class MqttPublisher:
         An alert without an id gets one here (see ``alert_ids``)."""
         self._check_table(alert.table)
         with self._lock:
-            seq = self._seq.next()
-            stamped = _stamp(alert, seq, self._clock())
+            seq = self._wire.seq.next()
+            stamped = _stamp(alert, seq, self._wire.clock())
             if not stamped.id:
                 stamped = stamped.model_copy(update={"id": self._new_alert_id(seq)})
             self._send_or_queue((self.topics.alerts, stamped))
@@ -732,9 +795,9 @@ class MqttPublisher:
         """Publish ``alerts/open`` retained; kept for republishing (issue 14)."""
         self._check_table(payload.table)
         with self._lock:
-            stamped = _stamp(payload, self._seq.next(), self._clock())
-            self._open_alerts = stamped
-            if self._life is PublisherState.ONLINE:
+            stamped = _stamp(payload, self._wire.seq.next(), self._wire.clock())
+            self._retained.open_alerts = stamped
+            if self._link.life is PublisherState.ONLINE:
                 self._send(self.topics.alerts_open, stamped, retain=True)
 
     def publish_alert_change(self, change: AlertChangePayload) -> None:
@@ -743,15 +806,15 @@ class MqttPublisher:
         self._check_table(change.table)
         with self._lock:
             self._send_or_queue((self.topics.alerts_changes,
-                                 _stamp(change, self._seq.next(), self._clock())))
+                                 _stamp(change, self._wire.seq.next(), self._wire.clock())))
 
     def publish_dealer(self, payload: DealerPayload) -> None:
         """Publish ``dealer`` retained; kept for republishing."""
         self._check_table(payload.table)
         with self._lock:
-            stamped = _stamp(payload, self._seq.next(), self._clock())
-            self._dealer = stamped
-            if self._life is PublisherState.ONLINE:
+            stamped = _stamp(payload, self._wire.seq.next(), self._wire.clock())
+            self._retained.dealer = stamped
+            if self._link.life is PublisherState.ONLINE:
                 self._send(self.topics.dealer, stamped, retain=True)
 
     def publish_hand(self, public: PublicHandRecord, secure: SecureHandRecord) -> None:
@@ -759,38 +822,39 @@ class MqttPublisher:
         offline both wait in the alert queue: the archive must get every hand."""
         self._check_table(public.table, secure.table)
         with self._lock:
-            seq, ts = self._seq.next(), self._clock()
+            seq, ts = self._wire.seq.next(), self._wire.clock()
             self._send_or_queue((self.topics.hands, _stamp(public, seq, ts)),
                                 (self.topics.secure_hands, _stamp(secure, seq, ts)))
 
     def _send_or_queue(self, *messages: tuple[str, BaseModel]) -> None:
         """Send now, or (offline) keep in the bounded queue as one entry (lock held)."""
-        if self._life is PublisherState.ONLINE:
+        if self._link.life is PublisherState.ONLINE:
             for topic, stamped in messages:
                 self._send(topic, stamped, retain=False)
             return
-        if len(self._alerts) == self._alerts.maxlen:
+        if len(self._out.alerts) == self._out.alerts.maxlen:
             self._counts.alerts_dropped += 1  # deque drops the oldest on append
             if self._counts.alerts_dropped == 1:
-                log.warning("mqtt_alert_queue_full", size=self._alerts.maxlen)
-        self._alerts.append(messages)
+                log.warning("mqtt_alert_queue_full", size=self._out.alerts.maxlen)
+        self._out.alerts.append(messages)
 
     def _new_alert_id(self, seq: int) -> str:
-        return self._alert_ids() if self._alert_ids is not None else f"{self._table}:{seq}"
+        ids = self._wire.alert_ids
+        return ids() if ids is not None else f"{self._wire.table}:{seq}"
 
     def _own_alert(self, code: AlertCode, message: str) -> AlertPayload:
         """An alert raised by the publisher itself, with its id and the dealer on duty;
         the daemon is told (``on_alert``) so that it joins the open set. Lock held."""
-        seq = self._seq.next()
+        seq = self._wire.seq.next()
         alert = AlertPayload(
-            table=self._table, hand=self._hand, seq=seq, ts=self._clock(),
+            table=self._wire.table, hand=self._retained.hand, seq=seq, ts=self._wire.clock(),
             code=code, severity=alert_severity(code), message=message,
             id=self._new_alert_id(seq),
-            dealer=self._dealer.dealer if self._dealer is not None else None,
+            dealer=self._retained.dealer.dealer if self._retained.dealer is not None else None,
         )
-        if self._on_alert is not None:
+        if self._wire.on_alert is not None:
             try:
-                self._on_alert(alert)
+                self._wire.on_alert(alert)
             except Exception:  # the alert itself must still go out
                 log.exception("mqtt_on_alert_failed")
         return alert
@@ -804,11 +868,11 @@ class MqttPublisher:
         """
         self._check_table(secure.table, *([public.table] if public is not None else []))
         with self._lock:
-            if self._life is not PublisherState.ONLINE:
+            if self._link.life is not PublisherState.ONLINE:
                 self._keep_offline(*([(self.topics.notices, public)] if public is not None
                                      else []), (self.topics.secure_notices, secure))
                 return
-            seq, ts = self._seq.next(), self._clock()
+            seq, ts = self._wire.seq.next(), self._wire.clock()
             if public is not None:
                 self._send(self.topics.notices, _stamp(public, seq, ts), retain=False)
             self._send(self.topics.secure_notices, _stamp(secure, seq, ts), retain=False)
@@ -817,9 +881,9 @@ class MqttPublisher:
         """Publish one reader's status retained; kept for republishing."""
         self._check_table(status.table)
         with self._lock:
-            stamped = _stamp(status, self._seq.next(), self._clock())
-            self._readers[status.reader] = stamped
-            if self._life is PublisherState.ONLINE:
+            stamped = _stamp(status, self._wire.seq.next(), self._wire.clock())
+            self._retained.readers[status.reader] = stamped
+            if self._link.life is PublisherState.ONLINE:
                 self._send(self.topics.reader(status.reader), stamped, retain=True)
 
     def publish_reader_stats(self, stats: ReaderStats) -> None:
@@ -830,9 +894,9 @@ class MqttPublisher:
         in the way of live events and alerts."""
         self._check_table(stats.table)
         with self._lock:
-            if self._life is not PublisherState.ONLINE or self._backlogged:
+            if self._link.life is not PublisherState.ONLINE or self._out.backlogged:
                 return
-            stamped = stats.model_copy(update={"ts": self._clock()})
+            stamped = stats.model_copy(update={"ts": self._wire.clock()})
             self._send(self.topics.reader_stats(stats.reader), stamped, retain=False)
 
     def republish_retained(self) -> None:
@@ -843,16 +907,16 @@ class MqttPublisher:
         request stays pending and is retried by a timer (the live stream first).
         """
         with self._lock:
-            if self._life in _ENDED:
+            if self._link.life in _ENDED:
                 return
             delay = self._republish_delay()
             if delay > 0:
-                self._rebirth_pending = True
+                self._rebirth.pending = True
                 self._schedule_rebirth(delay)
                 return
-            self._rebirth_pending = False
-            if self._life is PublisherState.ONLINE:
-                self._last_republish = time.monotonic()
+            self._rebirth.pending = False
+            if self._link.life is PublisherState.ONLINE:
+                self._rebirth.last_republish = time.monotonic()
                 self._counts.republishes += 1
                 # The whole retained set, status included (issue 24: a consumer that
                 # lost it learns online/degraded from the rebirth too).
@@ -883,12 +947,12 @@ class MqttPublisher:
         if request.correlation_data is not None:
             props.CorrelationData = request.correlation_data
         with self._lock:
-            if self._life is not PublisherState.ONLINE:
+            if self._link.life is not PublisherState.ONLINE:
                 return False
-        with self._reply_lock:
-            shed = len(self._replies) >= limit
+        with self._reply_lane.lock:
+            shed = len(self._reply_lane.queue) >= limit
             if not shed:
-                self._replies.append((topic, payload, props))
+                self._reply_lane.queue.append((topic, payload, props))
         if shed:
             self._shed_reply(request)
             return False
@@ -911,52 +975,52 @@ class MqttPublisher:
         (a console reads the answer to its last request as the sign that the
         earlier ones were answered); the pumping thread checks the lane and the
         window again under the lock before it stops, so no trigger is lost."""
-        with self._reply_lock:
-            if self._pumping:
+        with self._reply_lane.lock:
+            if self._reply_lane.pumping:
                 return
-            self._pumping = True
+            self._reply_lane.pumping = True
         stopped = False
         try:
             while True:
-                with self._reply_lock:
-                    with self._ack_lock:
+                with self._reply_lane.lock:
+                    with self._acks.lock:
                         room = self._acks.sent - self._acks.acked < REPLY_WINDOW
-                    if not (room and self._replies):
-                        self._pumping = False
+                    if not (room and self._reply_lane.queue):
+                        self._reply_lane.pumping = False
                         stopped = True
                         return
-                    topic, payload, props = self._replies.popleft()
+                    topic, payload, props = self._reply_lane.queue.popleft()
                 self._hand_reply(topic, payload, props)
         finally:
             if not stopped:  # an unexpected error: the next trigger pumps again
-                with self._reply_lock:
-                    self._pumping = False
+                with self._reply_lane.lock:
+                    self._reply_lane.pumping = False
 
     def _hand_reply(self, topic: str, payload: bytes, props: Properties) -> None:
         try:
             info = self._client.publish(topic, payload, qos=QOS, properties=props)
         except ValueError as exc:  # a second net under reply_problem
-            with self._ack_lock:
+            with self._acks.lock:
                 self._acks.replies_failed += 1
             log.error("mqtt_reply_refused", reason=str(exc))
             return
         if info.rc in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
-            with self._ack_lock:  # acknowledged like every QoS 1 message
+            with self._acks.lock:  # acknowledged like every QoS 1 message
                 self._acks.sent += 1
 
     # ------------------------------------------------------------------ internals (lock held)
 
     def _check_table(self, *tables: str) -> None:
         for table in tables:
-            if table != self._table:
+            if table != self._wire.table:
                 raise ValueError(
-                    f"payload for table {table!r} given to the publisher of {self._table!r}"
+                    f"payload for table {table!r} given to the publisher of {self._wire.table!r}"
                 )
 
     def _status(self, status: DaemonStatus, reason: str | None = None) -> StatusPayload:
         return StatusPayload(
-            table=self._table, hand=self._hand, seq=self._seq.next(), ts=self._clock(),
-            status=status, reason=reason,
+            table=self._wire.table, hand=self._retained.hand, seq=self._wire.seq.next(),
+            ts=self._wire.clock(), status=status, reason=reason,
         )
 
     def set_health(self, problem: str | None) -> None:
@@ -965,17 +1029,17 @@ class MqttPublisher:
         Kept, so a reconnect announces the same health instead of ``online``.
         """
         with self._lock:
-            if problem == self._health:
+            if problem == self._retained.health:
                 return
-            self._health = problem
-            if self._life is PublisherState.ONLINE:
+            self._retained.health = problem
+            if self._link.life is PublisherState.ONLINE:
                 self._send(self.topics.status, self._live_status(), retain=True)
                 self._send_claim(probe=False)
 
     def _live_status(self) -> StatusPayload:
-        if self._health is None:
+        if self._retained.health is None:
             return self._status("online")
-        return self._status("degraded", self._health)
+        return self._status("degraded", self._retained.health)
 
     def _set_will(self) -> None:
         # The will is registered per connection, so refresh it before each
@@ -986,7 +1050,7 @@ class MqttPublisher:
 
     def _send(self, topic: str, payload: BaseModel, *, retain: bool) -> None:
         info = self._client.publish(
-            topic, to_json(payload), qos=QOS, retain=retain, properties=self._props
+            topic, to_json(payload), qos=QOS, retain=retain, properties=self._wire.props
         )
         if info.rc not in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
             # NO_CONN: paho keeps QoS 1 messages and resends them on reconnect.
@@ -998,22 +1062,22 @@ class MqttPublisher:
         # prune acknowledged ones from the front to keep this small.
         if info.rc in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
             # paho holds it until the broker acknowledges it (on_publish).
-            with self._ack_lock:
+            with self._acks.lock:
                 self._acks.sent += 1
                 outgoing = self._acks.sent - self._acks.acked
                 self._acks.peak = max(self._acks.peak, outgoing)
-            if outgoing >= BACKLOG_HIGH and not self._backlogged:
+            if outgoing >= BACKLOG_HIGH and not self._out.backlogged:
                 self._enter_backlog(outgoing)
-        self._pending.append(info)
-        while self._pending and _published(self._pending[0]):
-            self._pending.popleft()
+        self._out.pending.append(info)
+        while self._out.pending and _published(self._out.pending[0]):
+            self._out.pending.popleft()
 
     def _enter_backlog(self, outgoing: int) -> None:
         # Reported at once: log, counter, and an alert. The alert joins the
         # queue (nothing may jump it without breaking seq order), so consumers
         # get it after the backlog, as the explanation of the delay they saw.
-        self._backlogged = True
-        self._backlog_since = time.monotonic()
+        self._out.backlogged = True
+        self._out.backlog_since = time.monotonic()
         self._counts.backlog_episodes += 1
         log.error("mqtt_outgoing_backlog", outgoing=outgoing, limit=BACKLOG_HIGH)
         alert = self._own_alert(
@@ -1026,7 +1090,7 @@ class MqttPublisher:
 
     def _republish_delay(self) -> float:
         """Seconds before a republish may run (0: now)."""
-        wait = self._last_republish + REBIRTH_MIN_INTERVAL - time.monotonic()
+        wait = self._rebirth.last_republish + REBIRTH_MIN_INTERVAL - time.monotonic()
         if wait > 0:
             return wait
         if self.outgoing >= BULK_LIMIT:
@@ -1034,11 +1098,11 @@ class MqttPublisher:
         return 0.0
 
     def _schedule_rebirth(self, delay: float) -> None:
-        if self._rebirth_timer is not None and self._rebirth_timer.is_alive():
+        if self._rebirth.timer is not None and self._rebirth.timer.is_alive():
             return
         timer = threading.Timer(delay, self._guard("rebirth_timer", self._rebirth_due))
         timer.daemon = True
-        self._rebirth_timer = timer
+        self._rebirth.timer = timer
         timer.start()
 
     def _rebirth_due(self) -> None:
@@ -1046,54 +1110,55 @@ class MqttPublisher:
         # (under its lock), so the deferred request needs no engine round trip.
         with self._lock:
             # This timer is done: a republish deferred again must get a new one.
-            self._rebirth_timer = None
-            if self._life in _ENDED or not self._rebirth_pending:
+            self._rebirth.timer = None
+            if self._link.life in _ENDED or not self._rebirth.pending:
                 return
         self.republish_retained()
 
     def _republish_locked(self) -> None:
-        if self._state is not None:
-            seq, ts = self._seq.next(), self._clock()
-            public = _stamp(self._state[0], seq, ts)
-            secure = _stamp(self._state[1], seq, ts)
-            self._state = (public, secure)
+        if self._retained.state is not None:
+            seq, ts = self._wire.seq.next(), self._wire.clock()
+            public = _stamp(self._retained.state[0], seq, ts)
+            secure = _stamp(self._retained.state[1], seq, ts)
+            self._retained.state = (public, secure)
             self._send(self.topics.state, public, retain=True)
             self._send(self.topics.secure_state, secure, retain=True)
-        for reader_id, status in list(self._readers.items()):
-            fresh = _stamp(status, self._seq.next(), self._clock())
-            self._readers[reader_id] = fresh
+        for reader_id, status in list(self._retained.readers.items()):
+            fresh = _stamp(status, self._wire.seq.next(), self._wire.clock())
+            self._retained.readers[reader_id] = fresh
             self._send(self.topics.reader(reader_id), fresh, retain=True)
-        if self._open_alerts is not None:
-            self._open_alerts = _stamp(self._open_alerts, self._seq.next(), self._clock())
-            self._send(self.topics.alerts_open, self._open_alerts, retain=True)
-        if self._dealer is not None:
-            self._dealer = _stamp(self._dealer, self._seq.next(), self._clock())
-            self._send(self.topics.dealer, self._dealer, retain=True)
+        kept = self._retained
+        if kept.open_alerts is not None:
+            kept.open_alerts = _stamp(kept.open_alerts, self._wire.seq.next(), self._wire.clock())
+            self._send(self.topics.alerts_open, kept.open_alerts, retain=True)
+        if kept.dealer is not None:
+            kept.dealer = _stamp(kept.dealer, self._wire.seq.next(), self._wire.clock())
+            self._send(self.topics.dealer, kept.dealer, retain=True)
 
     def _go_online(self) -> None:
         with self._lock:
-            if self._life in _ENDED:
+            if self._link.life in _ENDED:
                 return
-            self._life = PublisherState.ONLINE
-            self._been_online = True
+            self._link.life = PublisherState.ONLINE
+            self._claiming.been_online = True
             self._send(self.topics.status, self._live_status(), retain=True)
             self._send_claim(probe=False)  # checked again with every status (issue 21)
-            kept = len(self._offline_events)
-            while self._offline_events:
+            kept = len(self._out.offline_events)
+            while self._out.offline_events:
                 # Before the republished state: they happened before it.
-                seq, ts = self._seq.next(), self._clock()
-                for topic, kept_payload in self._offline_events.popleft():
+                seq, ts = self._wire.seq.next(), self._wire.clock()
+                for topic, kept_payload in self._out.offline_events.popleft():
                     self._send(topic, _stamp(kept_payload, seq, ts), retain=False)
-            self._last_republish = time.monotonic()
+            self._rebirth.last_republish = time.monotonic()
             self._republish_locked()
-            queued = len(self._alerts)
-            while self._alerts:
+            queued = len(self._out.alerts)
+            while self._out.alerts:
                 # Stamped again as they go out: seq increases in the order messages
                 # reach the broker, and the republish above took newer numbers than
                 # those they were queued with. (Their ids, and alerts/open's
                 # raised_ts, keep when they were raised.)
-                seq, ts = self._seq.next(), self._clock()
-                for topic, queued_payload in self._alerts.popleft():
+                seq, ts = self._wire.seq.next(), self._wire.clock()
+                for topic, queued_payload in self._out.alerts.popleft():
                     self._send(topic, _stamp(queued_payload, seq, ts), retain=False)
             if self._counts.alerts_dropped:
                 dropped, self._counts.alerts_dropped = self._counts.alerts_dropped, 0
@@ -1101,12 +1166,13 @@ class MqttPublisher:
                     OVERFLOW_CODE,
                     f"{dropped} alert(s) dropped while the broker was unreachable (alerts,"
                     " alert changes and hand records share a queue of"
-                    f" {self._alerts.maxlen}); see the retained alerts/open for the open alerts",
+                    f" {self._out.alerts.maxlen}); see the retained alerts/open for the open"
+                    " alerts",
                 )
                 self._send(self.topics.alerts, overflow, retain=False)
                 log.error("mqtt_alerts_dropped", dropped=dropped)
             self._report_link_trouble()
-            self._online_event.set()
+            self._link.online_event.set()
             events_dropped = self._counts.events_dropped
         # The client id only at debug: whoever reads the log must not learn how to
         # knock the daemon off the broker.
@@ -1118,28 +1184,29 @@ class MqttPublisher:
         # Once reconnected, tell the floor what a supervisor cannot see: the
         # process lived on but the feed was cut (lock held, online).
         now = time.monotonic()
-        if self._trouble.takeovers_unreported:
-            count, self._trouble.takeovers_unreported = self._trouble.takeovers_unreported, 0
-            self._trouble.suspect_takeover = False
-            self._trouble.last_takeover_alert = now
+        if self._link.trouble.takeovers_unreported:
+            count = self._link.trouble.takeovers_unreported
+            self._link.trouble.takeovers_unreported = 0
+            self._link.trouble.suspect_takeover = False
+            self._link.trouble.last_takeover_alert = now
             self._send(self.topics.alerts, self._own_alert(
                 TAKEOVER_CODE,
                 f"Another MQTT client connected with this daemon's client id and"
                 f" knocked it off the broker {count} time(s); the feed was cut meanwhile."
                 " Find that client (broker log) and check who has broker credentials.",
             ), retain=False)
-        elif self._trouble.suspect_takeover:
-            self._trouble.suspect_takeover = False
-            if now - self._trouble.last_takeover_alert >= UNSTABLE_WINDOW:
-                self._trouble.last_takeover_alert = now
+        elif self._link.trouble.suspect_takeover:
+            self._link.trouble.suspect_takeover = False
+            if now - self._link.trouble.last_takeover_alert >= UNSTABLE_WINDOW:
+                self._link.trouble.last_takeover_alert = now
                 self._send(self.topics.alerts, self._own_alert(TAKEOVER_CODE, (
                     "The broker closed the daemon's connection and took it back at once:"
                     " most likely another MQTT client connected with the daemon's client id"
                     " (or the broker was restarted just then). The daemon reconnected"
-                    + ("" if self._fixed_id else " with a new id")
+                    + ("" if self._wire.fixed_id else " with a new id")
                     + "; events meanwhile were kept and delivered. Find that client"
                     " (broker log) and check who has broker credentials.")), retain=False)
-        trouble = self._trouble
+        trouble = self._link.trouble
         if trouble.unstable_pending and now - trouble.last_unstable_alert >= UNSTABLE_WINDOW:
             detail, trouble.unstable_pending = trouble.unstable_pending, None
             trouble.last_unstable_alert = now
@@ -1176,7 +1243,7 @@ class MqttPublisher:
         if reason.is_failure:
             if reason.value in _NOT_AUTHORISED:
                 # The usual cause on an install: a rotated password not in the config.
-                user = self._broker.username or "(none)"
+                user = self._wire.broker.username or "(none)"
                 log.error("mqtt_not_authorised", reason=str(reason), username=user,
                           message=f"not authorised: check [broker] username {user!r} and"
                           " password against the broker's (deploy/mosquitto-setup"
@@ -1187,10 +1254,10 @@ class MqttPublisher:
             return
         with self._lock:
             self._counts.connects += 1
-            line = self._trouble.connect_failures.connected(time.monotonic())
+            line = self._link.trouble.connect_failures.connected(time.monotonic())
         if line is not None:
-            getattr(log, line.level)(line.event, host=self._broker.host,
-                                     port=self._broker.port, **line.fields)
+            getattr(log, line.level)(line.event, host=self._wire.broker.host,
+                                     port=self._wire.broker.port, **line.fields)
         sock = client.socket()
         if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):
             # Small messages must not wait for Nagle + delayed ACK (about 40 ms each).
@@ -1205,9 +1272,9 @@ class MqttPublisher:
         result, mid = client.subscribe([(self.topics.cmd_filter, options),
                                         (self.topics.claim, claim_options)])
         with self._lock:
-            self._subscribe_mid = mid
-            if self._life not in _ENDED:
-                self._life = PublisherState.SUBSCRIBING
+            self._link.subscribe_mid = mid
+            if self._link.life not in _ENDED:
+                self._link.life = PublisherState.SUBSCRIBING
         if result != MQTTErrorCode.MQTT_ERR_SUCCESS:
             log.error("mqtt_subscribe_failed", rc=mqtt.error_string(result))
 
@@ -1220,46 +1287,47 @@ class MqttPublisher:
         _props: Properties | None,
     ) -> None:
         with self._lock:
-            if mid != self._subscribe_mid:
+            if mid != self._link.subscribe_mid:
                 return
         if any(r.is_failure for r in reasons):
             # Publishing still works; only commands (rebirth) will not reach us.
             log.error("mqtt_command_subscribe_refused", reasons=[str(r) for r in reasons])
         with self._lock:
-            first = not self._been_online and self._life not in _ENDED
+            first = not self._claiming.been_online and self._link.life not in _ENDED
             if first:
                 # Issue 21 item 6: before anything is published as this table, ask
                 # whether a daemon is live for it already (it answers with its claim).
-                self._probing = True
+                self._claiming.probing = True
                 self._send_claim(probe=True)
-                timer = threading.Timer(self._claim_wait,
+                timer = threading.Timer(self._wire.claim_wait,
                                         self._guard("claim_probe", self._probe_done))
                 timer.daemon = True
-                self._probe_timer = timer
+                self._claiming.probe_timer = timer
                 timer.start()
         if not first:
             self._go_online()
 
     def _probe_done(self) -> None:
         with self._lock:
-            self._probe_timer = None
-            if not self._probing or self._refused:
+            self._claiming.probe_timer = None
+            if not self._claiming.probing or self._claiming.refused:
                 return
-            self._probing = False
+            self._claiming.probing = False
         self._go_online()
 
     def _renew_client_id(self) -> None:
         """A new random id for the next connection (lock held, paho's thread, before
         paho reconnects): whoever took the old one cannot knock the daemon off
         again with it. paho has no setter; its connect packet reads ``_client_id``."""
-        self.client_id = _fresh_client_id(self._table)
+        self.client_id = _fresh_client_id(self._wire.table)
         self._client._client_id = self.client_id.encode()
 
     def _send_claim(self, *, probe: bool) -> None:
         """Publish this daemon's claim (retained) or a probe (not retained)."""
         claim = ClaimPayload(
-            table=self._table, seq=self._seq.next(), ts=self._clock(), instance=self.instance,
-            pid=os.getpid(), host=socket.gethostname(), since=self._since, probe=probe,
+            table=self._wire.table, seq=self._wire.seq.next(), ts=self._wire.clock(),
+            instance=self.instance, pid=os.getpid(), host=socket.gethostname(),
+            since=self._claiming.since, probe=probe,
         )
         self._send(self.topics.claim, claim, retain=not probe)
 
@@ -1270,7 +1338,7 @@ class MqttPublisher:
         except (ValueError, TypeError):
             log.warning("mqtt_claim_unreadable")  # not a daemon's claim; ignored
             return
-        if other.instance == self.instance or other.table != self._table:
+        if other.instance == self.instance or other.table != self._wire.table:
             return
         if message.retain:
             # Delivered at subscribe time: a claim kept by the broker, maybe of a
@@ -1279,38 +1347,38 @@ class MqttPublisher:
             return
         news: ClaimNews | None = None
         with self._lock:
-            if self._life in _ENDED or self._refused:
+            if self._link.life in _ENDED or self._claiming.refused:
                 return
-            if self._probing:
+            if self._claiming.probing:
                 # Two starting at once: the lower instance id goes on.
                 if not other.probe or other.instance < self.instance:
-                    self._refused = True
-                    self._probing = False
-                    if self._probe_timer is not None:
-                        self._probe_timer.cancel()
+                    self._claiming.refused = True
+                    self._claiming.probing = False
+                    if self._claiming.probe_timer is not None:
+                        self._claiming.probe_timer.cancel()
                     news = ClaimNews("refused", other)
             else:
                 kind: Literal["probe", "claim"] = "probe" if other.probe else "claim"
-                if other.probe or (kind, other.instance) not in self._others:
+                if other.probe or (kind, other.instance) not in self._claiming.others:
                     self._send_claim(probe=False)  # so that the other one learns of us
-                if (kind, other.instance) not in self._others:
-                    self._others.add((kind, other.instance))
+                if (kind, other.instance) not in self._claiming.others:
+                    self._claiming.others.add((kind, other.instance))
                     news = ClaimNews(kind, other)
         if news is not None:
             log.error("mqtt_table_claimed_elsewhere", kind=news.kind, other=news.who())
-            if self._on_claim is not None:
-                self._on_claim(news)
+            if self._wire.on_claim is not None:
+                self._wire.on_claim(news)
 
     def _handle_connect_fail(self, _client: mqtt.Client, _userdata: object) -> None:
         # paho retries every few seconds: the first failure is said at once with its
         # reason, then a summary at most every CONNECT_SUMMARY_PERIOD (issue 24).
         reason = connect_failure_reason()
         with self._lock:
-            self._trouble.suspect_takeover = False
-            line = self._trouble.connect_failures.failed(reason, time.monotonic())
+            self._link.trouble.suspect_takeover = False
+            line = self._link.trouble.connect_failures.failed(reason, time.monotonic())
         if line is not None:
-            getattr(log, line.level)(line.event, host=self._broker.host,
-                                     port=self._broker.port, **line.fields)
+            getattr(log, line.level)(line.event, host=self._wire.broker.host,
+                                     port=self._wire.broker.port, **line.fields)
 
     def _handle_disconnect(
         self,
@@ -1322,33 +1390,32 @@ class MqttPublisher:
     ) -> None:
         now = time.monotonic()
         with self._lock:
-            was_online = self._life is PublisherState.ONLINE
-            self._online_event.clear()
+            was_online = self._link.life is PublisherState.ONLINE
+            self._link.online_event.clear()
             self._counts.disconnects += 1
-            if self._life in _ENDED:
+            if self._link.life in _ENDED:
                 return
-            self._life = PublisherState.CONNECTING  # paho reconnects by itself
+            self._link.life = PublisherState.CONNECTING  # paho reconnects by itself
             self._set_will()
-            self._trouble.disconnect_times.append(now)
+            self._link.trouble.disconnect_times.append(now)
             taken_over = reason.value == _TAKEN_OVER
             if taken_over:
                 self._counts.takeovers += 1
-                self._trouble.takeovers_unreported += 1
+                self._link.trouble.takeovers_unreported += 1
             elif was_online and reason.value == _CONNECTION_CLOSED:
                 # Closed by the broker: a takeover if the broker takes us back at
                 # once (a connect failure meanwhile clears it: the broker was away).
-                self._trouble.suspect_takeover = True
-            if not self._fixed_id:
+                self._link.trouble.suspect_takeover = True
+            if not self._wire.fixed_id:
                 self._renew_client_id()
-            recent = len(self._trouble.disconnect_times)
-            unstable = recent == UNSTABLE_COUNT and now - self._trouble.disconnect_times[0] <= (
-                UNSTABLE_WINDOW
-            )
-            newly_unstable = unstable and self._trouble.unstable_pending is None
+            recent = len(self._link.trouble.disconnect_times)
+            first_recent = self._link.trouble.disconnect_times[0]
+            unstable = recent == UNSTABLE_COUNT and now - first_recent <= UNSTABLE_WINDOW
+            newly_unstable = unstable and self._link.trouble.unstable_pending is None
             if unstable:
-                self._trouble.unstable_pending = (
+                self._link.trouble.unstable_pending = (
                     f"{self._counts.disconnects} disconnects since start, {recent} within"
-                    f" {now - self._trouble.disconnect_times[0]:.0f} s, last reason: {reason}"
+                    f" {now - self._link.trouble.disconnect_times[0]:.0f} s, last reason: {reason}"
                 )
             disconnects = self._counts.disconnects
         log.warning("mqtt_disconnected", reason=str(reason), was_online=was_online,
@@ -1368,13 +1435,13 @@ class MqttPublisher:
         reason: ReasonCode,
         _props: Properties | None,
     ) -> None:
-        # Called with paho's message mutex held: only the ack lock here (see __init__).
-        with self._ack_lock:
+        # Called with paho's message mutex held: only the ack lock here (see _AckCounts).
+        with self._acks.lock:
             self._acks.acked += 1
             outgoing = self._acks.sent - self._acks.acked
         if reason.is_failure:
             log.error("mqtt_publish_refused", reason=str(reason))
-        if outgoing <= BACKLOG_LOW and self._backlogged:
+        if outgoing <= BACKLOG_LOW and self._out.backlogged:
             self._leave_backlog(outgoing)
         if outgoing < REPLY_WINDOW:
             self._pump_replies()
@@ -1383,12 +1450,12 @@ class MqttPublisher:
         # On the paho thread; _backlogged is only a hint read without the
         # lock above, so check again under it.
         with self._lock:
-            if not self._backlogged:
+            if not self._out.backlogged:
                 return
-            self._backlogged = False
-            lasted = time.monotonic() - self._backlog_since
+            self._out.backlogged = False
+            lasted = time.monotonic() - self._out.backlog_since
             shed = self._counts.replies_shed
-        with self._ack_lock:
+        with self._acks.lock:
             peak = self._acks.peak
         log.warning("mqtt_outgoing_backlog_cleared", outgoing=outgoing, seconds=round(lasted, 2),
                     peak=peak, replies_shed_total=shed)
@@ -1419,10 +1486,10 @@ class MqttPublisher:
             response_topic=getattr(props, "ResponseTopic", None),
             correlation_data=getattr(props, "CorrelationData", None),
         )
-        if self._on_command is None:
+        if self._wire.on_command is None:
             log.warning("mqtt_unknown_command", command=request.shown_name)
             return
-        if self._on_command(request) is False:
+        if self._wire.on_command(request) is False:
             self._refuse_busy(request)
 
     def _ignore_retained(self, client: mqtt.Client, topic: str, name: str, clear: bool) -> None:
@@ -1441,20 +1508,20 @@ class MqttPublisher:
     def _rebirth_requested(self) -> None:
         with self._lock:
             self._counts.rebirths_requested += 1
-            if self._rebirth_pending:
+            if self._rebirth.pending:
                 # One pending request serves every consumer: coalesce.
                 self._counts.rebirths_coalesced += 1
                 return
-            self._rebirth_pending = True
+            self._rebirth.pending = True
         log_limited(self.log_quota, log, "info", "mqtt_rebirth_requested")
         try:
-            if self._on_rebirth is not None:
-                self._on_rebirth()
+            if self._wire.on_rebirth is not None:
+                self._wire.on_rebirth()
             else:
                 self.republish_retained()
         except Exception:
             with self._lock:
-                self._rebirth_pending = False  # a failed hand-over must not block later ones
+                self._rebirth.pending = False  # a failed hand-over must not block later ones
             raise
 
     def _refuse_busy(self, request: CommandRequest) -> None:
@@ -1467,8 +1534,8 @@ class MqttPublisher:
                     command=request.shown_name, refused_total=total)
         if unanswerable:
             return  # counted; no reply could go there (and no log line per request)
-        with self._reply_lock:
-            full = len(self._replies) >= BULK_LIMIT
+        with self._reply_lane.lock:
+            full = len(self._reply_lane.queue) >= BULK_LIMIT
         if full or not self.online:
             # Shed before the answer is even built: under a flood this runs for
             # every request the paho thread reads, and it competes for the GIL
@@ -1477,9 +1544,9 @@ class MqttPublisher:
                 self._shed_reply(request)
             return
         reply = ConsoleReply(
-            table=self._table, command=request.shown_name, accepted=False, code=BUSY_CODE,
+            table=self._wire.table, command=request.shown_name, accepted=False, code=BUSY_CODE,
             reason="too many console commands are waiting; this one was not carried out,"
-            " send it again", hand=self._hand, to_act=None, pot=None,
+            " send it again", hand=self._retained.hand, to_act=None, pot=None,
         )
         self.reply(request, to_json(reply), limit=BULK_LIMIT)
 

@@ -198,9 +198,9 @@ def test_engine_loop_runs_the_periodic_full_collection(rig: TableRig) -> None:
     thread of the test process, where the daemon does not settle by itself, so
     the test makes one due."""
     daemon = rig.start_thread()
-    assert daemon._next_collect == math.inf  # not settled: not in its own process
+    assert daemon._flags.next_collect == math.inf  # not settled: not in its own process
     before = gc.get_stats()[2]["collections"]
-    daemon._next_collect = 0.0
-    wait_until(lambda: daemon._next_collect != 0.0, WAIT, "the engine loop's collection")
-    assert daemon._next_collect <= time.monotonic() + HEAP_COLLECT_PERIOD
+    daemon._flags.next_collect = 0.0
+    wait_until(lambda: daemon._flags.next_collect != 0.0, WAIT, "the engine loop's collection")
+    assert daemon._flags.next_collect <= time.monotonic() + HEAP_COLLECT_PERIOD
     assert gc.get_stats()[2]["collections"] > before

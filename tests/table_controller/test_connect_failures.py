@@ -74,7 +74,7 @@ def test_a_publisher_retrying_a_stopped_broker_logs_one_line(
         with capture_logs() as logs:
             pub.start()
             # Three attempts at least (paho retries every second here).
-            wait_until(lambda: pub._trouble.connect_failures.attempts >= 3, WAIT, "3 attempts")
+            wait_until(lambda: pub._link.trouble.connect_failures.attempts >= 3, WAIT, "3 attempts")
             failed = [e for e in logs if e["event"].startswith("mqtt_connect_failed")]
             assert [e["event"] for e in failed] == ["mqtt_connect_failed"]
             assert failed[0]["reason"] == "Connection refused"

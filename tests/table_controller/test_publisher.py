@@ -459,7 +459,7 @@ def test_rebirth_requests_coalesce(
         info.wait_for_publish(WAIT)
     wait_until(lambda: pub.counters().rebirths_requested == flood, what="every request seen")
     sub.wait_topic(TOPICS.state, lambda p: p["seq"] > first["seq"])  # answered
-    wait_until(lambda: pub.counters().republishes >= 1 and not pub._rebirth_pending,
+    wait_until(lambda: pub.counters().republishes >= 1 and not pub._rebirth.pending,
                what="the coalesced republish")
     counters = pub.counters()
     # However fast they come: at most one republish per REBIRTH_MIN_INTERVAL.
@@ -633,8 +633,8 @@ def test_a_rebirth_deferred_twice_still_happens(
             pub.publish_event(up, up)  # unacknowledged: the queue is long
         pub.republish_retained()  # within REBIRTH_MIN_INTERVAL of going online: deferred
         # The timer fires while the queue is still long: deferred again.
-        wait_until(lambda: pub._rebirth_timer is not None and pub._rebirth_timer.is_alive()
-                   and time.monotonic() > pub._last_republish + REBIRTH_MIN_INTERVAL + 0.3,
+        wait_until(lambda: pub._rebirth.timer is not None and pub._rebirth.timer.is_alive()
+                   and time.monotonic() > pub._rebirth.last_republish + REBIRTH_MIN_INTERVAL + 0.3,
                    what="the second deferral")
     finally:
         os.kill(mosquitto.pid, signal.SIGCONT)
