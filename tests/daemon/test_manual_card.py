@@ -126,8 +126,13 @@ def test_entries_that_contradict_the_readers_are_refused_and_change_nothing(
     assert _command(rig, "seat", {"seat": 1, "name": "Ann"})["accepted"] is True
     after = wait_state(sub, lambda s: s["seats"][0]["name"] == "Ann",
                        topic=f"{ROOT}/secure/state")
-    assert [{k: v for k, v in seat.items() if k != "name"} for seat in after["seats"]] == [
-        {k: v for k, v in seat.items() if k != "name"} for seat in before["seats"]]
+    # The live equity child answers when it has computed, so a seat's equity figures
+    # may arrive between the two snapshots (a race, not a change the refusals made):
+    # compare the cards and everything else a refusal could have touched.
+    computed = {"name", "equity", "win", "tie", "stderr", "outs"}
+    assert [{k: v for k, v in seat.items() if k not in computed}
+            for seat in after["seats"]] == [
+        {k: v for k, v in seat.items() if k not in computed} for seat in before["seats"]]
     assert (after["hand"], after["street"], after["to_act"]) == (
         before["hand"], before["street"], before["to_act"])
     assert _manual_places(rig) == []
