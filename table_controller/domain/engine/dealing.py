@@ -37,6 +37,8 @@ from table_controller.domain.engine.console import TableConsole
 from table_controller.domain.engine.hand import (
     CARDS_PER_HAND,
     DOWN,
+    FACE_OF_CARD,
+    STREET_OF_CARD,
     UP,
     HandState,
     HeldCard,
@@ -333,6 +335,7 @@ class HandTracker:
         self.settings = settings
         self.variant: Variant = game
         """The game's choices (bring-in, first to act, open pair, showdown)."""
+        self._unread_stacks = settings.unread_stacks  # asked per card dealt
         self._out: list[EngineOutput] = []
         self._at = 0.0
 
@@ -1068,15 +1071,15 @@ class HandTracker:
                 seat = hand.add_player(seat_no)
             elif seat.received >= 1:
                 hand.phase = Phase.DEALING  # a second card: the first round is over
-        joins = self._joins_unread(seat_no, face) if seat is None else 0
-        if joins:
+        if seat is None:
+            joins = self._joins_unread(seat_no, face)
+            if not joins:
+                self._inactive(seat_no, face)
+                return
             seat = hand.add_player(seat_no)  # its first cards were never read (issue 19)
             for number in range(1, joins):
                 self._unread(seat, number)
             hand.joined_unread[seat_no] = joins
-        if seat is None:
-            self._inactive(seat_no, face)
-            return
         if seat.status is _DEAD:
             self._alert(
                 AlertCode.CARD_TO_INACTIVE_SEAT,
@@ -1104,21 +1107,24 @@ class HandTracker:
             self._hold(seat, card, face, number=0)
             return
 
-        if self.settings.unread_stacks and hand.rules.folds_from_cards:
-            # Something is missing (issue 19): a deal read whole passes the three tests.
-            pending = hand.provisional.get(seat_no)
-            if pending is None or not self._late_arrival(seat, pending, face):
-                if seat.unread and face is DOWN and self._unread_card_read(seat, card):
-                    return
-                if hand.provisional or hand.due_seat() != seat_no:
-                    self._infer_unread(seat_no)
-        if hand.joined_unread and seat.received >= hand.joined_unread.get(seat_no, 9):
-            del hand.joined_unread[seat_no]  # its card of the next round: it plays
+        if self._unread_stacks:  # (off, the default: one test per card, issue 25)
+            if hand.rules.folds_from_cards:
+                # Something is missing (issue 19): a deal read whole passes the tests.
+                pending = hand.provisional.get(seat_no)
+                if pending is None or not self._late_arrival(seat, pending, face):
+                    if seat.unread and face is DOWN and self._unread_card_read(seat, card):
+                        return
+                    if hand.provisional or hand.due_seat() != seat_no:
+                        self._infer_unread(seat_no)
+            if hand.joined_unread and seat.received >= hand.joined_unread.get(seat_no, 9):
+                del hand.joined_unread[seat_no]  # its card of the next round: it plays
         # A street can complete only when the seat that alone had the fewest cards
         # gets its card (every other change settled its streets already).
         due, alone = hand.due_and_alone()
-        number = seat.received + 1
-        street = street_of_card(number)
+        number = seat.received + 1  # (>= 1: received never goes below 0)
+        # street_of_card and expected_face read from their tables here, the helpers
+        # called only where their answer needs more: this runs for every card.
+        street = STREET_OF_CARD[number] if number <= CARDS_PER_HAND else CARDS_PER_HAND
         if due is not None and due != seat_no:
             self._alert(
                 AlertCode.OUT_OF_ORDER,
@@ -1127,8 +1133,8 @@ class HandTracker:
                 f"Seat {seat_no} got a card but seat {due} was next:"
                 " deal one card at a time, clockwise from the dealer's left.",
             )
-        if number <= CARDS_PER_HAND:
-            self._check_burn_before(street, number)
+        if number <= CARDS_PER_HAND and street not in hand.started_streets:
+            self._check_burn_before(street, number)  # a street's first card (rule 13)
         hand.rules.card_dealt(seat_no, card, street)
         if hand.reshuffle is _BURN_DUE:
             hand.reshuffle = Reshuffle.DONE
@@ -1139,7 +1145,10 @@ class HandTracker:
                 "The rest of 7th street was dealt from the scrambled cards without burning"
                 " one first (rules 13 and 15).",
             )
-        face_due = hand.face_due(seat, number)
+        # Only the 3rd card (rule 5) and the 7th (rule 17b) can be due with another face
+        # than the table's.
+        face_due = (hand.face_due(seat, number) if number == 3 or number >= CARDS_PER_HAND
+                    else FACE_OF_CARD[number])
         seat.received = number
         total = number if hand.community is None else number + 1
         held = self._hold(seat, card, face, number=number)
@@ -1154,7 +1163,8 @@ class HandTracker:
             )
             self._kill(seat_no, "more than seven cards")
             return
-        self._check_face(seat, held, face_due, street)
+        if held.face is not face_due or number == CARDS_PER_HAND:
+            self._check_face(seat, held, face_due, street)  # (a face as due: nothing)
         if due is None or (due == seat_no and alone):
             self._after_change(seat)
 
@@ -1285,7 +1295,7 @@ class HandTracker:
             self._kill(seat.seat, "both hole cards exposed")
 
     def _hold(self, seat: SeatState, card: Card, face: ZoneKind, number: int) -> HeldCard:
-        held = HeldCard(card=card, face=face, number=number)
+        held = HeldCard(card, face, number)  # (positional: cheaper per card)
         seat.cards.append(held)
         self.hand.owner[card] = seat.seat
         return held
