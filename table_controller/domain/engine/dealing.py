@@ -57,6 +57,7 @@ from table_controller.domain.engine.outputs import (
     ReplyCode,
     ShownHand,
 )
+from table_controller.domain.engine.port import CARD_ONLY
 from table_controller.domain.engine.settings import TableSettings, stacks_problem
 from table_controller.domain.engine.variants import (
     Variant,
@@ -175,6 +176,11 @@ class DealingEngine:
                 return []
             return tracker.place(event.card, event.zone, event.deck, at=event.at,
                                  manual=event.manual)
+        if type(event) is CardRemoved:  # the next most common: no hand starts on it
+            tracker = self._tracker
+            if tracker is None:
+                return []
+            return tracker.remove(event.card, event.zone, at=event.at)
         if isinstance(event, SeatName):  # the roster: no hand needed, no rule involved
             if event.name:
                 self.names[event.seat] = (event.name, event.country)
@@ -945,6 +951,8 @@ class HandTracker:
         if hand.accounted:
             return
         hand.accounted = True
+        if not hand.left_at:
+            return  # no card left a seat unseen (nearly every hand): nothing to look at
         if not hand.rules.folds_from_cards:
             hand.left_at.clear()  # a console came in mid-hand: rule 10 is its to judge
             return
@@ -1135,7 +1143,9 @@ class HandTracker:
             )
         if number <= CARDS_PER_HAND and street not in hand.started_streets:
             self._check_burn_before(street, number)  # a street's first card (rule 13)
-        hand.rules.card_dealt(seat_no, card, street)
+        rules = hand.rules
+        if rules is not CARD_ONLY:  # (its card_dealt does nothing: a call saved per card)
+            rules.card_dealt(seat_no, card, street)
         if hand.reshuffle is _BURN_DUE:
             hand.reshuffle = Reshuffle.DONE
             self._alert(
@@ -1743,8 +1753,11 @@ def replay_events(
     """Run ``events`` through a fresh engine; return every hand, finished."""
     engine = DealingEngine(settings)
     hands: list[HandState] = []
+    auto = engine.settings.auto_hands
     for event in events:
         engine.apply(event)
+        if type(event) is CardPlaced and not auto:
+            continue  # goes to the hand there is: only an auto hand starts on a card
         hand = engine.hand
         if hand is not None and (not hands or hands[-1] is not hand):
             hands.append(hand)  # a hand line, or an auto hand's first card

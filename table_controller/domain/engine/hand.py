@@ -349,7 +349,9 @@ class HandState:
     def due_and_alone(self) -> tuple[int | None, bool]:
         """:meth:`due_seat`, and whether that seat alone has the fewest cards: only
         its card can complete a street (the dealing engine asks for every card)."""
-        live = self.live_seats
+        live = self._live  # (the cache read here: one property call fewer per card)
+        if live is None:
+            live = self.live_seats
         phase = self.phase  # self.finished inlined: one call fewer per card dealt
         if len(live) < 2 or phase is _ENDED or phase is _CLEARED:
             return None, False
