@@ -37,6 +37,8 @@ from table_controller.domain.engine.console import TableConsole
 from table_controller.domain.engine.hand import (
     CARDS_PER_HAND,
     DOWN,
+    FACE_OF_CARD,
+    STREET_OF_CARD,
     UP,
     HandState,
     HeldCard,
@@ -55,6 +57,7 @@ from table_controller.domain.engine.outputs import (
     ReplyCode,
     ShownHand,
 )
+from table_controller.domain.engine.port import CARD_ONLY
 from table_controller.domain.engine.settings import TableSettings, stacks_problem
 from table_controller.domain.engine.variants import (
     Variant,
@@ -173,6 +176,11 @@ class DealingEngine:
                 return []
             return tracker.place(event.card, event.zone, event.deck, at=event.at,
                                  manual=event.manual)
+        if type(event) is CardRemoved:  # the next most common: no hand starts on it
+            tracker = self._tracker
+            if tracker is None:
+                return []
+            return tracker.remove(event.card, event.zone, at=event.at)
         if isinstance(event, SeatName):  # the roster: no hand needed, no rule involved
             if event.name:
                 self.names[event.seat] = (event.name, event.country)
@@ -333,6 +341,7 @@ class HandTracker:
         self.settings = settings
         self.variant: Variant = game
         """The game's choices (bring-in, first to act, open pair, showdown)."""
+        self._unread_stacks = settings.unread_stacks  # asked per card dealt
         self._out: list[EngineOutput] = []
         self._at = 0.0
 
@@ -942,6 +951,8 @@ class HandTracker:
         if hand.accounted:
             return
         hand.accounted = True
+        if not hand.left_at:
+            return  # no card left a seat unseen (nearly every hand): nothing to look at
         if not hand.rules.folds_from_cards:
             hand.left_at.clear()  # a console came in mid-hand: rule 10 is its to judge
             return
@@ -1068,15 +1079,15 @@ class HandTracker:
                 seat = hand.add_player(seat_no)
             elif seat.received >= 1:
                 hand.phase = Phase.DEALING  # a second card: the first round is over
-        joins = self._joins_unread(seat_no, face) if seat is None else 0
-        if joins:
+        if seat is None:
+            joins = self._joins_unread(seat_no, face)
+            if not joins:
+                self._inactive(seat_no, face)
+                return
             seat = hand.add_player(seat_no)  # its first cards were never read (issue 19)
             for number in range(1, joins):
                 self._unread(seat, number)
             hand.joined_unread[seat_no] = joins
-        if seat is None:
-            self._inactive(seat_no, face)
-            return
         if seat.status is _DEAD:
             self._alert(
                 AlertCode.CARD_TO_INACTIVE_SEAT,
@@ -1104,21 +1115,24 @@ class HandTracker:
             self._hold(seat, card, face, number=0)
             return
 
-        if self.settings.unread_stacks and hand.rules.folds_from_cards:
-            # Something is missing (issue 19): a deal read whole passes the three tests.
-            pending = hand.provisional.get(seat_no)
-            if pending is None or not self._late_arrival(seat, pending, face):
-                if seat.unread and face is DOWN and self._unread_card_read(seat, card):
-                    return
-                if hand.provisional or hand.due_seat() != seat_no:
-                    self._infer_unread(seat_no)
-        if hand.joined_unread and seat.received >= hand.joined_unread.get(seat_no, 9):
-            del hand.joined_unread[seat_no]  # its card of the next round: it plays
+        if self._unread_stacks:  # (off, the default: one test per card, issue 25)
+            if hand.rules.folds_from_cards:
+                # Something is missing (issue 19): a deal read whole passes the tests.
+                pending = hand.provisional.get(seat_no)
+                if pending is None or not self._late_arrival(seat, pending, face):
+                    if seat.unread and face is DOWN and self._unread_card_read(seat, card):
+                        return
+                    if hand.provisional or hand.due_seat() != seat_no:
+                        self._infer_unread(seat_no)
+            if hand.joined_unread and seat.received >= hand.joined_unread.get(seat_no, 9):
+                del hand.joined_unread[seat_no]  # its card of the next round: it plays
         # A street can complete only when the seat that alone had the fewest cards
         # gets its card (every other change settled its streets already).
         due, alone = hand.due_and_alone()
-        number = seat.received + 1
-        street = street_of_card(number)
+        number = seat.received + 1  # (>= 1: received never goes below 0)
+        # street_of_card and expected_face read from their tables here, the helpers
+        # called only where their answer needs more: this runs for every card.
+        street = STREET_OF_CARD[number] if number <= CARDS_PER_HAND else CARDS_PER_HAND
         if due is not None and due != seat_no:
             self._alert(
                 AlertCode.OUT_OF_ORDER,
@@ -1127,9 +1141,11 @@ class HandTracker:
                 f"Seat {seat_no} got a card but seat {due} was next:"
                 " deal one card at a time, clockwise from the dealer's left.",
             )
-        if number <= CARDS_PER_HAND:
-            self._check_burn_before(street, number)
-        hand.rules.card_dealt(seat_no, card, street)
+        if number <= CARDS_PER_HAND and street not in hand.started_streets:
+            self._check_burn_before(street, number)  # a street's first card (rule 13)
+        rules = hand.rules
+        if rules is not CARD_ONLY:  # (its card_dealt does nothing: a call saved per card)
+            rules.card_dealt(seat_no, card, street)
         if hand.reshuffle is _BURN_DUE:
             hand.reshuffle = Reshuffle.DONE
             self._alert(
@@ -1139,7 +1155,10 @@ class HandTracker:
                 "The rest of 7th street was dealt from the scrambled cards without burning"
                 " one first (rules 13 and 15).",
             )
-        face_due = hand.face_due(seat, number)
+        # Only the 3rd card (rule 5) and the 7th (rule 17b) can be due with another face
+        # than the table's.
+        face_due = (hand.face_due(seat, number) if number == 3 or number >= CARDS_PER_HAND
+                    else FACE_OF_CARD[number])
         seat.received = number
         total = number if hand.community is None else number + 1
         held = self._hold(seat, card, face, number=number)
@@ -1154,7 +1173,8 @@ class HandTracker:
             )
             self._kill(seat_no, "more than seven cards")
             return
-        self._check_face(seat, held, face_due, street)
+        if held.face is not face_due or number == CARDS_PER_HAND:
+            self._check_face(seat, held, face_due, street)  # (a face as due: nothing)
         if due is None or (due == seat_no and alone):
             self._after_change(seat)
 
@@ -1285,7 +1305,7 @@ class HandTracker:
             self._kill(seat.seat, "both hole cards exposed")
 
     def _hold(self, seat: SeatState, card: Card, face: ZoneKind, number: int) -> HeldCard:
-        held = HeldCard(card=card, face=face, number=number)
+        held = HeldCard(card, face, number)  # (positional: cheaper per card)
         seat.cards.append(held)
         self.hand.owner[card] = seat.seat
         return held
@@ -1733,8 +1753,11 @@ def replay_events(
     """Run ``events`` through a fresh engine; return every hand, finished."""
     engine = DealingEngine(settings)
     hands: list[HandState] = []
+    auto = engine.settings.auto_hands
     for event in events:
         engine.apply(event)
+        if type(event) is CardPlaced and not auto:
+            continue  # goes to the hand there is: only an auto hand starts on a card
         hand = engine.hand
         if hand is not None and (not hands or hands[-1] is not hand):
             hands.append(hand)  # a hand line, or an auto hand's first card

@@ -79,7 +79,7 @@ DOWN = ZoneKind.DOWN
 UP = ZoneKind.UP
 
 
-_STREET_OF_CARD = (3, 3, 3, 3, 4, 5, 6, 7)
+STREET_OF_CARD = (3, 3, 3, 3, 4, 5, 6, 7)
 """Street of the n-th card for n = 0..7 (a table: this is asked for every card)."""
 
 
@@ -88,17 +88,17 @@ def street_of_card(number: int) -> int:
 
     An eighth card or more still belongs to 7th street (rule 18 kills the hand).
     """
-    return _STREET_OF_CARD[number] if 0 <= number <= CARDS_PER_HAND else (
+    return STREET_OF_CARD[number] if 0 <= number <= CARDS_PER_HAND else (
         3 if number < 0 else CARDS_PER_HAND)
 
 
-_FACE_OF_CARD = (DOWN, DOWN, DOWN, UP, UP, UP, UP, DOWN)
+FACE_OF_CARD = (DOWN, DOWN, DOWN, UP, UP, UP, UP, DOWN)
 """The face of the n-th card for n = 0..7 (a table: this is asked for every card)."""
 
 
 def expected_face(number: int) -> ZoneKind:
     """The face a seat's ``number``-th card is dealt with when nothing went wrong."""
-    return _FACE_OF_CARD[number] if 0 <= number <= CARDS_PER_HAND else DOWN
+    return FACE_OF_CARD[number] if 0 <= number <= CARDS_PER_HAND else DOWN
 
 
 class SeatStatus(StrEnum):
@@ -349,7 +349,9 @@ class HandState:
     def due_and_alone(self) -> tuple[int | None, bool]:
         """:meth:`due_seat`, and whether that seat alone has the fewest cards: only
         its card can complete a street (the dealing engine asks for every card)."""
-        live = self.live_seats
+        live = self._live  # (the cache read here: one property call fewer per card)
+        if live is None:
+            live = self.live_seats
         phase = self.phase  # self.finished inlined: one call fewer per card dealt
         if len(live) < 2 or phase is _ENDED or phase is _CLEARED:
             return None, False
