@@ -22,8 +22,11 @@ def test_a_burst_arrives_whole_and_in_order_across_a_reconnect(
     client = BufferedClient(CallbackAPIVersion.VERSION2, client_id="floor-read",
                             protocol=MQTTProtocolVersion.MQTTv5)
     client.on_message = lambda _c, _u, m: got.append(bytes(m.payload))
-    client.on_connect = lambda c, _u, _f, _r, _p: (c.subscribe("x/#", qos=1),
-                                                   subscribed.set())
+    client.on_connect = lambda c, _u, _f, _r, _p: c.subscribe("x/#", qos=1)
+    # Subscribed once the broker's SUBACK is in, not when the SUBSCRIBE is sent: a
+    # message published in between would find no subscription (the session is new
+    # after the reconnect) and be missed by the broker, not by the client under test.
+    client.on_subscribe = lambda _c, _u, _m, _r, _p: subscribed.set()
     client.reconnect_delay_set(0.1, 0.5)
     client.connect("127.0.0.1", mosquitto.port)
     client.loop_start()
