@@ -586,15 +586,22 @@ class Broadcast:
             self.stream(out, table, last_id), media_type="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
-    async def delay(self, request: Request) -> Response:
-        """``POST /api/delay/<output>`` ``{"delay_s": .., "offset_ms": .., "confirm": ..}``
-        (producer only): 409 when the change needs ``"confirm": true``."""
+    async def _producer_post(self, request: Request) -> Response | None:
+        """The refusal of a producer's POST from another origin, without the producer's
+        login, or without the ``X-Stud-Table`` header; None when it may go on."""
         if (refused := cross_origin(request)) is not None:
             return PlainTextResponse(refused, status_code=403)
         if (denied := await self._gate(request)) is not None:
             return denied
         if request.headers.get("x-stud-table") != "1":  # no cross-site form can set it
             return PlainTextResponse("missing X-Stud-Table header", status_code=400)
+        return None
+
+    async def delay(self, request: Request) -> Response:
+        """``POST /api/delay/<output>`` ``{"delay_s": .., "offset_ms": .., "confirm": ..}``
+        (producer only): 409 when the change needs ``"confirm": true``."""
+        if (refused := await self._producer_post(request)) is not None:
+            return refused
         name = request.path_params["output"]
         if name not in self.outputs:
             return PlainTextResponse("no such output", status_code=404)
@@ -627,12 +634,8 @@ class Broadcast:
         the table's daemon as the production user; the daemon's reply with the words
         the page shows. 409 without ``"confirm": true``, 429 while the limit holds,
         504 when the table does not answer."""
-        if (refused := cross_origin(request)) is not None:
-            return PlainTextResponse(refused, status_code=403)
-        if (denied := await self._gate(request)) is not None:
-            return denied
-        if request.headers.get("x-stud-table") != "1":  # no cross-site form can set it
-            return PlainTextResponse("missing X-Stud-Table header", status_code=400)
+        if (refused := await self._producer_post(request)) is not None:
+            return refused
         table = request.path_params["table"]
         if table not in self.cfg.tables:
             return PlainTextResponse("no such table", status_code=404)
