@@ -18,6 +18,7 @@ import os
 import re
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -81,11 +82,16 @@ port = {broker_port}
 [database]
 path = "{database}"
 """)
+        self.database = database
         self.log = tmp / "archive.log"
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> ArchiveProcess:
-        """Start it; wait until it follows the broker."""
+        """Start it; wait until it follows the broker and its schema is in the database.
+
+        The writer thread migrates the schema while the MQTT thread connects, so the
+        connected line alone can come before the tables exist (a test that read the
+        archive at once then met "no such table: hands" on a loaded machine)."""
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "table_controller", "archive", "--config",
@@ -97,10 +103,18 @@ path = "{database}"
             text = self.log.read_text(errors="replace")
             if self.process.poll() is not None:
                 raise AssertionError(f"archive exited: {text}")
-            return "archive_mqtt_connected" in text
+            return "archive_mqtt_connected" in text and self._schema_ready()
 
         wait_until(following, WAIT, "the archive service to follow the broker")
         return self
+
+    def _schema_ready(self) -> bool:
+        if not self.database.exists():
+            return False
+        with contextlib.closing(sqlite3.connect(f"file:{self.database}?mode=ro", uri=True,
+                                                timeout=WAIT)) as db:
+            return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' "
+                              "AND name = 'hands'").fetchone() is not None
 
     def stop(self) -> None:
         """SIGINT, then SIGKILL."""
