@@ -9,7 +9,8 @@ four resolved as ``alerts/changes`` then ``alerts/open``, a hand every 5 s), in 
 every 10 ms as the MQTT threads hand them over; each page is a task reading the real SSE
 stream (:meth:`Floor.stream`) to its end, as Starlette does, minus the socket. So the
 figures are the floor's own Python work for its pages: the events and bytes each page
-is sent, and the process CPU time (``time.process_time``: one thread, no other process
+is sent, the JSON encodings the service made for them (each table's card and open
+alerts, counted), and the process CPU time (``time.process_time``: one thread, no other process
 in it, so the load of the machine changes it little) per message, with the CPU of the
 same run without pages subtracted for the pages' share. The socket writes (one system
 call per event per page) are not in it: their number is the events per page.
@@ -91,8 +92,25 @@ class Tables:
         return out
 
 
+class _Counting:
+    """``json.dumps`` of the floor's service module, counted: how many encodings the
+    pages cost (a count, whatever the machine's load)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self._dumps = json.dumps
+
+    def __call__(self, *args: Any, **kwargs: Any) -> str:
+        self.calls += 1
+        return self._dumps(*args, **kwargs)
+
+
 async def _run(tables: int, seconds: float, pages: int) -> dict[str, Any]:
+    from table_controller.floor import service
+
     floor = _floor()
+    encodings = _Counting()
+    service.json = argparse.Namespace(dumps=encodings, loads=json.loads)  # type: ignore[assignment]
     floor._loop = asyncio.get_running_loop()
     feed = Tables(tables)
     sent = [{"events": 0, "bytes": 0} for _ in range(pages)]
@@ -115,11 +133,13 @@ async def _run(tables: int, seconds: float, pages: int) -> dict[str, Any]:
         await asyncio.sleep(max(0.0, wall0 + tick * 0.01 - now))
     await asyncio.sleep(0.3)  # the last cards go out
     cpu = time.process_time() - cpu0
+    service.json = json  # type: ignore[assignment]
     for task in readers:
         task.cancel()
     await asyncio.gather(*readers, return_exceptions=True)
     return {"pages": pages, "messages": messages, "cpu_s": round(cpu, 3),
             "cpu_us_per_message": round(1e6 * cpu / messages, 1),
+            "encodings_per_s": round(encodings.calls / seconds, 1),
             "events_per_page_per_s": round(sum(s["events"] for s in sent)
                                            / max(1, pages) / seconds, 1),
             "kib_per_page_per_s": round(sum(s["bytes"] for s in sent)
@@ -146,7 +166,8 @@ def main() -> int:
         print(f"  {run['pages']:>3} page(s): {run['messages']} messages,"
               f" {run['cpu_us_per_message']} µs CPU per message"
               f" (per page: {per_page} µs), each page {run['events_per_page_per_s']}"
-              f" events/s, {run['kib_per_page_per_s']} KiB/s")
+              f" events/s, {run['kib_per_page_per_s']} KiB/s;"
+              f" {run['encodings_per_s']} JSON encodings/s")
     print(json.dumps({"tables": args.tables, "seconds": args.seconds, "runs": runs}))
     return 0
 
