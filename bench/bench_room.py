@@ -10,7 +10,12 @@ The REAL services run as child processes on the same broker: ``--writers``
 one, as docs/scaling.md says to scale them) writing SQLite in a temp dir or, with
 ``--database postgres``, a real PostgreSQL server of its own (tests/archive/pg_server.py),
 and ``--floors`` ``stud-table floor`` instances with ``--pages`` logged-in SSE page
-clients spread over them in turn (the first one, on the first floor, is timed).
+clients spread over them in turn. The first page (with ``--pits``, each floor's first)
+is timed, read by a thread of this process; the other pages are read by one process of their own
+(``page_readers``), so that reading them takes no CPU or GIL from the timed reader
+here (the figure is the floor's, not the benchmark's). ``--pits``: each floor follows
+its share of the tables (``tables = [...]`` in its floor.toml: ``t001``-``t050`` and
+``t051``-``t100`` with two floors), the way docs/scaling.md scales the floor.
 
 ``--bridge``: the tables publish into a table-side Mosquitto running the shipped
 deploy/bridge.conf (tests/deploy/bridge_rig.py: loopback ports, TLS to the central
@@ -99,6 +104,29 @@ def room_generator(load: Load, first: int, count: int, out: Any, nice: int = 0) 
     rss, hwm = proc_mem(os.getpid())
     out.put({**counts, "cpu_s": usage.ru_utime + usage.ru_stime, "rss_kib": rss,
              "hwm_kib": hwm})
+
+
+def page_readers(streams: list[tuple[int, str]], stop: Any, ready: Any) -> None:
+    """Read the untimed pages' SSE streams ((floor port, login cookie) each, one thread
+    each, nothing parsed) until ``stop`` is set: a process of its own, so that these
+    readers cost the timed page's reader in the benchmark process nothing."""
+    from floor_rig import SseView
+
+    views = [SseView(port, cookie, on_event=lambda *_: None).start()
+             for port, cookie in streams]
+    ready.put(len(views))
+    stop.wait()
+    for view in views:
+        view.close()
+
+
+def pit_of(floor: int, floors: int, tables: int) -> list[str]:
+    """The tables that floor ``floor`` (0-based) of ``floors`` follows with ``--pits``:
+    its contiguous share of the generator's ``t001`` ... (the first floors one more
+    when they do not divide evenly)."""
+    share = [tables // floors + (1 if i < tables % floors else 0) for i in range(floors)]
+    first = sum(share[:floor])
+    return [f"t{first + n + 1:03d}" for n in range(share[floor])]
 
 
 def pct(values: list[float], q: float) -> float | None:
@@ -242,6 +270,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         writers: list[Any] = []
         floors: list[Any] = []
         pages: list[SseView] = []
+        untimed: list[tuple[int, str]] = []  # the pages the reader process follows
+        readers: Any = None
         ref: mqtt.Client | None = None
         try:
             if args.bridge:
@@ -287,9 +317,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for i in range(args.floors):
                 home = tmp / f"floor{i + 1}"
                 home.mkdir()
+                pit = "" if not args.pits else "tables = [{}]".format(", ".join(
+                    f'"{t}"' for t in pit_of(i, args.floors, args.tables)))
                 floors.append(FloorService(write_config(
                     home, central_port, username=creds[0] if creds else None,
-                    password=creds[1] if creds else None)))
+                    password=creds[1] if creds else None, extra=pit)))
             for writer in writers:
                 writer.start()
             for floor in floors:
@@ -347,8 +379,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 port = floors[i % args.floors].port
                 page = Page(port)
                 assert page.login("Maria Lopez") == 303
-                pages.append(SseView(port, page.cookie,
-                                     on_event=on_event if i == 0 else lambda *_: None).start())
+                # Timed, here: the first page, and with --pits each floor's first (a
+                # floor sees only its own tables' alerts).
+                if i == 0 or (args.pits and i < args.floors):
+                    pages.append(SseView(port, page.cookie, on_event=on_event).start())
+                else:
+                    untimed.append((port, page.cookie))
+            spawn = multiprocessing.get_context("spawn")  # no fork of this threaded process
+            readers_stop = spawn.Event()
+            if untimed:
+                readers_ready = spawn.Queue()
+                readers = spawn.Process(target=page_readers,
+                                        args=(untimed, readers_stop, readers_ready))
+                readers.start()
+                readers_ready.get(timeout=120)
+                assert readers.pid is not None
+                groups["page_readers"] = [readers.pid]
 
             start = time.time() + 3.0 + 0.1 * args.tables  # time to connect every client
             queue: Any = multiprocessing.Queue()
@@ -410,6 +456,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 hands_delivered = len(delivered["hands"])
                 alerts_delivered = len(delivered["alerts"])
         finally:
+            if readers is not None:
+                readers_stop.set()
+                readers.join(timeout=30)
             for view in pages:
                 view.close()
             if ref is not None:
@@ -451,6 +500,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "mode": "bridge" if args.bridge else "one broker",
         "database": args.database, "writers": args.writers, "floors": args.floors,
+        "pits": bool(args.pits),
         "generators": generators, "generator_nice": args.generator_nice,
         "tables": args.tables, "seconds": args.seconds, "rate_per_table": args.rate,
         "pages": args.pages, "cores": os.cpu_count(),
@@ -481,7 +531,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def print_table(fig: dict[str, Any]) -> None:
     """The figures as a readable table."""
     print(f"{fig['mode']}, {fig['database']} x{fig['writers']} writer(s),"
-          f" {fig.get('floors', 1)} floor(s):"
+          f" {fig.get('floors', 1)} floor(s){' (pits)' if fig.get('pits') else ''}:"
           f" {fig['tables']} tables x {fig['rate_per_table']:g} states/s,"
           f" {fig['seconds']:g} s, {fig['pages']} SSE page(s), {fig['cores']} cores,"
           f" load average {fig['load_average_start']} -> {fig['load_average_end']}")
@@ -529,6 +579,8 @@ def main() -> int:
                         help="archive writers (more than one: one shared-subscription group)")
     parser.add_argument("--floors", type=int, default=1,
                         help="floor instances (the pages are spread over them in turn)")
+    parser.add_argument("--pits", action="store_true",
+                        help="each floor follows its share of the tables (tables = [...])")
     parser.add_argument("--generators", type=int, default=0,
                         help="generator processes (default: one per 25 tables)")
     parser.add_argument("--generator-nice", type=int, default=0, metavar="N",

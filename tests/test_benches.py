@@ -34,6 +34,7 @@ TINY: dict[str, tuple[str, ...] | None] = {
     "bench_equity.py": ("--spots", "1"),
     "bench_evaluator.py": ("--batches", "2", "--batch-size", "50"),
     "bench_floor.py": ("--tables", "2", "--seconds", "2", "--pages", "1"),
+    "bench_floor_fanout.py": ("--tables", "2", "--seconds", "0.5", "--pages", "2"),
     "bench_link_recovery.py": ("--repeats", "1"),
     "bench_phh.py": ("--rounds", "1", "--hands", "20"),
     "bench_pn5180.py": ("--scans", "5"),

@@ -20,11 +20,22 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from table_controller.archive.config import DatabaseConfig
 from table_controller.domain.engine.settings import StakesError, check_stakes
 from table_controller.mqtt.broker_config import BrokerConfig
+from table_controller.mqtt.topics import ARCHIVE_LEVEL, TopicError, check_level
 from table_controller.table.config_file import ConfigError, error_from_validation, read_toml
 from table_controller.web.passwords import checked_hash
 
 MAX_NAME: Final = 40
 """Longest supervisor name (it is the ``by`` on the table's journal and topics)."""
+
+
+def _table_id(value: str) -> str:
+    try:
+        check_level(value, "table id")
+    except TopicError as exc:
+        raise ValueError(str(exc)) from None
+    if value == ARCHIVE_LEVEL:
+        raise ValueError(f"{ARCHIVE_LEVEL} is the archive's own topic level, not a table")
+    return value
 
 
 def _name(value: str) -> str:
@@ -86,6 +97,10 @@ class FloorConfig(_Section):
                                      description="Wait for a table's reply to a command.")
     hands_kept: int = Field(default=20_000, ge=100, le=1_000_000,
                             description="Finished hands kept in memory without an archive.")
+    tables: list[Annotated[str, AfterValidator(_table_id)]] | None = Field(
+        default=None,
+        description="The pit this instance follows: only these tables' topics are"
+        " subscribed to. Unset: every table on the broker (+).")
     stakes: dict[str, StakesConfig] = Field(
         default_factory=dict,
         description="Per table id (or \"*\" for any table): the stakes a PHH export writes.")
@@ -95,7 +110,18 @@ class FloorConfig(_Section):
         names = [s.name for s in self.supervisors]
         if len(set(names)) != len(names):
             raise ValueError("supervisors: a name is listed twice")
+        if self.tables is not None and not self.tables:
+            raise ValueError("tables: an empty pit follows nothing; list its tables, or"
+                             " leave tables out to follow every table")
+        if self.tables is not None and len(set(self.tables)) != len(self.tables):
+            twice = sorted({t for t in self.tables if self.tables.count(t) > 1})
+            raise ValueError(f"tables: {', '.join(twice)} listed twice")
         return self
+
+    @property
+    def pit(self) -> tuple[str, ...]:
+        """The tables followed, in the configured order; empty: every table."""
+        return tuple(self.tables or ())
 
     def stakes_of(self, table: str) -> StakesConfig | None:
         """The configured stakes of ``table`` (its own, else ``"*"``), if any."""
@@ -114,7 +140,7 @@ def parse_floor_config(data: dict[str, Any], file: Path | str) -> FloorConfig:
     except ValidationError as exc:
         err = error_from_validation(file, exc)
         head, sep, rest = err.problem.partition(": ")
-        if sep and not err.key and head == "supervisors":
+        if sep and not err.key and head in ("supervisors", "tables"):
             raise ConfigError(file, head, rest) from None
         raise err from None
     db = cfg.archive

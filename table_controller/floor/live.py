@@ -198,7 +198,7 @@ class LiveView:
         self.tables: dict[str, TableView] = {}
         self.version = 0
         self.alert_version = 0
-        """Counts the changes that may touch the open alerts (pages get those at once)."""
+        """Counts the changes of some table's open alerts (pages get those at once)."""
         self.ignored = 0
         """Messages of tables past :data:`MAX_TABLES` (shown on the page)."""
         # table -> the version (alert version) of its last change, oldest change first:
@@ -220,6 +220,11 @@ class LiveView:
             self.ignored += 1
             return
         view = self.table(table)
+        # Whether this message changed the table's open alerts: only then is it an alert
+        # change that every page is sent at once. A table publishes each alert twice
+        # (``alerts``, then the retained ``alerts/open`` holding it) and each resolution
+        # twice: the second changes nothing, and was a second send to every page.
+        alerts_changed = False
         ts = _number(p.get("ts"))
         if ts is not None and (view.last_ts is None or ts > view.last_ts):
             view.last_ts = ts
@@ -253,6 +258,7 @@ class LiveView:
                     item, Mapping) else None
                 if entry is not None:
                     fresh[entry["id"]] = entry
+            alerts_changed = fresh != view.open
             view.open = fresh
             view.resolved.clear()
         elif kind == "alert":
@@ -260,23 +266,26 @@ class LiveView:
             if (entry is not None and entry["id"] not in view.open
                     and entry["id"] not in view.resolved and len(view.open) < MAX_OPEN):
                 view.open[entry["id"]] = entry
+                alerts_changed = True
         elif kind == "alert_change":
             ident, state = p.get("id"), p.get("state")
             if isinstance(ident, str) and state == "resolved":
-                view.open.pop(ident, None)
+                alerts_changed = view.open.pop(ident, None) is not None
                 if len(view.resolved) < MAX_OPEN:
                     view.resolved.add(ident)
             elif isinstance(ident, str) and state == "acknowledged" and ident in view.open:
-                view.open[ident] = {**view.open[ident], "state": "acknowledged",
-                                    "acknowledged_by": _text(p.get("by"), 64),
-                                    "acknowledged_ts": _number(p.get("at_ts"))}
+                acked = {**view.open[ident], "state": "acknowledged",
+                         "acknowledged_by": _text(p.get("by"), 64),
+                         "acknowledged_ts": _number(p.get("at_ts"))}
+                alerts_changed = acked != view.open[ident]
+                view.open[ident] = acked
         elif kind == "hand":
             view.hands_seen += 1
             if isinstance(p.get("game"), str):
                 view.game = p["game"][:16]
             if view.dealer is None:
                 view.dealer = _dealer(p.get("dealer"))
-        if kind in ALERT_KINDS:
+        if alerts_changed:
             self.alert_version += 1
             _journal(self._alerts_changed, table, self.alert_version)
         self.touch(table)

@@ -7,15 +7,17 @@ Thin edges around the pure core (:mod:`.live` folds messages into the view,
   table's public topics by wildcard: one to ``stud/v1/+/alerts``, ``+/alerts/open``
   and ``+/alerts/changes``, the other to ``+/status``, ``+/state``, ``+/dealer``,
   ``+/readers/+`` and ``+/hands`` (so that no state is ahead of an alert anywhere on
-  the way): a table is discovered by its first message. Never ``secure/``: the role
-  cannot read it. Each message is checked (a JSON object with the envelope's
-  ``seq``/``ts``) on the event loop's thread, the alerts first, and folded into the view;
+  the way): a table is discovered by its first message. A floor that follows a pit
+  (``tables`` in floor.toml) subscribes to those tables' topics instead of ``+``
+  (:func:`subscriptions`). Never ``secure/``: the role cannot read it. Each message is
+  checked (a JSON object with the envelope's ``seq``/``ts``) on the event loop's
+  thread, the alerts first, and folded into the view;
 * **out**: Starlette over uvicorn (the broadcast service's stack) serves the
   dashboard and one server-sent-event stream per page: the whole view (tables and
   sorted open alerts) once, then only what changed: the open alerts of the tables
-  whose alerts changed at once, the cards of the tables that changed at most every
-  :data:`THROTTLE_S`. A stream that falls behind skips to the newest state of each
-  table: the view is a state, not a log;
+  whose alerts changed at once, the cards of the tables that changed at most once per
+  :data:`THROTTLE_S` tick, the same ticks for every page. A stream that falls behind
+  skips to the newest state of each table: the view is a state, not a log;
 * **commands**: acknowledge, resolve and dealer sign-in/out are checked here (a
   malformed one is refused with its reason and nothing is sent), then sent as the
   table's console commands ``cmd/ack``, ``cmd/resolve``, ``cmd/dealer`` through
@@ -78,7 +80,7 @@ from table_controller.mqtt.topics import (
     ARCHIVE_LEVEL,
     TopicError,
     check_level,
-    every_table,
+    pit_filters,
 )
 from table_controller.mqtt.unreachable import connect_failure_reason
 from table_controller.web.inbound import parse_payload
@@ -155,6 +157,22 @@ class BufferedClient(mqtt.Client):
         while rc == MQTTErrorCode.MQTT_ERR_SUCCESS and self._sock is not None and self.buffered():
             rc = super().loop_read(1)
         return rc
+
+
+def subscriptions(role: str, pit: tuple[str, ...] = ()) -> list[tuple[str, int]]:
+    """``(filter, QoS)`` that the connection ``role`` asks the broker for: the alert
+    topics (:data:`ALERT_FOLLOWED`) on the alerts' connection, the rest on the other;
+    of every table (``+``) or, for a floor that follows one pit, of the ``pit``'s tables
+    only (so that it is sent, and reads, nothing of the others: docs/scaling.md). The
+    snapshots of :data:`LATEST_ONLY` at QoS 0, the rest at QoS 1."""
+    return [(topic, 0 if suffix in LATEST_ONLY else 1)
+            for suffix in FOLLOWED if (suffix in ALERT_FOLLOWED) == (role == ALERTS_ROLE)
+            for topic in pit_filters(suffix, pit)]
+
+
+def tick(now: float) -> int:
+    """The number of the :data:`THROTTLE_S` tick that monotonic time ``now`` falls in."""
+    return math.floor(now / THROTTLE_S)
 
 
 class CommandError(ValueError):
@@ -273,6 +291,7 @@ class Floor:
             return False
         if table not in self.view.tables and isinstance(self.archive, StoreArchive):
             self._lookup_game(table)
+        alert_version = self.view.alert_version
         self.view.take(table, kind, payload)
         if kind == "hand":
             self.memory.add_hand({**payload, "table": table})
@@ -281,7 +300,7 @@ class Floor:
         if kind in ALERT_KINDS:
             for alert in self.view.tables[table].open.values():
                 self.memory.note_alert(alert)
-        self._wake(alerts=kind in ALERT_KINDS)
+        self._wake(alerts=self.view.alert_version != alert_version)
         return True
 
     def take_batch(self, batch: list[tuple[str, bytes]]) -> None:
@@ -393,8 +412,7 @@ class Floor:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         # A fresh session each time: the retained status, state, alerts/open, dealer
         # and readers rebuild the whole view on (re)connect.
-        client.subscribe([(every_table(s), 0 if s in LATEST_ONLY else 1)
-                          for s in FOLLOWED if (s in ALERT_FOLLOWED) == (role == ALERTS_ROLE)])
+        client.subscribe(subscriptions(role, self.cfg.pit))
         self._up.add(role)
         if self._up >= set(ROLES):
             self.connected.set()
@@ -496,8 +514,8 @@ class Floor:
 
         A change to the open alerts goes out at once (``alerts``: those tables' open
         alerts); other changes (a state update at every card, reader heartbeats) at
-        most every :data:`THROTTLE_S` (``tables``: the cards that changed). A hundred
-        busy tables change the view thousands of times a second; the whole view after
+        most once per :data:`THROTTLE_S` tick (``tables``: the cards that changed). A
+        hundred busy tables change the view thousands of times a second; the whole view after
         each alert was 130 KB at 100 tables, and encoding and sending it was what made
         the page late (issue 25).
         """
@@ -505,7 +523,12 @@ class Floor:
         view = self.view
         sent, sent_alerts = view.version, view.alert_version
         yield f"event: view\ndata: {self.snapshot_json()}\n\n"
-        last = time.monotonic()
+        # The cards go out once per tick of THROTTLE_S, the same ticks for every page:
+        # the pages then ask for the cards changed since the same version at the same
+        # moment and share one encoding of them. Each page on a clock of its own (0.25 s
+        # after its last send) re-encoded nearly every busy table's card for itself,
+        # ten times the work with ten pages (issue 25).
+        last = tick(time.monotonic())
         while True:
             if view.alert_version != sent_alerts:
                 text, sent_alerts = self.alerts_json(sent_alerts), view.alert_version
@@ -513,11 +536,11 @@ class Floor:
                 continue
             now = time.monotonic()
             pending = view.version != sent
-            if pending and now - last >= THROTTLE_S:
-                text, sent, last = self.tables_json(sent), view.version, now
+            if pending and tick(now) > last:
+                text, sent, last = self.tables_json(sent), view.version, tick(now)
                 yield f"event: tables\ndata: {text}\n\n"
                 continue
-            wait = THROTTLE_S - (now - last) if pending else KEEPALIVE_S
+            wait = (last + 1) * THROTTLE_S - now if pending else KEEPALIVE_S
             if not await self._wait(wait, alerts_only=pending) and not pending:
                 yield ": keepalive\n\n"
 
@@ -813,7 +836,8 @@ class Floor:
                                      clean_start=True)
                 client.loop_start()
             port = sock.getsockname()[1]
-            log.info("floor_serving", host=self.cfg.http.host, port=port)
+            log.info("floor_serving", host=self.cfg.http.host, port=port,
+                     tables=",".join(self.cfg.pit) or "+")
             if ready is not None:
                 ready(port)
             await serving

@@ -31,6 +31,7 @@ test for that, so publishers and tests agree on what "secure" means.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Final
@@ -344,6 +345,20 @@ def every_table(suffix: str) -> str:
     if not suffix or suffix.split("/", maxsplit=1)[0] == SECURE_LEVEL:
         raise TopicError(f"bad every-table suffix {suffix!r}")
     return f"{ROOT}/+/{suffix}"
+
+
+def pit_filters(suffix: str, tables: Sequence[str] = ()) -> list[str]:
+    """Subscription filters for one topic of the ``tables`` of a pit: one
+    ``stud/v1/<table>/<suffix>`` per table, in the order given; with no table, every
+    table on the broker (:func:`every_table`). A floor instance that follows one pit
+    asks the broker for its tables' messages only (docs/scaling.md "How to scale").
+    Each table id must be one safe level (:func:`check_level`); ``suffix`` as for
+    :func:`every_table` (never ``secure``)."""
+    if not tables:
+        return [every_table(suffix)]
+    if suffix.split("/", maxsplit=1)[0] == SECURE_LEVEL or not suffix:
+        raise TopicError(f"bad pit suffix {suffix!r}")
+    return [f"{ROOT}/{check_level(table, 'table id')}/{suffix}" for table in tables]
 
 
 ARCHIVE_LEVEL: Final = "_archive"

@@ -407,12 +407,13 @@ class FakeTable:
         """``alerts`` then the retained ``alerts/open``; returns the alert id."""
         env = self._env(ts)
         ident = f"{self.table}:{env['seq']}"
+        message = message or code.replace("_", " ")  # the same in both, as the daemon's
         self._pub("alerts", {**env, "id": ident, "code": code, "severity": severity,
-                             "message": message or code.replace("_", " "), "seat": None,
+                             "message": message, "seat": None,
                              "street": None, "rule": None, "dealer": self.dealer,
                              "state": "open"})
         self.open[ident] = {"id": ident, "code": code, "severity": severity,
-                            "message": message or code, "raised_ts": env["ts"],
+                            "message": message, "raised_ts": env["ts"],
                             "hand": self.hand, "dealer": self.dealer, "state": "open",
                             "acknowledged_by": None, "acknowledged_ts": None}
         self.publish_open()

@@ -18,16 +18,19 @@ import pytest
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "bench_room.py"
 
 
-@pytest.mark.parametrize(("database", "writers", "floors", "pages"),
-                         [("sqlite", 1, 2, 2), ("postgres", 2, 1, 1)])
+@pytest.mark.parametrize(("database", "writers", "floors", "pages", "pits"),
+                         [("sqlite", 1, 2, 2, False), ("postgres", 2, 1, 1, False),
+                          ("sqlite", 1, 2, 3, True)])
 def test_tiny_room_runs_and_loses_nothing(database: str, writers: int, floors: int,
-                                          pages: int) -> None:
+                                          pages: int, pits: bool) -> None:
     """Two tables for three seconds, every figure present, nothing lost: SQLite with
-    two floor instances, PostgreSQL with two archive writers in one share group."""
+    two floor instances, PostgreSQL with two archive writers in one share group, and
+    two floors each following one pit (one table) with a third page read by the
+    untimed pages' process: every alert still reaches a timed page."""
     done = subprocess.run(
         [sys.executable, str(BENCH), "--tables", "2", "--seconds", "3", "--hand-every", "10",
          "--alert-every", "1", "--database", database, "--writers", str(writers),
-         "--floors", str(floors), "--pages", str(pages)],
+         "--floors", str(floors), "--pages", str(pages), *(["--pits"] if pits else [])],
         capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     figures = json.loads(done.stdout.strip().splitlines()[-1])
@@ -45,4 +48,7 @@ def test_tiny_room_runs_and_loses_nothing(database: str, writers: int, floors: i
     expected = {"mosquitto", "generators"} | named("archive", writers) | named("floor", floors)
     if database == "postgres":
         expected.add("postgres")
+    if pages > (floors if pits else 1):
+        expected.add("page_readers")
+    assert figures["pits"] is pits
     assert set(figures["processes"]) == expected

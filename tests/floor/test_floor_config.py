@@ -71,3 +71,33 @@ def test_stakes_per_table_for_the_phh_export() -> None:
     with pytest.raises(ConfigError, match=r"stakes\.t1"):
         parse_floor_config({"supervisors": sup, "stakes": {
             "t1": {"bring_in": 20, "small_bet": 5, "big_bet": 10}}}, "floor.toml")
+
+
+def test_a_pit_is_the_tables_listed_in_order() -> None:
+    """``tables``: the pit this floor instance follows (docs/scaling.md "How to scale");
+    unset, every table (``+``), as before."""
+    sup = [{"name": "A", "password_hash": HASH}]
+    assert parse_floor_config({"supervisors": sup}, "floor.toml").pit == ()
+    cfg = parse_floor_config({"supervisors": sup, "tables": ["t02", "t01", "pit-3.a_9"]},
+                             "floor.toml")
+    assert cfg.pit == ("t02", "t01", "pit-3.a_9")
+
+
+@pytest.mark.parametrize(("tables", "problem"), [
+    ([], "floor.toml: tables: an empty pit follows nothing"),
+    (["t01", "t02", "t01"], "floor.toml: tables: t01 listed twice"),
+    (["t01", "a/b"], "floor.toml: tables[1]: bad table id 'a/b'"),
+    (["+"], "floor.toml: tables[0]: bad table id '+'"),
+    (["t 1"], "no '/', '+', '#' or spaces"),
+    (["x" * 65], "1-64 characters"),
+    (["_archive"], "_archive is the archive's own topic level"),
+    ("t01", "floor.toml: tables: Input should be a valid list"),
+])
+def test_a_bad_pit_is_one_clear_line(tables: object, problem: str) -> None:
+    """An empty list, a table twice, an id that is no single topic level (it would
+    subscribe outside its table's subtree) or not a list: refused, naming the key."""
+    with pytest.raises(ConfigError) as err:
+        parse_floor_config({"supervisors": [{"name": "A", "password_hash": HASH}],
+                            "tables": tables}, "floor.toml")
+    assert problem in str(err.value)
+    assert "\n" not in str(err.value)

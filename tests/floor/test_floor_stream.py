@@ -142,15 +142,39 @@ def test_a_batch_reads_only_the_newest_state_of_each_table() -> None:
     assert t1.open["t1:a"]["state"] == "acknowledged"
 
 
-def test_only_alert_kinds_count_as_alert_changes() -> None:
-    """State, readers, dealer and hands do not move ``alert_version``; alerts do."""
+def test_only_a_change_of_the_open_alerts_counts_as_an_alert_change() -> None:
+    """State, readers, dealer and hands do not move ``alert_version``; an alert message
+    that changes a table's open alerts does, and one that repeats what the floor has
+    (the retained ``alerts/open`` after its ``alerts``, a second resolution, an
+    acknowledgement seen twice) does not: no page is sent the same alerts twice."""
     view = LiveView()
     for kind in ("state", "status", "reader", "dealer", "hand"):
         view.take("t1", kind, {"ts": 1.0})
     assert view.alert_version == 0
     for kind in ("alert", "alerts_open", "alert_change"):
-        view.take("t1", kind, {"ts": 1.0})
-    assert view.alert_version == 3
+        view.take("t1", kind, {"ts": 1.0})  # no alert in it: nothing changes
+    assert view.alert_version == 0
+    alert = {"id": "t1:a", "code": "missing_burn", "severity": "error", "ts": 2.0}  # rule 13
+    view.take("t1", "alert", alert)
+    assert view.alert_version == 1
+    view.take("t1", "alert", alert)
+    assert view.alert_version == 1
+    # The retained set that follows holds the same alert (its time as raised_ts).
+    item = {**alert, "raised_ts": 2.0}
+    del item["ts"]
+    view.take("t1", "alerts_open", {"ts": 2.1, "alerts": [item]})
+    assert view.alert_version == 1
+    version = view.alert_version
+    ack = {"id": "t1:a", "state": "acknowledged", "by": "Maria", "at_ts": 3.0, "ts": 3.0}
+    view.take("t1", "alert_change", ack)
+    view.take("t1", "alert_change", ack)
+    assert view.alert_version == version + 1
+    resolved = {"id": "t1:a", "state": "resolved", "by": "Maria", "ts": 4.0}
+    view.take("t1", "alert_change", resolved)
+    view.take("t1", "alert_change", resolved)
+    view.take("t1", "alerts_open", {"ts": 4.1, "alerts": []})
+    assert view.alert_version == version + 2
+    assert view.tables["t1"].open == {}
 
 
 def test_alerts_are_taken_before_the_states_received_with_them() -> None:
