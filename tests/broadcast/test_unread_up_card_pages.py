@@ -128,8 +128,13 @@ def test_pages_draw_an_unread_up_card_in_its_place_at_every_size(
 
 def test_the_producer_page_lists_the_unread_cards_and_picks_the_place(
         rig: tuple[Service, Publisher, Path], tmp_path: Path) -> None:
+    """Also a hole card no reader read (seat 4's third: counted in ``down_count``, in
+    no list): the producer, who sees the down cards, sees it NOT READ too."""
     svc, table, shots = rig
-    publish(table, unread_hand(5))
+    state = unread_hand(5)
+    seat4 = state["seats"][3]
+    seat4["down"] = seat4["down"][:2]  # down_count stays 3
+    publish(table, state)
     page = _producer(tmp_path, svc.port)
     try:
         for width, height, name in ((1920, 1080, "1920"), (1280, 720, "1280"),
@@ -137,7 +142,7 @@ def test_the_producer_page_lists_the_unread_cards_and_picks_the_place(
             page.call("Emulation.setDeviceMetricsOverride",
                       {"width": width, "height": height, "deviceScaleFactor": 1,
                        "mobile": width < 760}, session=True)
-            page.wait_js(f"{UNREAD_CARDS}.length === 2 && "
+            page.wait_js(f"{UNREAD_CARDS}.length === 3 && "
                          "!document.getElementById('m-unread').hidden"
                          f" && document.documentElement.scrollWidth <= {width}",
                          what=f"the producer page at {width} px")
@@ -147,7 +152,7 @@ def test_the_producer_page_lists_the_unread_cards_and_picks_the_place(
                 page.screenshot(DOCS / "broadcast-unread-producer.png")
         listed = page.js("Array.from(document.querySelectorAll('#m-unread button'))"
                          ".map(b => b.dataset.zone)")
-        assert listed == ["seat1.up", "seat3.up"]
+        assert listed == ["seat1.up", "seat3.up", "seat4.down"]
         assert "Manual card can enter it" in page.js(
             f"{UNREAD_CARDS}[0].getAttribute('title')")
         page.js("document.querySelector('#m-unread button[data-zone=\"seat3.up\"]').click(); 1")

@@ -88,8 +88,11 @@
     if (shownHand) cls.push("shown");
     const turned = shownHand && !Array.isArray(row.down)
       ? shownHand.cards.filter((c) => !row.up.includes(c)) : [];
+    // A page with the down cards: a hole card no reader read is counted in down_count
+    // but in no list (its place is unknown: after the ones read), drawn NOT READ.
     const downs = Array.isArray(row.down)
-      ? row.down.map((c) => cardSvg(c, "down"))
+      ? row.down.map((c) => cardSvg(c, "down")).concat(Array.from(
+        { length: Math.max(0, row.down_count - row.down.length) }, () => cardSvg(null, "unread")))
       : turned.length === row.down_count && turned.length
         ? turned.map((c) => cardSvg(c, "shown"))
         : Array.from({ length: row.down_count }, () => cardSvg(null, "back"));
@@ -345,11 +348,15 @@
   function renderUnread() {
     const box = document.getElementById("m-unread");
     if (!box) return;
-    const seats = state && state.hand != null && state.seats ? state.seats.filter((row) =>
-      row.status === "active" && Array.isArray(row.up_row) && row.up_row.some((c) => typeof c !== "string")) : [];
-    box.hidden = !seats.length;
-    box.innerHTML = seats.length ? "Not read: " + seats.map((row) =>
-      `<button type="button" class="unread-seat" data-zone="seat${row.seat}.up">${esc(seatName(row.seat))} up card</button>`).join(" ") +
+    const places = [];
+    for (const row of state && state.hand != null && state.seats ? state.seats : []) {
+      if (row.status !== "active") continue;
+      if (Array.isArray(row.down) && row.down_count > row.down.length) places.push([row.seat, "down"]);
+      if (Array.isArray(row.up_row) && row.up_row.some((c) => typeof c !== "string")) places.push([row.seat, "up"]);
+    }
+    box.hidden = !places.length;
+    box.innerHTML = places.length ? "Not read: " + places.map(([seat, face]) =>
+      `<button type="button" class="unread-seat" data-zone="seat${seat}.${face}">${esc(seatName(seat))} ${face} card</button>`).join(" ") +
       " — enter it here to fill the card marked NOT READ." : "";
     box.querySelectorAll("button").forEach((b) => b.addEventListener("click", () => {
       document.getElementById("m-zone").value = b.dataset.zone;
