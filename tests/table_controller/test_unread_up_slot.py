@@ -233,3 +233,52 @@ def test_at_every_burn_each_live_seats_row_is_its_dealt_row_with_slots_unread(
     assert hand.alerts == []
     for seat_no in hand.live_seats:  # the river is down: the rows are complete
         assert _row(hand, seat_no) == rows[seat_no], seat_no
+
+
+@settings(max_examples=100)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    seats=st.lists(st.integers(1, 8), min_size=2, max_size=6, unique=True),
+    chance=st.sampled_from([0.1, 0.3, 0.6]),
+)
+def test_unread_up_cards_entered_by_hand_fill_their_slots_and_raise_nothing(
+    seed: int, seats: list[int], chance: float
+) -> None:
+    """Any legal deal, up cards of streets 4-6 unread, each entered by hand (the
+    producer's Manual card) at a street's burn after it, or at the end: no alert, and
+    every live seat's row is then the row it was dealt, in deal order."""
+    rng = random.Random(seed)
+    physical = list(deal_random(sorted(seats), rng, fold_chance=0.0).events)
+    events, dropped = _drop_up_cards(physical, rng, chance)
+    at: dict[Card, Zone] = {}
+    rows: dict[int, list[str]] = {}
+    for event in physical:
+        if (isinstance(event, CardPlaced) and event.zone.seat is not None
+                and event.zone.kind is ZoneKind.UP):
+            rows.setdefault(event.zone.seat, []).append(event.card.code)
+            if event.card in dropped:
+                at[event.card] = event.zone
+    position = {id(event): i for i, event in enumerate(physical)}
+    dealt_at = {event.card: i for i, event in enumerate(physical)
+                if isinstance(event, CardPlaced) and event.card in at}
+    engine = DealingEngine(TableSettings(unread_stacks=True))
+    pending = list(at)  # dealt unread, not yet entered
+    for event in events:
+        engine.apply(event)
+        if isinstance(event, CardPlaced) and event.zone.kind is ZoneKind.BURN:
+            # The rounds before this burn are over: their unread cards are slots now.
+            # A seat's are entered left to right (an entry fills the seat's earliest
+            # slot: it names a seat, not a slot), some now, the others later.
+            closed = [card for card in pending if dealt_at[card] < position[id(event)]]
+            now = {seat for seat in {at[card].seat for card in closed} if rng.random() < 0.5}
+            for card in closed:
+                if at[card].seat in now:
+                    engine.apply(CardPlaced(at[card], card, manual=True))
+                    pending.remove(card)
+    for card in pending:
+        engine.apply(CardPlaced(at[card], card, manual=True))
+    engine.finish_hand()
+    hand = engine.current_hand()
+    assert hand.alerts == [], hand.alerts
+    for seat_no in hand.live_seats:
+        assert _row(hand, seat_no) == rows[seat_no], seat_no
