@@ -12,9 +12,10 @@ they are journaled (nothing changes, the requester is told why):
   ``card_to_inactive_seat``, rule 9);
 * a seat whose cards of the street being dealt the readers have all read already
   (3 cards on 3rd street, 4 on 4th... 7 on 7th) while the next street has not begun
-  (no burn for it yet, rule 13): the entry would be one card too many. A down card
-  the engine inferred unread (``card_unread``) is still waiting for its entry, so it
-  does not count as read here.
+  (no burn for it yet, rule 13): the entry would be one card too many. A card the
+  engine inferred unread (``card_unread``) is still waiting for its entry, so it
+  does not count as read here, for an entry of its face (a face-up entry fills that
+  card's slot of the public up row).
 
 No I/O, no clock.
 """
@@ -40,7 +41,8 @@ def manual_contradiction(hand: HandState | None, zone: Zone) -> ConsoleResult | 
     street = hand.street
     if state is None or street is None:
         return None
-    read = state.received - (state.unread if zone.kind is ZoneKind.DOWN else 0)
+    waiting = state.unread_down if zone.kind is ZoneKind.DOWN else len(state.unread_up)
+    read = state.received - waiting
     if read >= street and hand.burns.get(street + 1, 0) == 0:
         return ConsoleResult(
             False, ReplyCode.CARD_SEEN,

@@ -23,6 +23,7 @@ from typing import Any
 from table_controller.domain.engine.alerts import Alert, Notice
 from table_controller.domain.engine.betting import BettingHand, PotAwarded
 from table_controller.domain.engine.dealing import HandState
+from table_controller.domain.engine.hand import SeatState
 from table_controller.domain.engine.outputs import GameEvent, GameEventKind
 from table_controller.domain.equity.evaluate import Game
 from table_controller.domain.equity.live import (
@@ -30,6 +31,7 @@ from table_controller.domain.equity.live import (
     LiveEquity,
     public_readings,
 )
+from table_controller.domain.zones import ZoneKind
 from table_controller.mqtt.payloads import (
     PUBLIC_EVENT_ADAPTER,
     SECURE_EVENT_ADAPTER,
@@ -90,6 +92,7 @@ def _state(table: str, seats: int, hand: HandState | None, game: Game,
             "seat": seat_no,
             "status": seat.status.value if seat else "empty",
             "up": [card.code for card in seat.up] if seat else [],
+            "up_row": _up_row(seat) if seat else [],
             # Down cards no reader read (issue 19) lie there too: counted, never named.
             "down_count": len(seat.down) + seat.unread_down if seat else 0,
             # Chips are public: the console's counts when it runs the hand.
@@ -108,6 +111,33 @@ def _state(table: str, seats: int, hand: HandState | None, game: Game,
         "alerts": [_alert_fields(alert) for alert in hand.alerts] if hand else [],
         **_chips(betting),
     }
+
+
+def _up_row(seat: SeatState) -> list[Any]:
+    """The seat's face-up row in deal order, an unread up card (issue 19) as
+    ``{"unread": true}`` (``payloads.UnreadCard``): a slot whose face nobody knows, so
+    a broadcast does not show the seat a card short, and the producer sees where a
+    manual entry is due."""
+    # (deal number, order) of each slot: a card filled in late (a read or a manual
+    # entry after later cards) still sits where it was dealt; a card held with no
+    # deal number (a card the seat should not have) stays after the one before it.
+    keyed: list[tuple[int, int, Any]] = []
+    number = 0
+    ordered = True
+    for order, held in enumerate(seat.cards):
+        if held.number:
+            ordered = ordered and held.number > number
+            number = held.number
+        if held.face is ZoneKind.UP:
+            keyed.append((number, order, held.card.code))
+    if ordered and not seat.unread:  # (nearly every seat: the up cards as received)
+        return [code for _number, _order, code in keyed]
+    keyed.extend((unread, -1, {"unread": True}) for unread in seat.unread_up)
+    return [slot for _number, _order, slot in sorted(keyed, key=_deal_order)]
+
+
+def _deal_order(slot: tuple[int, int, Any]) -> tuple[int, int]:
+    return slot[0], slot[1]
 
 
 def _chips(betting: BettingHand | None) -> dict[str, Any]:

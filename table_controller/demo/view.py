@@ -30,6 +30,8 @@ RESULT_LINES: Final = 3
 """How many past hand results the screen keeps."""
 
 HIDDEN_CARD: Final = "[##]"
+UNREAD_CARD: Final = "[not read]"
+"""An up card dealt that no reader read (the state's ``up_row`` slot, issue 19)."""
 """How a face-down card is drawn: the public never learns which card it is."""
 
 _STREET_NAMES: Final = {3: "3rd street", 4: "4th street", 5: "5th street",
@@ -74,9 +76,11 @@ def describe_alert(alert: Mapping[str, Any]) -> str:
 
 
 def seat_cards(seat: Mapping[str, Any]) -> str:
-    """A seat's cards as the public sees them: ``[##] [##] Kd 7h``."""
+    """A seat's cards as the public sees them: ``[##] [##] Kd 7h``, an up card no
+    reader read as ``[not read]``."""
     down = [HIDDEN_CARD] * int(seat.get("down_count", 0))
-    return " ".join([*down, *seat.get("up", [])])
+    row = seat.get("up_row", seat.get("up", []))
+    return " ".join([*down, *(card if isinstance(card, str) else UNREAD_CARD for card in row)])
 
 
 def table_line(state: Mapping[str, Any]) -> str:

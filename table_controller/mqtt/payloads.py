@@ -248,10 +248,30 @@ class NoticePayload(AlertFields, Envelope):
 # --------------------------------------------------------------------------- state
 
 
+class UnreadCard(_Model):
+    """A card slot of a seat's face-up row whose face nobody knows: the engine knows
+    the seat was dealt an up card there that no reader read (issue 19; docs/engine.md
+    "Reads that fail"). A later read or a manual entry (``cmd/card``) fills it."""
+
+    unread: Literal[True] = Field(
+        default=True, description="Always true: the slot's card was dealt, never read.")
+
+
+UpSlot = CardCode | UnreadCard
+"""One slot of a seat's face-up row: the card read, or :class:`UnreadCard`."""
+
+
 class _SeatBase(_Model):
     seat: Seat
     status: SeatStatus
-    up: list[CardCode] = Field(description="Face-up cards in the order received.")
+    up: list[CardCode] = Field(
+        description="Face-up cards read, in the order received (an up card no reader"
+        " read is not here: see up_row).")
+    up_row: list[UpSlot] = Field(
+        default_factory=list,
+        description="The face-up row in deal order: each card read as its code, each up"
+        " card dealt that no reader read as {\"unread\": true} (its face unknown to"
+        " everyone) until a read or a manual entry gives it.")
     down_count: int = Field(ge=0, description="Number of face-down cards held.")
     stack: int | None = Field(default=None, description="Chips behind, when known.")
     bet: int | None = Field(

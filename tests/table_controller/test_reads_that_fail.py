@@ -719,7 +719,8 @@ def test_legal_deals_with_any_cards_on_a_stack_or_row_unread_raise_no_alert(
 
 def test_the_public_state_counts_an_unread_down_card_and_names_no_unread_card() -> None:
     """The public snapshot: an unread hole card is one more face-down card (a count);
-    an unread up card is simply not shown (its face is unknown); neither is named."""
+    an unread up card is not in ``up`` but a slot of unknown face in ``up_row``
+    (tests/table_controller/test_unread_up_slot.py); neither is named."""
     from table_controller.daemon.projection import public_state
 
     t = _stacked(deal_third(Table([2, 4, 5], unread_stacks=True)), {(4, "Kc")})
@@ -732,6 +733,7 @@ def test_the_public_state_counts_an_unread_down_card_and_names_no_unread_card() 
     seat4 = next(seat for seat in state.seats if seat.seat == 4)
     assert seat4.down_count == 2
     assert [str(card) for card in seat4.up] == ["2c"]
+    assert len(seat4.up_row) == 2
     text = state.model_dump_json()
     assert "Kc" not in text
     assert "Ks" not in text

@@ -28,6 +28,22 @@
   // A card as SVG. The index (rank over a small suit) sits in the left strip, which
   // stays visible when cards overlap on a plate; a large suit fills the rest.
   function cardSvg(code, face) {
+    if (face === "unread") {
+      // An up card dealt that no reader read (issue 19, the state's up_row slot
+      // {"unread": true}): nobody knows its face, so it looks face down, marked.
+      const hint = PAGE === "producer" ? ' title="not read: Manual card can enter it"' : "";
+      // A back in grey with a yellow edge; "?" where a rank would be and the words in
+      // the left strip, which stays visible under the next card of the row.
+      const font = 'font-weight="bold" fill="#ffe07a" font-family="DejaVu Sans, Liberation Sans, Arial, sans-serif"';
+      return `<span class="card unread" data-card="unread" data-face="unread"${hint}><svg viewBox="0 0 60 84">` +
+        `<rect x="1.5" y="1.5" width="57" height="81" rx="6" fill="#3a4250" stroke="#ffe07a" stroke-width="3" stroke-dasharray="6 3"/>` +
+        `<path d="M6 21 L54 21 M6 42 L54 42 M6 63 L54 63 M22 6 L22 78 M39 6 L39 78" stroke="#566072" stroke-width="3"/>` +
+        `<rect x="4" y="4" width="27" height="76" rx="3" fill="#1a2330"/>` +
+        `<text x="6" y="29" font-size="27" ${font}>?</text>` +
+        `<text x="5.5" y="58" font-size="8.6" ${font}>NOT</text>` +
+        `<text x="5.5" y="69" font-size="8.6" ${font}>READ</text>` +
+        `</svg></span>`;
+    }
     if (!code) {
       return `<span class="card" data-card="back" data-face="back"><svg viewBox="0 0 60 84">` +
         `<rect x="1" y="1" width="58" height="82" rx="6" fill="#f4f4f4"/>` +
@@ -72,12 +88,18 @@
     if (shownHand) cls.push("shown");
     const turned = shownHand && !Array.isArray(row.down)
       ? shownHand.cards.filter((c) => !row.up.includes(c)) : [];
+    // A page with the down cards: a hole card no reader read is counted in down_count
+    // but in no list (its place is unknown: after the ones read), drawn NOT READ.
     const downs = Array.isArray(row.down)
-      ? row.down.map((c) => cardSvg(c, "down"))
+      ? row.down.map((c) => cardSvg(c, "down")).concat(Array.from(
+        { length: Math.max(0, row.down_count - row.down.length) }, () => cardSvg(null, "unread")))
       : turned.length === row.down_count && turned.length
         ? turned.map((c) => cardSvg(c, "shown"))
         : Array.from({ length: row.down_count }, () => cardSvg(null, "back"));
-    const ups = row.up.map((c) => cardSvg(c, "up"));
+    // up_row: the face-up row with a slot for each up card no reader read (an older
+    // state without it: the up cards).
+    const ups = (Array.isArray(row.up_row) ? row.up_row : row.up)
+      .map((c) => (typeof c === "string" ? cardSvg(c, "up") : cardSvg(null, "unread")));
     const markers = [];
     if (!inHand) markers.push(`<span class="marker">${state.hand != null && state.street ? "NOT IN HAND" : "NEXT HAND"}</span>`);
     if (state.bring_in === row.seat && state.street === 3) markers.push('<span class="marker bring">BRING-IN</span>');
@@ -183,7 +205,7 @@
       document.getElementById("stage").style.setProperty("--cols", String(n <= 4 ? 2 : n <= 6 ? 3 : 4));
     }
     fit();
-    if (PAGE === "producer") { markManual(); renderPanel(); renderManualZones(); }
+    if (PAGE === "producer") { markManual(); renderPanel(); renderManualZones(); renderUnread(); }
   }
 
   // ---- layout: the overlay's position and scale, and fitting the TV-safe area
@@ -321,6 +343,26 @@
     if (zones.includes(chosen)) select.value = chosen;
   }
 
+  // The up cards no reader read (the state's up_row slots {"unread": true}): where a
+  // manual entry is due. Choosing one picks its place in the form.
+  function renderUnread() {
+    const box = document.getElementById("m-unread");
+    if (!box) return;
+    const places = [];
+    for (const row of state && state.hand != null && state.seats ? state.seats : []) {
+      if (row.status !== "active") continue;
+      if (Array.isArray(row.down) && row.down_count > row.down.length) places.push([row.seat, "down"]);
+      if (Array.isArray(row.up_row) && row.up_row.some((c) => typeof c !== "string")) places.push([row.seat, "up"]);
+    }
+    box.hidden = !places.length;
+    box.innerHTML = places.length ? "Not read: " + places.map(([seat, face]) =>
+      `<button type="button" class="unread-seat" data-zone="seat${seat}.${face}">${esc(seatName(seat))} ${face} card</button>`).join(" ") +
+      " — enter it here to fill the card marked NOT READ." : "";
+    box.querySelectorAll("button").forEach((b) => b.addEventListener("click", () => {
+      document.getElementById("m-zone").value = b.dataset.zone;
+    }));
+  }
+
   function markManual() {
     document.querySelectorAll("#stage .card[data-card]").forEach((el) => {
       if (manualCards.has(el.dataset.card)) { el.dataset.manual = "1"; el.classList.add("manual"); }
@@ -333,6 +375,7 @@
     box.id = "manual";
     box.innerHTML = "<h2>Manual card</h2>" +
       '<p class="hint">A card no reader reads (dead or damaged tag): say where it is and what it is.</p>' +
+      '<p class="unread" id="m-unread" hidden></p>' +
       '<div class="row"><select id="m-zone" aria-label="where the card is"></select>' +
       '<select id="m-rank" aria-label="rank"><option value="">rank…</option>' +
       RANKS.map((r) => `<option value="${r}">${r === "T" ? "10" : r}</option>`).join("") + "</select>" +
@@ -344,6 +387,7 @@
       '<div id="m-result" class="result" data-accepted=""></div>';
     panel.insertBefore(box, panel.firstChild);
     renderManualZones();
+    renderUnread();
     const out = box.querySelector("#m-result"), ask = box.querySelector("#m-confirm");
     const show = (text, accepted) => { out.textContent = text; out.dataset.accepted = accepted; };
     const send = async (zone, card) => {

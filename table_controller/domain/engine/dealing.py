@@ -858,6 +858,39 @@ class HandTracker:
         self._emit_dealt(seat.seat, card, DOWN, street_of_card(number))
         return True
 
+    def _unread_up_card_read(self, seat: SeatState, card: Card) -> bool:
+        """A card seen face up at ``seat``, which holds an up card dealt that no reader
+        read (issue 19: the public row shows its slot, face unknown): it is that card,
+        read at last or entered by hand, and fills the slot (the earliest); nothing is
+        dealt. Entered by hand (``cmd/card``) it always is: the dealer names a card
+        already lying there (a provisional seat's too: it was unread, not skipped). Read, it is
+        only out of the seat's turn where its next card cannot be an up card: once
+        the seat's card of the round is in and the next street is not burned for
+        (rule 13), or its next card is the river (face down) or it holds seven
+        (rule 18); otherwise it is the card being dealt (as for a hole card,
+        :meth:`_unread_card_read`)."""
+        hand = self.hand
+        up = seat.unread_up
+        if not up:
+            return False
+        manual = card in hand.manual
+        following = seat.received + 1
+        if not manual and following <= CARDS_PER_HAND:
+            street = street_of_card(following)
+            unburned = (street > 3 and street not in hand.started_streets
+                        and not hand.burns.get(street, 0))
+            if not unburned and (hand.face_due(seat, following) is UP
+                                 or hand.due_seat() == seat.seat):
+                return False  # an up card may be due, or it is the seat's turn: dealt
+        number = up[0]
+        seat.unread -= 1
+        seat.unread_numbers.remove(number)
+        if hand.provisional.get(seat.seat, (0, 0, 0))[0] == number:
+            del hand.provisional[seat.seat]
+        self._hold(seat, card, UP, number=number)
+        self._emit_dealt(seat.seat, card, UP, street_of_card(number))
+        return True
+
     def _late_arrival(self, seat: SeatState, pending: tuple[int, int, int],
                       face: ZoneKind) -> bool:
         """Whether the card arriving at ``seat`` is its provisional ``pending`` card
@@ -1118,8 +1151,13 @@ class HandTracker:
         if self._unread_stacks:  # (off, the default: one test per card, issue 25)
             if hand.rules.folds_from_cards:
                 # Something is missing (issue 19): a deal read whole passes the tests.
+                if seat.unread and face is UP and card in hand.manual and (
+                        self._unread_up_card_read(seat, card)):
+                    return  # the dealer entered the up card no reader read: its slot
                 pending = hand.provisional.get(seat_no)
                 if pending is None or not self._late_arrival(seat, pending, face):
+                    if seat.unread and face is UP and self._unread_up_card_read(seat, card):
+                        return
                     if seat.unread and face is DOWN and self._unread_card_read(seat, card):
                         return
                     if hand.provisional or hand.due_seat() != seat_no:

@@ -164,6 +164,14 @@ class SeatState:
                    if (DOWN if number == 3 and self.exposed_holes == 1
                        else expected_face(number)) is DOWN)
 
+    @property
+    def unread_up(self) -> list[int]:
+        """The deal numbers of the :attr:`unread` cards dealt face up, ascending: the
+        public row shows a slot for each, its face unknown (issue 19)."""
+        return sorted(number for number in self.unread_numbers
+                      if (DOWN if number == 3 and self.exposed_holes == 1
+                          else expected_face(number)) is UP)
+
     def held(self, card: Card) -> HeldCard | None:
         """The seat's record of ``card``, if the seat owns it."""
         for held in self.cards:
