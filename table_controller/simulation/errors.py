@@ -272,9 +272,12 @@ def inject(deal: PhysicalDeal, kind: ErrorKind, rng: random.Random) -> Injection
         seat = rng.choice([d.seat for d in sevens])
         # Right after 7th street's deal (before any betting on it, with a console).
         events.insert(sevens[-1].index + 1, CardPlaced(Zone.down(seat), rng.choice(spare), 0.0))
-        # Witness: the seat's river (an 8th card is one too many only after a 7th).
-        river = next(d.index for d in sevens if d.seat == seat)
-        return Injection(kind, tuple(events), seat, 7, ((river,),))
+        # Witnesses: the seat's down cards. An 8th card is one too many only after a
+        # 7th (the river), and a face-down card at a seat whose hole card lies unread is,
+        # to the table, that hole card read at last after a peek (docs/engine.md).
+        downs = tuple((d.index,) for d in deals
+                      if d.seat == seat and d.number in (1, 2, 7))
+        return Injection(kind, tuple(events), seat, 7, downs)
 
     if kind is ErrorKind.SHORT_HAND:
         sevens = [d for d in deals if d.number == 7]

@@ -396,9 +396,10 @@ def _injected(kind: str, seed: int = 3) -> tuple[Any, Any]:
     ("too_many_cards", 7), ("duplicate_card", None), ("both_hole_cards_exposed", None),
     ("out_of_order", None), ("extra_burn", 6)])
 def test_each_kind_names_its_witness_cards(kind: str, number: int | None) -> None:
-    """The cards a mistake is judged against: the river of the seat given an 8th
-    card, the first copy of a duplicate, the other exposed hole card, both swapped
-    cards, the 6th street's cards after a second burn on 4th-6th street."""
+    """The cards a mistake is judged against: the down cards of the seat given an
+    8th card (its river; an unread hole card, which the 8th would be read late), the
+    first copy of a duplicate, the other exposed hole card, both swapped cards, the
+    6th street's cards after a second burn on 4th-6th street."""
     _deal, injection = _injected(kind)
     assert injection.witnesses
     for group in injection.witnesses:
@@ -407,11 +408,11 @@ def test_each_kind_names_its_witness_cards(kind: str, number: int | None) -> Non
             event = injection.events[index]
             assert isinstance(event, CardPlaced)
             assert event.zone.seat is not None
-    if kind == "too_many_cards":
-        (river,), = injection.witnesses
-        seat_cards = [i for i, e in enumerate(injection.events[:river + 1])
+    if kind == "too_many_cards":  # the seat's down cards: its hole cards and river
+        seat_cards = [i for i, e in enumerate(injection.events)
                       if isinstance(e, CardPlaced) and e.zone.seat == injection.seat]
-        assert len(seat_cards) == number
+        assert [group[0] for group in injection.witnesses] == [
+            seat_cards[0], seat_cards[1], seat_cards[number - 1]]
     if kind == "duplicate_card":
         (first,), = injection.witnesses
         assert injection.events[first].card == injection.events[-1].card
