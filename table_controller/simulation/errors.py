@@ -70,6 +70,12 @@ class Injection:
     events: tuple[TableEvent, ...]
     seat: int | None
     street: int | None
+    witnesses: tuple[tuple[int, ...], ...] = ()
+    """The cards the mistake is judged against, besides the card put down differently
+    (indices in :attr:`events`), in groups: the table sees the mistake only if it read
+    at least one card of every group; an empty group is a witness never dealt (the
+    hand ended before it). docs/simulation.md "Masked": with a witness unread the
+    table's picture is a legal deal's, so the injection is undetectable there."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,9 +135,14 @@ def inject(deal: PhysicalDeal, kind: ErrorKind, rng: random.Random) -> Injection
             # Rule 5: the hand is dead; the dealer deals it nothing more.
             dead = {d.index for d in deals if d.seat == seat and d.number >= 3}
             folds = _fold_events(events, seat)
-            events = [e for i, e in enumerate(events) if i not in dead and i not in folds]
+            gone = dead | folds
+            events = [e for i, e in enumerate(events) if i not in gone]
             if len({d.seat for d in deals}) <= 2:
                 return None  # a dead hand heads-up ends the hand: nothing to compare
+            # Witness: the other exposed hole card (each is judged against the other).
+            holes = tuple((mine[n].index - sum(1 for i in gone if i < mine[n].index),)
+                          for n in (1, 2))
+            return Injection(kind, tuple(events), seat, 3, holes)
         else:
             # Rule 5: the dealer deals the third card face down instead.
             third = mine[3].index
@@ -170,7 +181,14 @@ def inject(deal: PhysicalDeal, kind: ErrorKind, rng: random.Random) -> Injection
         if not spare:
             return None
         events.insert(index + 1, CardPlaced(BURN, rng.choice(spare), events[index].at))
-        return Injection(kind, tuple(events), None, street)
+        witnesses: tuple[tuple[int, ...], ...] = ()
+        if 4 <= street <= 6:
+            # A second burn on 4th-6th street looks like that street's cards all unread
+            # and the next street's burn until the 6th street's cards come (face up,
+            # where the other reading has the river, face down): those are the witness.
+            witnesses = (tuple(d.index + 1 for d in deals
+                               if d.number == 6 and d.index > index),)
+        return Injection(kind, tuple(events), None, street, witnesses)
 
     if kind is ErrorKind.OUT_OF_ORDER:
         pairs = [
@@ -181,7 +199,9 @@ def inject(deal: PhysicalDeal, kind: ErrorKind, rng: random.Random) -> Injection
             return None
         first, second = rng.choice(pairs)
         events[first.index], events[second.index] = events[second.index], events[first.index]
-        return Injection(kind, tuple(events), second.seat, _street(second.number))
+        # Witnesses: both swapped cards (the one dealt early is judged against the other).
+        return Injection(kind, tuple(events), second.seat, _street(second.number),
+                         ((first.index,), (second.index,)))
 
     if kind is ErrorKind.CARD_TO_INACTIVE_SEAT:
         empty = [s for s in range(1, 9) if s not in deal.seats]
@@ -220,7 +240,9 @@ def inject(deal: PhysicalDeal, kind: ErrorKind, rng: random.Random) -> Injection
         target = events[chosen.index]
         assert isinstance(target, CardPlaced)
         events[chosen.index] = replace(target, card=copy.card, deck=SECOND_DECK)
-        return Injection(kind, tuple(events[: chosen.index + 1]), chosen.seat, None)
+        # Witness: the first copy (a copy is a duplicate only next to the first).
+        return Injection(kind, tuple(events[: chosen.index + 1]), chosen.seat, None,
+                         ((source.index,),))
 
     if kind is ErrorKind.CARD_FROM_MUCK:
         mucked = [i for i, e in enumerate(events) if isinstance(e, CardPlaced) and e.zone == MUCK]
@@ -250,7 +272,12 @@ def inject(deal: PhysicalDeal, kind: ErrorKind, rng: random.Random) -> Injection
         seat = rng.choice([d.seat for d in sevens])
         # Right after 7th street's deal (before any betting on it, with a console).
         events.insert(sevens[-1].index + 1, CardPlaced(Zone.down(seat), rng.choice(spare), 0.0))
-        return Injection(kind, tuple(events), seat, 7)
+        # Witnesses: the seat's down cards. An 8th card is one too many only after a
+        # 7th (the river), and a face-down card at a seat whose hole card lies unread is,
+        # to the table, that hole card read at last after a peek (docs/engine.md).
+        downs = tuple((d.index,) for d in deals
+                      if d.seat == seat and d.number in (1, 2, 7))
+        return Injection(kind, tuple(events), seat, 7, downs)
 
     if kind is ErrorKind.SHORT_HAND:
         sevens = [d for d in deals if d.number == 7]

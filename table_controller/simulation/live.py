@@ -352,7 +352,7 @@ def _play_timed(table: SimulatedTable, hand: SimHand, speed: float, rf: RFParams
     previous = actions[0].at if actions else 0.0
     dead: set[str] = set()
     unread: Counter[str] = Counter()
-    masked: str | None = None
+    never_read: dict[int, str] = {}  # hand event index -> why (the masking rule's input)
     cross = 0
     for action in actions:
         time.sleep(max(0.0, action.at - previous) / speed)
@@ -375,12 +375,12 @@ def _play_timed(table: SimulatedTable, hand: SimHand, speed: float, rf: RFParams
         if placement.why_unread is not None and action.source >= 0:
             unread[placement.why_unread] += 1
             dead.update([action.uid] if placement.why_unread == "dead" else [])
-            if action.source == hand.evidence:
-                masked = placement.why_unread
+            never_read[action.source] = placement.why_unread
         if placement.read and placement.cross is None:
             seen = partial(_journal_shows, journal, (action.zone.name, found.card.code))
             _wait(seen, CARD_SEEN_TIMEOUT, table.daemon_alive)
     peeks = sum(1 for a in actions if a.peek and a.place)
+    masked = hand.hidden(never_read, rounds_unread=rf.stack_loss > 0)
     return HandRF(len(dead), masked, peeks, cross, tuple(sorted(unread.items())))
 
 

@@ -99,6 +99,29 @@ class SimHand:
     """Deal kinds: the index in ``events`` of the first card (or tag) put down
     differently from the clean deal: the placement the table must read to see the
     mistake (an RF channel may not read it; :mod:`.rf`)."""
+    witnesses: tuple[tuple[int, ...], ...] = ()
+    """Deal kinds: the cards the mistake is judged against (indices in ``events``), in
+    groups of which the table must read one card each (an empty group: never dealt);
+    :attr:`~.errors.Injection.witnesses`."""
+
+    def hidden(self, unread: Mapping[int, str], rounds_unread: bool) -> str | None:
+        """Why the table cannot see this hand's injected mistake, or None.
+
+        ``unread``: hand event index -> why its placement was never read;
+        ``rounds_unread``: the table infers unread cards (stack loss above 0), so a
+        witness never dealt leaves the picture of a legal deal with a round unread.
+        The rule (docs/simulation.md "Masked"): the card put down differently, or
+        every card of a witness group, never read."""
+        if self.evidence is not None and self.evidence in unread:
+            return unread[self.evidence]
+        for group in self.witnesses:
+            if not group:
+                if rounds_unread:
+                    return "witness never dealt"
+                continue
+            if all(index in unread for index in group):
+                return f"witness {unread[group[0]]}"
+        return None
 
     @property
     def readers(self) -> ReaderSettings | None:
@@ -208,7 +231,8 @@ def plan_hand(
             if betting or spec.visible is None or spec.visible(deal, injection):
                 hand = _hand(number, deal.seats, kind, code=kind, seat=injection.seat,
                              events=injection.events, betting=betting)
-                return replace(hand, evidence=_evidence(hand.events, deal, injection, betting))
+                return replace(hand, evidence=_evidence(hand.events, deal, injection, betting),
+                               witnesses=_witnesses(injection, betting))
     hand = _hand(number, deal.seats, None, code=None, seat=None, events=deal.events,
                  betting=betting)
     return replace(hand, not_injectable=kind)
@@ -242,6 +266,16 @@ def _evidence(events: Sequence[TableEvent], deal: PhysicalDeal,
                 return at
             return None
     return None
+
+
+def _witnesses(injection: Injection, betting: bool) -> tuple[tuple[int, ...], ...]:
+    """The injection's witness groups as indices in the hand's events (a card-only
+    hand's events lack the injection's ``HandStarted``)."""
+    if betting:
+        return injection.witnesses
+    starts = [i for i, e in enumerate(injection.events) if isinstance(e, HandStarted)]
+    return tuple(tuple(index - sum(1 for s in starts if s < index) for index in group)
+                 for group in injection.witnesses)
 
 
 def _no_start(events: Sequence[TableEvent]) -> tuple[TableEvent, ...]:

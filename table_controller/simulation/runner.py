@@ -172,8 +172,8 @@ def run_fast(
             planned.append(_summary(hand))
             alerts += _renumbered(raised, started_in)
             if table is not None and facts is not None:
-                masked = (found.unread_at(hand.evidence)
-                          if hand.evidence is not None else None)
+                unread = {source: why for source, _zone, why in found.unread}
+                masked = hand.hidden(unread, rounds_unread=table.params.stack_loss > 0)
                 why = Counter(reason for _i, _z, reason in found.unread)
                 facts[hand.number] = HandRF(found.dead, masked, found.peeks,
                                             found.cross_reads, tuple(sorted(why.items())))
@@ -230,4 +230,5 @@ def _observe(
 def _summary(hand: SimHand) -> SimHand:
     """``hand`` without its events (the report only needs the expectation)."""
     return SimHand(hand.number, hand.seats, hand.kind, hand.expected_code,
-                   hand.expected_seat, (), (), hand.not_injectable, hand.evidence)
+                   hand.expected_seat, (), (), hand.not_injectable, hand.evidence,
+                   hand.witnesses)

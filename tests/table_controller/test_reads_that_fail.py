@@ -637,13 +637,14 @@ def test_a_card_to_an_empty_seat_in_round_two_is_still_card_to_inactive_seat() -
     assert report["winners"] == [4]
 
 
-def _unread_anywhere(events: list[TableEvent], rng: random.Random, chance: float
-                     ) -> tuple[list[TableEvent], dict[int, int]]:
+def _unread_anywhere(events: list[TableEvent], rng: random.Random, chance: float,
+                     whole: int | None = None) -> tuple[list[TableEvent], dict[int, int]]:
     """Cards that lie on a stack or in a row never read (down cards 2 and 7, up cards
     4-6), any number of them per seat and per round, except every live seat's card of
     one round (docs/engine.md "Reads that fail": that picture is a real error's, a
-    hole card dealt up or a burn made twice). Returns the events and each seat's count
-    of cards dealt."""
+    hole card dealt up or a burn made twice), unless that round is ``whole``: then
+    every card of that round is unread. Returns the events and each seat's count of
+    cards dealt."""
     count: dict[int, int] = {}
     dropped: set[Card] = set()
     by_round: dict[int, list[tuple[int, Card]]] = {}
@@ -655,6 +656,9 @@ def _unread_anywhere(events: list[TableEvent], rng: random.Random, chance: float
             by_round.setdefault(count[seat], []).append((seat, event.card))
     for number, cards in by_round.items():
         if number not in (2, 4, 5, 6, 7):
+            continue
+        if number == whole:
+            dropped |= {card for _seat, card in cards}
             continue
         chosen = {card for _seat, card in cards if rng.random() < chance}
         if len(chosen) < len(cards):  # (a round's card read at one seat at least)
@@ -678,13 +682,36 @@ def test_legal_deals_with_any_cards_on_a_stack_or_row_unread_raise_no_alert(
     up cards never read (several per seat and per round), the muck read or not: no
     alert, and at every street's end (its burn, the hand's end) every live seat's
     count, read and unread, is the cards the dealer gave it (rules 7, 13, 18)."""
+    _check_unread_deal(seed, seats, depth, chance, None)
+
+
+@settings(max_examples=150)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    seats=st.lists(st.integers(1, 8), min_size=2, max_size=8, unique=True),
+    depth=st.sampled_from([0, 52]),
+    chance=st.sampled_from([0.0, 0.1, 0.3]),
+    whole=st.sampled_from([2, 4, 5, 6, 7]),
+)
+def test_legal_deals_with_a_whole_round_unread_raise_no_alert(
+    seed: int, seats: list[int], depth: int, chance: float, whole: int
+) -> None:
+    """As above with every seat's card of one round (3rd street's 2nd, 4th-7th
+    street) never read besides: the judgement that waits for the next cards
+    (docs/engine.md "Reads that fail") confirms the round unread, no alert, and the
+    counts at every street's end are the dealt ones."""
+    _check_unread_deal(seed, seats, depth, chance, whole)
+
+
+def _check_unread_deal(seed: int, seats: list[int], depth: int, chance: float,
+                       whole: int | None) -> None:
     from table_controller.domain.engine.dealing import DealingEngine
     from table_controller.domain.engine.settings import TableSettings
 
     rng = random.Random(seed)
     deal = deal_random(sorted(seats), rng, fold_chance=0.1)
     physical = list(deal.events)
-    events, _count = _unread_anywhere(physical, rng, chance)
+    events, _count = _unread_anywhere(physical, rng, chance, whole)
     events = _without_muck_reads(events, rng, depth, 0.0)
     engine = DealingEngine(TableSettings(unread_stacks=True))
     dealt: dict[int, int] = {}
@@ -748,3 +775,119 @@ def test_an_up_card_dealt_down_in_its_turn_is_not_taken_for_an_unread_hole_card(
     t.burn(BURNS[5]).up(2, "5d").down(4, "8c").up(5, "Jh")
     assert [(a["code"], a["seat"]) for a in t.report()["alerts"]] == [
         ("upcard_dealt_down", 4)]
+
+
+# ------------------- every live seat's card of one round unread (unread_stacks, issue 19)
+
+@pytest.mark.parametrize("number", [2, 4, 5, 6, 7])
+def test_every_live_seats_card_of_one_round_unread_raises_no_alert(number: int) -> None:
+    """Round 2 (the first seat's door card looks like its 2nd hole card dealt up,
+    rule 5) and 4th-6th street (the next street's burn looks like a second burn,
+    rule 13): taken as the round unread until the cards that follow decide; a
+    correct deal is confirmed (the door card's next seat gets its up card; the river
+    comes face down), so no alert, and the notices come once it is decided."""
+    round_cards = THIRD[2] if number == 2 else STREETS[number]
+    t = _stacked(_full_hand(unread_stacks=True), set(round_cards.items()))
+    report = t.report()
+    assert report["alerts"] == [], report["alerts"]
+    assert notice_codes(report) == ["card_unread"] * 3
+    assert sorted(n["seat"] for n in report["notices"]) == [2, 4, 5]
+    assert report["bring_in"] == 4
+    assert sorted(report["first_to_act"]) == ["4", "5", "6", "7"]
+    assert report["winners"] == [4]
+
+
+def test_a_whole_round_unread_publishes_no_notice_before_it_is_decided() -> None:
+    """Nothing is published on the judgement while it is open: the three
+    ``card_unread`` notices of 4th street come with the river, which decides it."""
+    from table_controller.domain.engine.alerts import Notice
+    from table_controller.domain.engine.dealing import DealingEngine
+    from table_controller.domain.engine.settings import TableSettings
+    from table_controller.domain.zones import BURN, Zone
+
+    engine = DealingEngine(TableSettings(unread_stacks=True))
+    t = _stacked(_full_hand(unread_stacks=True), set(STREETS[4].items()))
+    outputs: list[tuple[str, str]] = []
+    for line in t.lines[1:]:
+        if line["op"] == "hand":
+            from table_controller.domain.events import HandStarted
+            engine.apply(HandStarted(players=(2, 4, 5)))
+            continue
+        zone = str(line["zone"])
+        table_zone = BURN if zone == "burn" else Zone(ZoneKind(zone.split(".")[1]),
+                                                       int(zone[4]))
+        for output in engine.apply(CardPlaced(table_zone, Card.parse(str(line["card"])))):
+            if isinstance(output, Notice):
+                outputs.append((str(line["card"]), output.code.value))
+    assert outputs == [(STREETS[7][2], "card_unread")] * 3
+
+
+def test_a_hole_card_dealt_up_at_the_first_seat_is_still_raised_a_card_later() -> None:
+    """Rule 5: seat 2's 2nd card dealt face up. Taken at first as the door card of a
+    round unread; seat 4's card face down (its 2nd hole card) shows the round was
+    still going on: ``hole_card_exposed`` at seat 2, then the deal goes on cleanly
+    (seat 2's 3rd card face down)."""
+    t = Table([2, 4, 5], unread_stacks=True)
+    t.round("down", THIRD[1])
+    t.up(2, "Ah").down(4, "Kc").down(5, "7c")
+    t.down(2, "3d").up(4, "2c").up(5, "Qs")
+    for street in (4, 5, 6, 7):
+        deal_street(t, street)
+    report = t.report()
+    assert [(a["code"], a["seat"], a["street"]) for a in report["alerts"]] == [
+        ("hole_card_exposed", 2, 3)]
+    assert report["notices"] == []
+
+
+def test_a_hole_card_dealt_up_with_the_next_seats_card_unread_is_still_raised() -> None:
+    """As above, seat 4's 2nd hole card never read: seat 5's card face down decides."""
+    t = Table([2, 4, 5], unread_stacks=True)
+    t.round("down", THIRD[1])
+    t.up(2, "Ah").down(5, "7c")
+    t.down(2, "3d").up(4, "2c").up(5, "Qs")
+    report = t.report()
+    assert codes(report) == ["hole_card_exposed"]
+    assert [n["seat"] for n in report["notices"]] == [4]
+
+
+@pytest.mark.parametrize("street", [4, 5, 6])
+def test_a_second_burn_on_4th_to_6th_street_is_still_raised_by_6th_street(street: int
+                                                                          ) -> None:
+    """Rule 13: two cards burned for ``street``. Taken at first as that street's
+    cards unread (then the burn would be the next street's); the 6th street's first
+    card lands face up where that reading has the river, face down: the round was
+    no round unread. ``extra_burn`` for ``street``, raised then, and nothing else."""
+    t = deal_third(Table([2, 4, 5], unread_stacks=True))
+    for later in (4, 5, 6, 7):
+        deal_street(t, later)
+        if later == street:
+            at = next(i for i, line in enumerate(t.lines) if line.get("card") == BURNS[later])
+            t.lines.insert(at + 1, {"op": "place", "zone": "burn", "card": "2h"})
+    report = t.report()
+    assert [(a["code"], a["street"]) for a in report["alerts"]] == [("extra_burn", street)]
+    assert report["notices"] == []
+    assert sorted(report["first_to_act"]) == ["4", "5", "6", "7"]
+    assert report["winners"] == [4]
+
+
+def test_a_second_burn_in_a_hand_won_before_6th_street_is_not_told_from_a_round_unread(
+) -> None:
+    """The limit (docs/engine.md "Reads that fail"): a second burn on 4th street in a
+    hand that ends before 6th street is exactly the picture of 4th street's cards all
+    unread; the reading that costs a correct deal no alert stands."""
+    t = deal_third(Table([2, 4, 5], unread_stacks=True))
+    t.burn(BURNS[4]).burn("2h").round("up", STREETS[4])
+    for seat, cards in ((2, ["As", "Ah", "3d", "4d"]), (5, ["7h", "7c", "Qs", "Js"])):
+        _unread_fold(t, seat, [("up" if c in ("3d", "4d", "Qs", "Js") else "down", c)
+                               for c in cards])
+    report = t.report()
+    assert report["alerts"] == []
+    assert report["winners"] == [4]
+
+
+def test_without_unread_stacks_a_second_burn_is_raised_at_once() -> None:
+    """The default and the contract's replay: nothing is deferred."""
+    t = deal_third(Table([2, 4, 5]))
+    t.burn(BURNS[4]).burn("2h")
+    report = t.report()
+    assert codes(report) == ["extra_burn"]

@@ -8,7 +8,9 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -372,3 +374,67 @@ def test_alerts_of_a_hand_the_reads_split_in_two_stay_with_the_planned_hand() ->
     raised = [ObservedAlert(5, "out_of_order", 2), ObservedAlert(6, "missing_burn", None),
               ObservedAlert(None, "unknown_card", 1)]
     assert [a.hand for a in _renumbered(raised, started_in)] == [4, 5, None]
+
+
+# ----------------------------------------- masked: the witness rule (docs/simulation.md)
+
+def _injected(kind: str, seed: int = 3) -> tuple[Any, Any]:
+    """A clean card-only deal and ``kind`` injected into it."""
+    from table_controller.simulation.errors import ErrorKind, inject
+    from table_controller.simulation.physical import deal_random
+
+    for attempt in range(200):
+        rng = random.Random(f"{seed}:{attempt}")
+        deal = deal_random([1, 3, 4, 6], rng, fold_chance=0.0)
+        injection = inject(deal, ErrorKind(kind), rng)
+        if injection is not None and (kind != "extra_burn" or 4 <= (injection.street or 0) <= 6):
+            return deal, injection
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize(("kind", "number"), [
+    ("too_many_cards", 7), ("duplicate_card", None), ("both_hole_cards_exposed", None),
+    ("out_of_order", None), ("extra_burn", 6)])
+def test_each_kind_names_its_witness_cards(kind: str, number: int | None) -> None:
+    """The cards a mistake is judged against: the down cards of the seat given an
+    8th card (its river; an unread hole card, which the 8th would be read late), the
+    first copy of a duplicate, the other exposed hole card, both swapped cards, the
+    6th street's cards after a second burn on 4th-6th street."""
+    _deal, injection = _injected(kind)
+    assert injection.witnesses
+    for group in injection.witnesses:
+        assert group
+        for index in group:
+            event = injection.events[index]
+            assert isinstance(event, CardPlaced)
+            assert event.zone.seat is not None
+    if kind == "too_many_cards":  # the seat's down cards: its hole cards and river
+        seat_cards = [i for i, e in enumerate(injection.events)
+                      if isinstance(e, CardPlaced) and e.zone.seat == injection.seat]
+        assert [group[0] for group in injection.witnesses] == [
+            seat_cards[0], seat_cards[1], seat_cards[number - 1]]
+    if kind == "duplicate_card":
+        (first,), = injection.witnesses
+        assert injection.events[first].card == injection.events[-1].card
+
+
+def test_a_hand_is_masked_when_a_witness_was_never_read_and_only_then() -> None:
+    """``SimHand.hidden``: the card put down differently, or every card of a witness
+    group, never read; a witness group never dealt only where the table infers
+    unread cards (stack loss)."""
+    from table_controller.simulation.plan import SimHand
+
+    hand = SimHand(1, (1, 2), "duplicate_card", "duplicate_card", 2, (), (), evidence=9,
+                   witnesses=((4,),))
+    assert hand.hidden({}, rounds_unread=True) is None
+    assert hand.hidden({9: "stack"}, rounds_unread=True) == "stack"
+    assert hand.hidden({4: "dead"}, rounds_unread=False) == "witness dead"
+    assert hand.hidden({5: "stack"}, rounds_unread=True) is None
+    burn = SimHand(2, (1, 2), "extra_burn", "extra_burn", None, (), (), evidence=7,
+                   witnesses=((20, 21),))
+    assert burn.hidden({20: "stack"}, rounds_unread=True) is None  # 21 read: it decides
+    assert burn.hidden({20: "stack", 21: "stack"}, rounds_unread=True) == "witness stack"
+    ended = SimHand(3, (1, 2), "extra_burn", "extra_burn", None, (), (), evidence=7,
+                    witnesses=((),))
+    assert ended.hidden({}, rounds_unread=True) == "witness never dealt"
+    assert ended.hidden({}, rounds_unread=False) is None

@@ -44,6 +44,8 @@ from table_controller.domain.engine.hand import (
     HeldCard,
     Phase,
     Reshuffle,
+    RoundPicture,
+    RoundUnread,
     SeatState,
     SeatStatus,
     expected_face,
@@ -502,6 +504,11 @@ class HandTracker:
 
     def _finish(self) -> None:
         hand = self.hand
+        if hand.round_unread is not None:
+            # The hand ends before the cards that would tell the round unread from a
+            # real error (docs/engine.md "Reads that fail"): the reading costing no
+            # alert on a correct deal stands.
+            self._confirm_round()
         if hand.finished:
             self._take_inventory()
             return
@@ -526,6 +533,12 @@ class HandTracker:
             hand.seats[s].received >= CARDS_PER_HAND for s in live
         )
         rules = hand.rules
+        if self.settings.unread_stacks and rules.folds_from_cards and not reached_seventh:
+            # A seat that folded on 7th street after its river was read, or the 7th
+            # street's burn (rule 13), shows the river was dealt: the live seats'
+            # rivers lay unread on their stacks.
+            reached_seventh = hand.burns.get(7, 0) > 0 or any(
+                hand.seats[s].received >= CARDS_PER_HAND for s in hand.players)
         if (self.settings.unread_stacks and rules.folds_from_cards and reached_seventh
                 and hand.community is None):
             for seat_no in live:  # the last seat's river card on a stack no reader read
@@ -932,9 +945,12 @@ class HandTracker:
         )
         return True
 
-    def _unread(self, seat: SeatState, number: int, passer: int | None = None) -> None:
+    def _unread(self, seat: SeatState, number: int, passer: int | None = None, *,
+                quiet: bool = False) -> None:
         """``seat`` was dealt its ``number``-th card and no reader read it; ``passer``:
-        the seat dealt in its place in this round (the inference is provisional)."""
+        the seat dealt in its place in this round (the inference is provisional);
+        ``quiet``: part of a whole round taken as unread, whose notices wait for the
+        cards that decide it (:meth:`_confirm_round`)."""
         hand = self.hand
         joined = hand.joined_unread.get(seat.seat)
         if joined is not None and number > joined:
@@ -952,6 +968,11 @@ class HandTracker:
         seat.unread_numbers.append(number)
         if passer is not None:
             self.hand.provisional[seat.seat] = (number, passer, self.hand.deal_progress)
+        if not quiet:
+            self._unread_notice(seat, number)
+
+    def _unread_notice(self, seat: SeatState, number: int) -> None:
+        """The ``card_unread`` notice: the seat, never the card."""
         self._notice(
             AlertCode.CARD_UNREAD,
             seat.seat,
@@ -1154,6 +1175,8 @@ class HandTracker:
                 if seat.unread and face is UP and card in hand.manual and (
                         self._unread_up_card_read(seat, card)):
                     return  # the dealer entered the up card no reader read: its slot
+                if hand.round_unread is not None:
+                    self._settle_round(seat, face)
                 pending = hand.provisional.get(seat_no)
                 if pending is None or not self._late_arrival(seat, pending, face):
                     if seat.unread and face is UP and self._unread_up_card_read(seat, card):
@@ -1162,6 +1185,8 @@ class HandTracker:
                         return
                     if hand.provisional or hand.due_seat() != seat_no:
                         self._infer_unread(seat_no)
+                    elif face is UP and seat.received == 1:
+                        self._door_after_unread_round(seat)
             if hand.joined_unread and seat.received >= hand.joined_unread.get(seat_no, 9):
                 del hand.joined_unread[seat_no]  # its card of the next round: it plays
         # A street can complete only when the seat that alone had the fewest cards
@@ -1431,6 +1456,137 @@ class HandTracker:
         for seat_no in live[first_short:]:
             self._unread(seats[seat_no], most)
 
+    # ------------------------- every live seat's card of one round unread (issue 19)
+
+    def _door_after_unread_round(self, seat: SeatState) -> None:
+        """``unread_stacks``: the first live seat gets an up card in its turn while every
+        live seat holds one card. Either its 2nd hole card was dealt face up (rule 5)
+        or every live seat's 2nd hole card lies unread on its stack and this is the
+        door card (3rd street's up round). Taken as the round unread
+        (:class:`RoundUnread`, nothing published) until the next card decides
+        (:meth:`_settle_round`): the next seat's card face down is the hole card's
+        round going on, so the first seat's card was exposed after all."""
+        hand = self.hand
+        live = hand.live_seats
+        if (len(live) < 2 or live[0] != seat.seat or hand.round_unread is not None
+                or hand.joined_unread):
+            return
+        seats = hand.seats
+        for seat_no in live:
+            other = seats[seat_no]
+            if other.received != 1 or other.exposed_holes or not _may_be_unread(other, 2):
+                return
+        for seat_no in live:
+            self._unread(seats[seat_no], 2, quiet=True)
+        hand.round_unread = RoundUnread(RoundPicture.DOOR_UP, 2, live)
+
+    def _second_burn_after_unread_round(self) -> None:
+        """``unread_stacks``: a burn while every live seat holds the same count of 3-5
+        cards and that count's next street (4th-6th) was burned for already. Either a
+        second burn (rule 13's ``extra_burn``) or every live seat's card of that street
+        lies unread in its row and this is the next street's burn. Taken as the round
+        unread (nothing published) until a card decides (:meth:`_settle_round`): the
+        two readings differ first at the river, which is the 7th card of the second
+        (face down) and the 6th of the first (face up, rule 16)."""
+        hand = self.hand
+        if (hand.round_unread is not None or hand.joined_unread
+                or hand.community is not None or hand.reshuffle is _BURN_DUE):
+            return
+        live = hand.live_seats
+        if len(live) < 2:
+            return
+        seats = hand.seats
+        held = seats[live[0]].received
+        if not 3 <= held <= 5 or any(seats[s].received != held for s in live) or any(
+                seats[s].received > held for s in hand.players
+                if seats[s].status is not _DEAD):
+            return  # (a seat that folded after the round's card: _unread_before_burn's)
+        street = held + 1
+        if hand.burns.get(street, 0) < self._allowed_burns(street):
+            return  # the street's own burn
+        if any(not _may_be_unread(seats[s], street) for s in live):
+            return
+        for seat_no in live:
+            self._unread(seats[seat_no], street, quiet=True)
+        hand.round_unread = RoundUnread(RoundPicture.SECOND_BURN, street, live)
+
+    def _settle_round(self, seat: SeatState, face: ZoneKind) -> None:
+        """A card dealt at live ``seat`` while a whole round is taken as unread: does it
+        decide? A door-card round (:meth:`_door_after_unread_round`) is decided by the
+        next card: face down at one of its seats it is the hole cards' round going on
+        (undone: ``hole_card_exposed`` at the first seat, rule 5); anything else
+        confirms it. A second-burn round (:meth:`_second_burn_after_unread_round`) by
+        the first card that would be a seat's 7th: face down it is the river
+        (confirmed), face up the 6th street's card (undone: ``extra_burn``, rule 13)."""
+        pending = self.hand.round_unread
+        assert pending is not None
+        if pending.picture is RoundPicture.DOOR_UP:
+            if face is DOWN and seat.seat in pending.seats:
+                self._undo_round(pending)
+            else:
+                self._confirm_round()
+        elif seat.seat in pending.seats and seat.received + 1 == CARDS_PER_HAND:
+            if face is UP:
+                self._undo_round(pending)
+            else:
+                self._confirm_round()
+
+    def _confirm_round(self) -> None:
+        """The round taken as unread was: its ``card_unread`` notices now."""
+        hand = self.hand
+        pending = hand.round_unread
+        assert pending is not None
+        hand.round_unread = None
+        for seat_no in pending.seats:
+            self._unread_notice(hand.seats[seat_no], pending.number)
+
+    def _undo_round(self, pending: RoundUnread) -> None:
+        """The round taken as unread was a real error: every seat's inferred card is
+        taken back (the cards read since renumbered, the streets and burns since moved
+        back one), and the error's alert is raised now."""
+        hand = self.hand
+        hand.round_unread = None
+        number = pending.number
+        for seat_no in pending.seats:
+            seat = hand.seats[seat_no]
+            if number not in seat.unread_numbers:
+                continue
+            seat.unread_numbers.remove(number)
+            seat.unread -= 1
+            seat.received -= 1
+            for held in seat.cards:
+                if held.number > number:
+                    held.number -= 1
+        if pending.picture is RoundPicture.DOOR_UP:
+            first = hand.seats[pending.seats[0]]
+            door = next((h for h in first.cards if h.number == number), None)
+            if door is not None and door.face is UP and not door.exposed_hole:
+                self._expose_hole(first, door)  # rule 5: hole_card_exposed
+            return
+
+        def back(street: int) -> int:
+            return street - 1 if street > number else street
+
+        burns: dict[int, int] = {}
+        for street, count in hand.burns.items():
+            burns[back(street)] = burns.get(back(street), 0) + count
+        hand.burns = burns
+        hand.burned_for = {card: back(street) for card, street in hand.burned_for.items()}
+        hand.started_streets = {back(street) for street in hand.started_streets}
+        hand.completed_streets = [back(street) for street in hand.completed_streets
+                                  if street != number]
+        hand.first_to_act = {back(street): seat_no
+                             for street, seat_no in hand.first_to_act.items()
+                             if street != number}
+        self._alert(
+            AlertCode.EXTRA_BURN,
+            None,
+            number,
+            f"An extra card was burned for {_street_name(number)} (only one card is burned"
+            " per street, rule 13): correct the cards to their proper position if"
+            " possible.",
+        )
+
     def _burn_street(self) -> int:
         """The street a burn happening now belongs to."""
         hand = self.hand
@@ -1448,7 +1604,11 @@ class HandTracker:
     def _burn(self, card: Card) -> None:
         hand = self.hand
         if self.settings.unread_stacks and hand.rules.folds_from_cards and not hand.finished:
+            pending = hand.round_unread
+            if pending is not None and pending.picture is RoundPicture.DOOR_UP:
+                self._confirm_round()  # 3rd street is over: its doors were doors
             self._unread_before_burn()
+            self._second_burn_after_unread_round()
         street = self._burn_street()
         count = hand.burns.get(street, 0) + 1
         hand.burns[street] = count

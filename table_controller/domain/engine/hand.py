@@ -27,6 +27,8 @@ __all__ = [
     "HeldCard",
     "Phase",
     "Reshuffle",
+    "RoundPicture",
+    "RoundUnread",
     "SeatState",
     "SeatStatus",
     "expected_face",
@@ -180,6 +182,33 @@ class SeatState:
         return None
 
 
+class RoundPicture(StrEnum):
+    """The two pictures of every live seat's card of one round unread
+    (``unread_stacks``) that look like a real error when the next card arrives."""
+
+    DOOR_UP = "door_up"
+    """3rd street's 2nd round unread: the first seat's door card looks like its 2nd
+    hole card dealt face up (rule 5's ``hole_card_exposed``)."""
+    SECOND_BURN = "second_burn"
+    """A round of 4th-6th street unread: the next street's burn looks like a second
+    burn for that street (rule 13's ``extra_burn``)."""
+
+
+@dataclass(slots=True)
+class RoundUnread:
+    """``unread_stacks``: every live seat's card of round :attr:`number` taken as dealt
+    unread, a judgement the cards that follow decide (docs/engine.md "Reads that
+    fail"): confirmed, the ``card_unread`` notices go out; contradicted, the inference
+    is undone and the real error's alert is raised then. Nothing is published before."""
+
+    picture: RoundPicture
+    number: int
+    """The round (the seats' card number) taken as unread."""
+    seats: tuple[int, ...]
+    """The live seats when it was taken, in position order (the first one's card
+    decided a :attr:`RoundPicture.DOOR_UP`)."""
+
+
 @dataclass(slots=True)
 class HandState:
     """Everything known about the current hand."""
@@ -247,6 +276,9 @@ class HandState:
     :attr:`deal_progress` of that card) for a seat passed over and taken as dealt
     unread; its card arriving right after makes it a real ``out_of_order``
     (docs/engine.md "Reads that fail")."""
+    round_unread: RoundUnread | None = None
+    """``unread_stacks``: a whole round taken as unread until the next cards decide
+    (:class:`RoundUnread`); None nearly always."""
     joined_unread: dict[int, int] = field(default_factory=dict)
     """``unread_stacks``, auto hands: seat -> the round (2) it joined in, its
     earlier cards unread (a dead tag, a stack), until its next card shows it plays."""
