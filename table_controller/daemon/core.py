@@ -108,6 +108,7 @@ from table_controller.daemon.start_phase import StartMachine, StartMove
 from table_controller.domain.cards import Card
 from table_controller.domain.engine.alerts import Alert, AlertCode, Notice, alert_severity
 from table_controller.domain.engine.dealing import DealingEngine, HandState
+from table_controller.domain.engine.due import due_zones, returning_cards
 from table_controller.domain.engine.outputs import (
     ConsoleResult,
     EngineOutput,
@@ -639,6 +640,7 @@ class TableCore:
         write_summaries(self.log_quota, log, now)
         if self.arrivals.holding:
             self._feed_expired(now)
+        self._expect_deal()
         events = self.presence.tick(now)
         if events:
             self.feed(events)
@@ -1308,9 +1310,23 @@ class TableCore:
 
     # ---------------------------------------------------------------- readers
 
+    def _expect_deal(self) -> None:
+        """Tell presence where the dealer is due next (the engine's deal order), which
+        decides a card's zone its reads cannot (docs/presence.md rule 1). Not while
+        the arrival order holds cards the engine has not had yet: presence's own
+        expectation, moved on by its placements, is the newer one then."""
+        if not self.arrivals.holding:
+            hand = self.engine.hand
+            self.presence.expect(
+                due_zones(hand, range(1, self.layout.seats + 1),
+                          burn_before_third=self.engine.settings.rules.burn_before_third),
+                returning_cards(hand))
+
     def _reader_report(self, item: ReaderReport) -> None:
         message, reader, at = item.message, item.reader_id, item.at
         self.readers.feed(reader, message, at)
+        if isinstance(message, TagArrived | TagLeft | Inventory):
+            self._expect_deal()
         if isinstance(message, TagArrived):
             events = self.presence.tag_arrived(reader, message.antenna, message.uid, at,
                                                message.rssi)
