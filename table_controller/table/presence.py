@@ -525,6 +525,12 @@ class PresenceTracker:
         """Seconds a tag first seen waits before its zone is committed (rule 1)."""
         return self._settle_time
 
+    @property
+    def tie_count(self) -> int:
+        """Ties named so far (``stats.cross_read_ties`` without copying the stats): a
+        caller publishing them compares it with the count it last saw."""
+        return self._stats.cross_read_ties
+
     def ties(self) -> tuple[CrossReadTie, ...]:
         """The newest ties between two zones' reads of one tag (rule 1), oldest first."""
         return tuple(self._ties)

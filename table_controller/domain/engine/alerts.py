@@ -69,6 +69,7 @@ class AlertCode(StrEnum):
     MANUAL_CARD = "manual_card"
     """A card entered by hand for a tag no reader can read (a dead tag)."""
     CARD_UNREAD = "card_unread"
+    CROSS_READ_TIE = "cross_read_tie"
     """A seat was dealt a down card no reader read (a stack too deep): inferred."""
     # The daemon's own (readers, journal, MQTT, console edge): no rule number.
     READER_OFFLINE = "reader_offline"
@@ -195,6 +196,9 @@ VOCABULARY: Final[Mapping[AlertCode, CodeInfo]] = MappingProxyType({
         None, None, "a seat was dealt a card no reader read (a deep stack, a row of up"
         " cards, a dead tag): inferred from the deal order; enter it by hand to show it"),
     # -- the daemon
+    AlertCode.CROSS_READ_TIE: CodeInfo(
+        None, None, "two neighbouring antennas read one card alike and the deal order did"
+        " not tell which it lies on: taken as the first read (look if it matters)", _D),
     AlertCode.READER_OFFLINE: CodeInfo(
         _C, None, "a reader is unplugged, silent or unusable: its zones are not read", _D),
     AlertCode.WRONG_READER: CodeInfo(
