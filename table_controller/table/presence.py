@@ -45,16 +45,20 @@ Rules, per UID:
    antenna reaching over, issue 19): counted, no event; the card stays in Z,
    unless Y's read is **stronger** than Z's by more than ``tie_margin_db`` (both
    with a strength): then Z's was the cross-read (or the card moved) and it moves
-   to Y at once. A read in Y far *weaker* than Z's last one is a cross-read even
-   while Z has lost the tag for a scan. When Z then loses it, it moves to Y at
-   once if Y's sighting is recent (no older than ``hold_time``: the new zone's
-   reader simply scanned first) and not far weaker, else after the hold (rule 4:
-   a long cross-read and a flicker of Z look alike until then). A cross-read
+   to Y at once. A read in Y far *weaker* than Z's last one, or either read
+   without a strength (nothing tells a neighbour reaching over from a move), is a
+   cross-read even while Z has lost the tag for a scan. When Z then loses it, it
+   moves to Y at once if Y's sighting is recent (no older than ``hold_time``: the
+   new zone's reader simply scanned first) and, by strength, not far weaker, else
+   after the hold (rule 4: a long cross-read and a flicker of Z look alike until
+   then). A cross-read
    therefore never becomes a card in a second zone. (A zone whose reader is
    offline is frozen: its sightings are stale, so a sighting elsewhere is a move
    at once.)
 4. When a hold expires but some antenna of another zone still reports the tag
-   (a stale or overlapping sighting), the tag moves there instead of vanishing.
+   (a stale or overlapping sighting), the tag moves there instead of vanishing,
+   placed from when it left its zone or from when that antenna began seeing it,
+   the later (the reads date it, not the moment the hold was checked).
 
 ``at`` of a ``CardPlaced`` is the time of the sighting. ``at`` of a
 ``CardRemoved`` is when the tag was last seen in its zone (the start of the

@@ -259,7 +259,8 @@ def alert_severity(code: AlertCode) -> Severity:
 
 
 NOTICE_CODES: Final = frozenset(code for code, info in VOCABULARY.items() if info.notice)
-"""Codes the engine reports as notices, not alerts: nobody must act on them.
+"""Codes reported as notices, not alerts: nobody must act on them. The engine's, and
+one of the daemon's (``cross_read_tie``, below).
 
 * ``community_card`` (rule 15): the deck is short and the dealer announces a
   community card (rule 12): a correct procedure, not a mistake.
@@ -272,6 +273,9 @@ NOTICE_CODES: Final = frozenset(code for code, info in VOCABULARY.items() if inf
   would see it; nothing is wrong with the deal.
 * ``manual_card``: the dealer entered a card a reader cannot read; counted so
   the floor can replace the tag.
+* ``cross_read_tie`` (the daemon, from presence, issue 19): two neighbouring
+  antennas read one card alike and neither strength nor the deal order told which
+  it lies on; it was taken as the first read (docs/presence.md rule 1).
 """
 
 SECRET_CODES: Final = frozenset({AlertCode.BEATEN_ON_BOARD})
