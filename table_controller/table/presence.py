@@ -29,7 +29,8 @@ Rules, per UID:
    seat and the face due decide between seats and between a seat's down and up
    zones, a burn due decides burn against the other piles); a card that lay at a
    seat and lands among the dealer's piles goes to the muck (a fold: the burn and
-   the board are dealt from the stub). Where nothing is due among them it is a
+   the board are dealt from the stub), and so does a card first seen among the piles
+   when no burn or board card is due. Where nothing is due among them it is a
    **tie**: the zone that saw it first keeps it and the tie is named
    (:meth:`PresenceTracker.ties`, ``stats.cross_read_ties``). ``at`` is the
    first sighting.
@@ -756,7 +757,8 @@ class PresenceTracker:
         any. A card first seen (from the stub): the one the dealer is due to deal to
         soonest (:meth:`expect`). A card that lay at a seat and landed among the
         dealer's piles: the muck, where a folded or gathered card goes (the burn and
-        the board are dealt from the stub, never from a seat). A card a live seat
+        the board are dealt from the stub, never from a seat); so does a card first
+        seen among the piles when no burn or board card is due. A card a live seat
         owns coming back (a peek): the zone it lay in, before any deal order. An
         unknown tag is no card of the deal: nothing decides it."""
         found = self._registry.lookup(uid)
@@ -773,6 +775,11 @@ class PresenceTracker:
         for zone in self._due:
             if zone in tied:
                 return zone
+        if MUCK in tied and all(zone.seat is None for zone in tied):
+            # Among the dealer's piles with no burn or board card due: the muck, the
+            # pile cards reach out of the deal order (a folded card no seat antenna
+            # read; a burn or board card not due would itself be a dealing error).
+            return MUCK
         return None
 
     def _dealt(self, zone: Zone) -> None:

@@ -95,16 +95,18 @@ def test_a_later_report_commits_the_window_first(tracker: PresenceTracker) -> No
 
 
 def test_equal_strengths_are_a_named_tie_and_one_card(tracker: PresenceTracker) -> None:
-    arrive(tracker, BURN_ANT, RED_AS, 1.0, -45.0)
-    arrive(tracker, MUCK_ANT, RED_AS, 1.1, -45.0 - TIE_MARGIN_DB / 2)
-    assert tracker.tick(2.0) == [CardPlaced(BURN, AS, 1.0, "red")]
-    assert tracker.ties() == (CrossReadTie(AS, BURN, MUCK, 1.0, -45.0, -45.0 - TIE_MARGIN_DB / 2),)
+    # Two neighbouring up rows, neither due (no expectation given): a tie.
+    arrive(tracker, SEAT1_UP, RED_AS, 1.0, -45.0)
+    arrive(tracker, SEAT2_UP, RED_AS, 1.1, -45.0 - TIE_MARGIN_DB / 2)
+    assert tracker.tick(2.0) == [CardPlaced(Zone.up(1), AS, 1.0, "red")]
+    assert tracker.ties() == (
+        CrossReadTie(AS, Zone.up(1), Zone.up(2), 1.0, -45.0, -45.0 - TIE_MARGIN_DB / 2),)
     assert tracker.stats.cross_read_ties == 1
-    assert tracker.cards_in(MUCK) == ()
-    # The tie keeps the first zone for good: the muck's read is a cross-read after.
-    leave(tracker, MUCK_ANT, RED_AS, 3.0)
+    assert tracker.cards_in(Zone.up(2)) == ()
+    # The tie keeps the first zone for good: seat 2's read is a cross-read after.
+    leave(tracker, SEAT2_UP, RED_AS, 3.0)
     assert tracker.tick(10.0) == []
-    assert tracker.cards_in(BURN) == (AS,)
+    assert tracker.cards_in(Zone.up(1)) == (AS,)
 
 
 def test_without_strengths_the_zone_due_wins_whichever_read_came_first(
@@ -178,6 +180,17 @@ def test_a_card_from_a_seat_lands_in_the_muck_not_the_burn_without_strengths(
     assert arrive(tracker, MUCK_ANT, RED_AS, 5.15) == []
     assert tracker.tick(6.0) == [
         CardRemoved(Zone.up(1), AS, 5.0, "red"), CardPlaced(MUCK, AS, 5.10, "red")]
+
+
+def test_a_card_first_seen_among_the_piles_with_nothing_due_there_is_mucked(
+        tracker: PresenceTracker) -> None:
+    # A folded card its seat never read, pushed to the muck after the street's burn:
+    # the burn antenna reports it first; no burn is due, so it is no burn.
+    tracker.expect([Zone.up(1), Zone.up(2)])
+    arrive(tracker, BURN_ANT, RED_AS, 1.00)
+    arrive(tracker, MUCK_ANT, RED_AS, 1.05)
+    assert tracker.tick(2.0) == [CardPlaced(MUCK, AS, 1.00, "red")]
+    assert tracker.ties() == ()
 
 
 def test_an_unknown_tag_is_no_card_of_the_deal(tracker: PresenceTracker) -> None:
