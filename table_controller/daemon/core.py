@@ -71,6 +71,7 @@ the links stamp their reports with; the journal and payloads get wall time.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from collections import deque
@@ -108,6 +109,7 @@ from table_controller.daemon.start_phase import StartMachine, StartMove
 from table_controller.domain.cards import Card
 from table_controller.domain.engine.alerts import Alert, AlertCode, Notice, alert_severity
 from table_controller.domain.engine.dealing import DealingEngine, HandState
+from table_controller.domain.engine.due import due_zones, returning_cards
 from table_controller.domain.engine.outputs import (
     ConsoleResult,
     EngineOutput,
@@ -146,11 +148,11 @@ from table_controller.mqtt.publisher import CommandRequest, Publisher
 from table_controller.mqtt.sequence import SequenceCounter, SequenceFileError
 from table_controller.mqtt.topics import TableTopics
 from table_controller.records.journal import Journal, JournalError, strip_envelope
-from table_controller.records.ops import ALERT_OP, FLOOR_OPS, floor_op
+from table_controller.records.ops import ALERT_OP, FLOOR_OPS, NOTICE_OP, floor_op
 from table_controller.records.script import event_to_op, op_to_event
 from table_controller.table.deck import DeckRegistry
 from table_controller.table.layout import TableLayout
-from table_controller.table.presence import PresenceTracker
+from table_controller.table.presence import MAX_TIES, CrossReadTie, PresenceTracker
 
 log = structlog.get_logger(__name__)
 
@@ -396,6 +398,7 @@ class TableCore:
         self._hands = _HandBookkeeping(
             last_hand=hand_floor.peek() - 1 if hand_floor is not None else 0)
         self.presence = presence
+        self._ties_seen = presence.tie_count  # cross-read ties already published
         self.journal = journal
         self._journal_health = _JournalHealth()
         """The journal's trouble and the zone events waiting for it (module docstring)."""
@@ -510,6 +513,9 @@ class TableCore:
             if name in FLOOR_OPS or name == ALERT_OP:
                 self._restore_floor(op, at)
                 continue
+            if name == NOTICE_OP:
+                self._restore_notice(op, at)
+                continue
             event = op_to_event(op, self.layout.seats)
             if isinstance(event, CardPlaced) and event.deck is not None:
                 decks[event.card] = event.deck
@@ -538,6 +544,56 @@ class TableCore:
                                  alert.severity.value)
         except (ValueError, KeyError, TypeError) as exc:
             log.warning("journal_floor_record_skipped", op=str(op.get("op")), error=str(exc))
+
+    def _restore_notice(self, op: Mapping[str, Any], at: float) -> None:
+        """Put one journaled daemon notice (:meth:`_notice_ties`) back in its hand's
+        record; a damaged one is logged and skipped, never fatal."""
+        try:
+            notice = Notice(AlertCode(op["code"]), op.get("seat"), op.get("street"), None,
+                            str(op["message"]), at)
+            self._facts_of_hand(op.get("hand"), notice)
+        except (ValueError, KeyError, TypeError) as exc:
+            log.warning("journal_notice_record_skipped", error=str(exc))
+
+    def _facts_of_hand(self, number: object, notice: Notice) -> None:
+        facts = self._hands.facts.get(number) if isinstance(number, int) else None
+        if facts is not None:
+            facts.note_outputs([notice])
+
+    def _notice_ties(self) -> None:
+        """Publish the cross-read ties presence named since the last look (rule 1:
+        neither strength nor the deal order told two antennas' reads apart) as
+        ``cross_read_tie`` notices, journaled first and kept in the hand's record. No
+        card is named: the card may be a hole card (zones only)."""
+        count = self.presence.tie_count
+        new = count - self._ties_seen
+        if new <= 0:
+            return
+        self._ties_seen = count
+        for tie in self.presence.ties()[-min(new, MAX_TIES):]:
+            self._tie_notice(tie)
+
+    def _tie_notice(self, tie: CrossReadTie) -> None:
+        hand = self.engine.hand
+        seat = tie.kept.seat if tie.kept.seat is not None else tie.other.seat
+        street = hand.street if hand is not None else None
+        message = (f"The antennas of {tie.kept.name} and {tie.other.name} read one card"
+                   " alike and the deal order did not tell which it lies on: it was taken"
+                   f" as lying in {tie.kept.name}, the first read. Look if it matters.")
+        notice = Notice(AlertCode.CROSS_READ_TIE, seat, street, None, message, tie.at)
+        number = hand.number if hand is not None else None
+        # Not journaled: journal_write_failed is raised for that; the notice goes out.
+        with contextlib.suppress(NotJournaledError):
+            self._append_op({"op": NOTICE_OP, "code": notice.code.value, "seat": seat,
+                             "street": street, "message": message, "hand": number})
+        self._facts_of_hand(number, notice)
+        if self.start.quiet:
+            log.debug("notice_withheld_interrupted_hand")
+            return
+        self._publish(self.publisher.publish_notice,
+                      *notice_payloads(self.table_id, hand, notice))
+        log.info("presence_notice", code=notice.code.value, kept=tie.kept.name,
+                 other=tie.other.name)
 
     def _seed_presence(self, decks: Mapping[Card, str]) -> None:
         """Tell presence where the restored hand's cards lie, so that the readers'
@@ -639,6 +695,7 @@ class TableCore:
         write_summaries(self.log_quota, log, now)
         if self.arrivals.holding:
             self._feed_expired(now)
+        self._expect_deal()
         events = self.presence.tick(now)
         if events:
             self.feed(events)
@@ -674,6 +731,8 @@ class TableCore:
         applied = self._feed_due() or applied
         if applied:
             self._publish_state()
+        if self.presence.tie_count != self._ties_seen:
+            self._notice_ties()
 
     def _feed_due(self) -> bool:
         """Apply the held cards the dealer is now expected to deal (the arrival order's
@@ -1308,9 +1367,23 @@ class TableCore:
 
     # ---------------------------------------------------------------- readers
 
+    def _expect_deal(self) -> None:
+        """Tell presence where the dealer is due next (the engine's deal order), which
+        decides a card's zone its reads cannot (docs/presence.md rule 1). Not while
+        the arrival order holds cards the engine has not had yet: presence's own
+        expectation, moved on by its placements, is the newer one then."""
+        if not self.arrivals.holding:
+            hand = self.engine.hand
+            self.presence.expect(
+                due_zones(hand, range(1, self.layout.seats + 1),
+                          burn_before_third=self.engine.settings.rules.burn_before_third),
+                returning_cards(hand))
+
     def _reader_report(self, item: ReaderReport) -> None:
         message, reader, at = item.message, item.reader_id, item.at
         self.readers.feed(reader, message, at)
+        if isinstance(message, TagArrived | TagLeft | Inventory):
+            self._expect_deal()
         if isinstance(message, TagArrived):
             events = self.presence.tag_arrived(reader, message.antenna, message.uid, at,
                                                message.rssi)

@@ -90,6 +90,12 @@ ALERT_OP: Final = "alert"
 """Journal op of an alert as raised (its id, code, dealer...): what restores the set of
 open alerts after a restart, whichever hand or file it was raised in."""
 
+NOTICE_OP: Final = "notice"
+"""Journal op of a notice the daemon publishes itself (presence's ``cross_read_tie``,
+issue 19): ``code``, ``seat``, ``street``, ``message``, ``hand``. Like the floor's
+records no table event: a replay of the game skips it, the daemon's restart puts it
+back in its hand's record."""
+
 MIN_PLAYERS: Final = 2
 """docs/rules.md "Structure of a hand": 2-8 players."""
 

@@ -45,6 +45,7 @@ from table_controller.domain.zones import MAX_SEATS, Zone, ZoneParseError
 from table_controller.records.ops import (
     ALERT_OP,
     FLOOR_OPS,
+    NOTICE_OP,
     parse_act,
     parse_hand,
     parse_ruling,
@@ -226,9 +227,10 @@ class ScriptParser:
                     " journal record, so no line is checked as one)"
                 )
         op = obj.get("op")
-        if self.journal and (op in FLOOR_OPS or op == ALERT_OP):
+        if self.journal and (op in FLOOR_OPS or op in (ALERT_OP, NOTICE_OP)):
             # The floor's records (issue 14: alerts raised, their lifecycle, the
-            # dealer on duty) are no table events: a replay of the game skips them.
+            # dealer on duty) and the daemon's own notices (issue 19) are no table
+            # events: a replay of the game skips them.
             return None
         if op == "table":
             if self._seen_op:

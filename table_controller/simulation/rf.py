@@ -29,7 +29,7 @@ missed. Pure: no clock, no I/O; seeded per hand.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -70,6 +70,10 @@ SEAT_PAUSE: Final = 0.3
 """Seconds between picking up two seats' cards when clearing."""
 HAND_GAP: Final = 5.0
 """Seconds between one hand's clear and the next hand's first card (the shuffle)."""
+CROSS_READ_UNTOLD: Final = "cross-read, reads not told apart"
+"""Why a mistake was masked when its card was cross-read by a neighbour whose read
+presence cannot tell from the own one (no strength, or a tie): the deal order puts
+the card where the correct deal would have (docs/presence.md, rule 1)."""
 
 Antenna = tuple[int, int]
 
@@ -102,6 +106,11 @@ class RFFacts:
     peek_seconds: float = 0.0
     cross_reads: int = 0
     shadows: int = 0
+    untold: set[int] = field(default_factory=set)
+    """Hand event indexes of dealt placements cross-read by a neighbour with a read
+    presence cannot tell from the own one (no strength reported, or a tie): the deal
+    order decides where such a card lies, so a mistake whose card it is looks like
+    the correct deal (docs/presence.md, the decision table)."""
 
     def unread_at(self, index: int) -> str | None:
         """Why the placement of hand event ``index`` was never read (None: it was)."""
@@ -109,6 +118,15 @@ class RFFacts:
             if source == index:
                 return why
         return None
+
+    def masked_at(self, index: int) -> str | None:
+        """Why the channel hid the placement of hand event ``index`` from the table:
+        never read (:meth:`unread_at`), or cross-read with reads not told apart;
+        None if the table could see it."""
+        why = self.unread_at(index)
+        if why is None and index in self.untold:
+            return CROSS_READ_UNTOLD
+        return why
 
 
 def zone_kind(zone: Zone) -> ZoneKind:
@@ -296,10 +314,16 @@ class RFTable:
         return RFChannel(self.params, self._kinds, self._neighbours,
                          seed=f"{self.seed}:{number}:rf")
 
-    def deal(self, hand: SimHand, params: RFParams | None = None
+    def deal(self, hand: SimHand, params: RFParams | None = None, *,
+             apply: Callable[[Sequence[TableEvent]],
+                             tuple[Iterable[Zone], Mapping[Card, Zone]]] | None = None,
              ) -> tuple[list[TableEvent], RFFacts]:
         """The engine's inputs for ``hand`` as the readers and presence give them, and
-        what the channel did. ``params``: this hand's channel, if not the table's."""
+        what the channel did. ``params``: this hand's channel, if not the table's.
+        ``apply``: the engine, fed each batch of inputs as presence gives it and
+        answering where the dealer is due next and which cards are away from a live
+        seat (presence's deal order, rule 1), as the daemon does; without it presence
+        decides with no deal order."""
         params = params or self.params
         rng = random.Random(f"{self.seed}:{hand.number}:dealer")
         start = self._clock
@@ -315,12 +339,19 @@ class RFTable:
                        + [(at, 1, seq, event) for seq, (at, event) in enumerate(console)],
                        key=lambda q: (q[0], q[1], q[2]))
         end = start
+
+        def take(batch: list[TableEvent]) -> None:
+            events.extend(batch)
+            if apply is not None and batch:
+                tracker.expect(*apply(batch))
+
+        if apply is not None:
+            tracker.expect(*apply(()))  # where the hand's first card is due
         for at, is_console, _seq, item in queue:
             end = max(end, at)
             if is_console:
-                events += tracker.tick(at)
                 assert not isinstance(item, tuple)
-                events.append(item)
+                take([*tracker.tick(at), item])
                 continue
             assert isinstance(item, tuple)
             arrived, (reader, port), uid, strength = item
@@ -328,11 +359,11 @@ class RFTable:
                 # The strength the reader reports on the wire (docs/protocol.md), or
                 # none from a reader that measures none.
                 rssi = strength if params.strength_reported else None
-                events += tracker.tag_arrived(reader, port, uid, at, rssi=rssi)
+                take(list(tracker.tag_arrived(reader, port, uid, at, rssi=rssi)))
             else:
-                events += tracker.tag_left(reader, port, uid, at)
+                take(list(tracker.tag_left(reader, port, uid, at)))
         last = max([end, *(a.at for a in actions)]) + self.hold_time + 0.01
-        events += tracker.tick(last)
+        take(list(tracker.tick(last)))
         self._clock = last + HAND_GAP
         return events, facts
 
@@ -355,6 +386,10 @@ class RFTable:
                     facts.unread.append((action.source, action.zone.name, placement.why_unread))
                 if placement.cross is not None:
                     facts.cross_reads += 1
+                    untold = (not channel.params.strength_reported
+                              or placement.cross[1] == placement.strength)
+                    if untold and action.source >= 0:
+                        facts.untold.add(action.source)
                 if action.uid in open_:
                     old, since = open_.pop(action.uid)
                     spans.append((old, since, action.at))

@@ -17,17 +17,20 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Final, Literal
 
 from firmware_bridge.rf_channel import RFParams
+from table_controller.domain.cards import Card
 from table_controller.domain.engine.alerts import Alert, Notice
 from table_controller.domain.engine.dealing import DealingEngine, HandState
+from table_controller.domain.engine.due import due_zones, returning_cards
 from table_controller.domain.engine.outputs import EngineOutput, GameEvent, GameEventKind
 from table_controller.domain.engine.settings import TableSettings
 from table_controller.domain.engine.variants import Game
 from table_controller.domain.events import TableEvent
+from table_controller.domain.zones import Zone
 from table_controller.simulation.kinds import FLICKER_SETTINGS, KINDS, READER_FLICKER, Level
 from table_controller.simulation.live import run_daemon
 from table_controller.simulation.plan import (
@@ -148,6 +151,8 @@ def run_fast(
     planned: list[SimHand] = []
     alerts: list[ObservedAlert] = []
     table = rf_table(rf, seed) if rf is not None else None
+    seats = range(1, (table.layout.seats if table is not None else settings.seats) + 1)
+    burn_before_third = settings.rules.burn_before_third
     # Engine hand -> the planned hand being dealt when it began. The same numbers while
     # the engine finds one hand per planned hand; when reads split a hand in two (the
     # seats looked clear mid-hand), its alerts stay with the planned hand instead of
@@ -156,17 +161,29 @@ def run_fast(
     try:
         for hand in plan_hands(hands, seed, rates, betting=betting, game=game):
             raised: list[ObservedAlert] = []
+            number = hand.number
+
+            def apply(inputs: Iterable[TableEvent], raised: list[ObservedAlert] = raised,
+                      number: int = number) -> tuple[tuple[Zone, ...], dict[Card, Zone]]:
+                """Feed ``inputs`` to the engine; where the dealer is due next, and the
+                cards away from a live seat (presence's deal order)."""
+                for event in inputs:
+                    before = engine.hand
+                    _observe(before, engine, engine.apply(event), raised)
+                    current = engine.hand
+                    if current is not None and current.number not in started_in:
+                        started_in[current.number] = number
+                hand_now = engine.hand
+                return (due_zones(hand_now, seats, burn_before_third=burn_before_third),
+                        returning_cards(hand_now))
+
             if table is None:
-                inputs: list[TableEvent] | tuple[TableEvent, ...] = (*hand.events,
-                                                                     *hand.clear)
+                apply((*hand.events, *hand.clear))
             else:
-                inputs, found = table.deal(hand, _hand_params(table.params, hand))
-            for event in inputs:
-                before = engine.hand
-                _observe(before, engine, engine.apply(event), raised)
-                current = engine.hand
-                if current is not None and current.number not in started_in:
-                    started_in[current.number] = hand.number
+                # Presence gets the engine's deal order as the daemon gives it: the
+                # engine fed as presence decides (docs/presence.md rule 1).
+                _inputs, found = table.deal(hand, _hand_params(table.params, hand),
+                                            apply=apply)
             # Only what the report needs is kept: 100,000 hands' events would not fit.
             # Kept once the hand is dealt whole: a Ctrl-C drops the hand half dealt.
             planned.append(_summary(hand))
@@ -174,6 +191,9 @@ def run_fast(
             if table is not None and facts is not None:
                 unread = {source: why for source, _zone, why in found.unread}
                 masked = hand.hidden(unread, rounds_unread=table.params.stack_loss > 0)
+                if masked is None and hand.evidence is not None:
+                    # The mistake's own card cross-read with reads not told apart.
+                    masked = found.masked_at(hand.evidence)
                 why = Counter(reason for _i, _z, reason in found.unread)
                 facts[hand.number] = HandRF(found.dead, masked, found.peeks,
                                             found.cross_reads, tuple(sorted(why.items())))

@@ -21,11 +21,19 @@ Rules, per UID:
    :data:`DEFAULT_SETTLE_TIME`) its zone is first decided when the window ends:
    every zone that may cross-read Z (:func:`may_cross_read`) and sees the tag
    within the window is a candidate, and the **stronger read wins** (the
-   strength the reader reports, in dBm); strengths within ``tie_margin_db`` of
-   each other are a **tie**: the zone that saw it first keeps it and the tie is
-   named (:meth:`PresenceTracker.ties`, ``stats.cross_read_ties``). Without a
-   strength (a reader that reports none) the zone that read it most often in
-   the window wins, the first keeping ties. ``at`` is the first sighting.
+   strength the reader reports, in dBm). Reads strength cannot tell apart
+   (strengths within ``tie_margin_db`` of each other, or a reader that reports
+   none) are decided by the **deal order**: of a card first seen, the candidate
+   the dealer is due to deal to soonest wins (:meth:`PresenceTracker.expect`,
+   the engine's :func:`~table_controller.domain.engine.due.due_zones`: the due
+   seat and the face due decide between seats and between a seat's down and up
+   zones, a burn due decides burn against the other piles); a card that lay at a
+   seat and lands among the dealer's piles goes to the muck (a fold: the burn and
+   the board are dealt from the stub), and so does a card first seen among the piles
+   when no burn or board card is due. Where nothing is due among them it is a
+   **tie**: the zone that saw it first keeps it and the tie is named
+   (:meth:`PresenceTracker.ties`, ``stats.cross_read_ties``). ``at`` is the
+   first sighting.
 2. The last antenna of Z losing the tag does not remove it: a *hold* starts, and
    ``CardRemoved`` is emitted by :meth:`PresenceTracker.tick` once ``hold_time``
    has passed with no antenna of Z seeing it again. A tag that drops out of a
@@ -38,16 +46,20 @@ Rules, per UID:
    antenna reaching over, issue 19): counted, no event; the card stays in Z,
    unless Y's read is **stronger** than Z's by more than ``tie_margin_db`` (both
    with a strength): then Z's was the cross-read (or the card moved) and it moves
-   to Y at once. A read in Y far *weaker* than Z's last one is a cross-read even
-   while Z has lost the tag for a scan. When Z then loses it, it moves to Y at
-   once if Y's sighting is recent (no older than ``hold_time``: the new zone's
-   reader simply scanned first) and not far weaker, else after the hold (rule 4:
-   a long cross-read and a flicker of Z look alike until then). A cross-read
+   to Y at once. A read in Y far *weaker* than Z's last one, or either read
+   without a strength (nothing tells a neighbour reaching over from a move), is a
+   cross-read even while Z has lost the tag for a scan. When Z then loses it, it
+   moves to Y at once if Y's sighting is recent (no older than ``hold_time``: the
+   new zone's reader simply scanned first) and, by strength, not far weaker, else
+   after the hold (rule 4: a long cross-read and a flicker of Z look alike until
+   then). A cross-read
    therefore never becomes a card in a second zone. (A zone whose reader is
    offline is frozen: its sightings are stale, so a sighting elsewhere is a move
    at once.)
 4. When a hold expires but some antenna of another zone still reports the tag
-   (a stale or overlapping sighting), the tag moves there instead of vanishing.
+   (a stale or overlapping sighting), the tag moves there instead of vanishing,
+   placed from when it left its zone or from when that antenna began seeing it,
+   the later (the reads date it, not the moment the hold was checked).
 
 ``at`` of a ``CardPlaced`` is the time of the sighting. ``at`` of a
 ``CardRemoved`` is when the tag was last seen in its zone (the start of the
@@ -95,7 +107,7 @@ from table_controller.domain.events import (
     UnknownTagRemoved,
     ZoneEvent,
 )
-from table_controller.domain.zones import Zone
+from table_controller.domain.zones import MUCK, Zone
 from table_controller.table.deck import DeckRegistry
 from table_controller.table.layout import TableLayout
 
@@ -170,18 +182,20 @@ class TagPresence:
 
 @dataclass(frozen=True, slots=True)
 class CrossReadTie:
-    """Two neighbouring zones read one tag equally strongly (rule 1): the card was
-    placed in ``kept`` (the zone that saw it first), ``other`` read it as well.
+    """Two neighbouring zones read one tag and neither strength nor the deal order
+    told them apart (rule 1): the card was placed in ``kept`` (the zone that saw it
+    first), ``other`` read it as well.
 
     A presence observation, not a card in two zones: someone may look which of
-    the two the card lies on. ``card`` is None for an unknown tag; no UID."""
+    the two the card lies on. ``card`` is None for an unknown tag; no UID. The
+    strengths are None where the reader reports none."""
 
     card: Card | None
     kept: Zone
     other: Zone
     at: float
-    strength_dbm: float
-    other_dbm: float
+    strength_dbm: float | None
+    other_dbm: float | None
 
 
 @dataclass(slots=True)
@@ -212,10 +226,12 @@ class PresenceStats:
     candidates a settle window decided against (rule 1)."""
     settled_by_strength: int = 0
     """First placements whose zone the stronger of two reads decided (rule 1)."""
-    settled_by_count: int = 0
-    """First placements decided among several zones without strengths (rule 1)."""
+    settled_by_deal: int = 0
+    """Placements strength could not decide that the deal order did (rule 1): the
+    zone due soonest, or the muck for a card that left a seat for the piles."""
     cross_read_ties: int = 0
-    """Reads of one tag by two neighbouring zones equally strong (rule 1)."""
+    """Reads of one tag by two neighbouring zones that neither strength nor the
+    deal order told apart (rule 1): the first zone kept them, the tie named."""
     stronger_moves: int = 0
     """Placed tags moved at once by a stronger read next door (rule 3)."""
 
@@ -277,6 +293,9 @@ class PresenceTracker:
         self._tie_margin = float(tie_margin_db)
         self._pending: dict[str, _Pending] = {}
         self._ties: list[CrossReadTie] = []
+        # The zones the dealer is due to deal to next, soonest first (expect()).
+        self._due: tuple[Zone, ...] = ()
+        self._returning: dict[Card, Zone] = {}  # cards away from a live seat (expect())
         self._layout = layout
         self._registry = registry
         self._hold_time = float(hold_time)
@@ -403,6 +422,20 @@ class PresenceTracker:
         self._mark_online(reader_id, now)
         return []
 
+    def expect(self, zones: Iterable[Zone],
+               returning: Mapping[Card, Zone] | None = None) -> None:
+        """The zones the dealer is due to deal his next cards to, soonest first (the
+        engine's deal order, :func:`~table_controller.domain.engine.due.due_zones`),
+        and the cards a live seat owns that left its zones, with the zone each lay in
+        (:func:`~table_controller.domain.engine.due.returning_cards`: a peek put back
+        is no new card): what decides a card first seen between zones its reads
+        cannot tell apart (rule 1). An input like any report: the caller passes the
+        engine's view after applying the events; each first placement committed
+        meanwhile moves the expectation past its zone, so two cards settling in one
+        call are decided in turn."""
+        self._due = tuple(zones)
+        self._returning = dict(returning) if returning else {}
+
     # -------------------------------------------------------------------- clock
 
     def tick(self, now: float) -> list[ZoneEvent]:
@@ -438,14 +471,16 @@ class PresenceTracker:
             del self._holds[uid]
             tag = self._tags[uid]
             left_at = tag.left_at if tag.left_at is not None else now
-            elsewhere = self._latest_sighting(uid)
-            if elsewhere is None:
+            latest = self._latest_sighting(uid)
+            if latest is None:
                 self._stats.departures += 1
                 events += self._unplace(uid, tag, left_at)
             else:
-                # Rule 4: still reported by another zone's antenna; it is there.
+                # Rule 4: still reported by another zone's antenna; it is there, since
+                # it left its zone or since that antenna began seeing it, the later.
+                began, elsewhere = latest
                 self._stats.moves += 1
-                events += self._move(uid, tag, elsewhere, left_at, now)
+                events += self._move(uid, tag, elsewhere, left_at, max(left_at, began))
         return events
 
     def next_deadline(self) -> float | None:
@@ -494,6 +529,12 @@ class PresenceTracker:
     def settle_time(self) -> float:
         """Seconds a tag first seen waits before its zone is committed (rule 1)."""
         return self._settle_time
+
+    @property
+    def tie_count(self) -> int:
+        """Ties named so far (``stats.cross_read_ties`` without copying the stats): a
+        caller publishing them compares it with the count it last saw."""
+        return self._stats.cross_read_ties
 
     def ties(self) -> tuple[CrossReadTie, ...]:
         """The newest ties between two zones' reads of one tag (rule 1), oldest first."""
@@ -578,6 +619,7 @@ class PresenceTracker:
                                               {zone: rssi})
                 return []
             self._stats.arrivals += 1
+            self._dealt(zone)
             return self._place(uid, zone, now, rssi)
         if tag.zone == zone:
             if rssi is not None:
@@ -677,18 +719,23 @@ class PresenceTracker:
             self._stats.cross_reads += len(zones) - 1
             strengths = pending.strength
             known = [(s, z) for z in zones if (s := strengths[z]) is not None]
+            tied = zones  # a read without strength: strength tells nothing
             if len(known) == len(zones):
                 best = max(s for s, _z in known)
                 tied = [z for s, z in known if best - s <= self._tie_margin]
-                winner = tied[0]  # the zone that saw it first keeps a tie
-                if len(tied) > 1:
-                    self._tie(uid, winner, tied[1], pending.since, strengths)
-                else:
-                    self._stats.settled_by_strength += 1
+            if len(tied) == 1:
+                winner = tied[0]
+                self._stats.settled_by_strength += 1
             else:
-                most = max(pending.reads.values())
-                winner = next(z for z in zones if pending.reads[z] == most)
-                self._stats.settled_by_count += 1
+                decided = self._by_deal(uid, tied, moving)
+                if decided is not None:
+                    winner = decided
+                    self._stats.settled_by_deal += 1
+                else:
+                    winner = tied[0]  # the zone that saw it first keeps a tie
+                    self._tie(uid, winner, tied[1], pending.since, strengths)
+        if moving is None:
+            self._dealt(winner)
         strength = pending.strength[winner]
         if moving is None:
             self._stats.arrivals += 1
@@ -705,16 +752,49 @@ class PresenceTracker:
             self._hold(uid, left_at + self._hold_time)
         return events
 
+    def _by_deal(self, uid: str, tied: list[Zone], moving: _Tag | None) -> Zone | None:
+        """Rule 1: which of the zones strength cannot tell apart the deal decides, if
+        any. A card first seen (from the stub): the one the dealer is due to deal to
+        soonest (:meth:`expect`). A card that lay at a seat and landed among the
+        dealer's piles: the muck, where a folded or gathered card goes (the burn and
+        the board are dealt from the stub, never from a seat); so does a card first
+        seen among the piles when no burn or board card is due. A card a live seat
+        owns coming back (a peek): the zone it lay in, before any deal order. An
+        unknown tag is no card of the deal: nothing decides it."""
+        found = self._registry.lookup(uid)
+        if found is None:
+            return None
+        if moving is not None:
+            if (moving.zone.seat is not None and MUCK in tied
+                    and all(zone.seat is None for zone in tied)):
+                return MUCK
+            return None
+        back = self._returning.pop(found.card, None) if self._returning else None
+        if back is not None and back in tied:
+            return back
+        for zone in self._due:
+            if zone in tied:
+                return zone
+        if MUCK in tied and all(zone.seat is None for zone in tied):
+            # Among the dealer's piles with no burn or board card due: the muck, the
+            # pile cards reach out of the deal order (a folded card no seat antenna
+            # read; a burn or board card not due would itself be a dealing error).
+            return MUCK
+        return None
+
+    def _dealt(self, zone: Zone) -> None:
+        """A card first seen was placed in ``zone``: the expectation moves past it."""
+        due = self._due
+        if zone in due:
+            self._due = due[due.index(zone) + 1:]
+
     def _tie(self, uid: str, kept: Zone, other: Zone, at: float,
              strengths: Mapping[Zone, float | None]) -> None:
         """Name a tie of two zones' reads (rule 1); keeps the newest :data:`MAX_TIES`."""
         self._stats.cross_read_ties += 1
         found = self._registry.lookup(uid)
-        kept_dbm, other_dbm = strengths[kept], strengths[other]
-        assert kept_dbm is not None
-        assert other_dbm is not None
         self._ties.append(CrossReadTie(None if found is None else found.card, kept, other, at,
-                                       kept_dbm, other_dbm))
+                                       strengths[kept], strengths[other]))
         if len(self._ties) > MAX_TIES:
             del self._ties[0]
 
@@ -729,11 +809,18 @@ class PresenceTracker:
         return None if best is None else best[1]
 
     def _weaker(self, tag: _Tag, zone: Zone, rssi: float | None) -> bool:
-        """Whether a read of ``tag`` in ``zone`` is a cross-read by its strength: a zone
-        beside its own, and weaker than its own last read by more than the tie margin
-        (False when either read has no strength: then order decides, rule 3)."""
-        return (rssi is not None and tag.strength is not None
-                and rssi < tag.strength - self._tie_margin and may_cross_read(tag.zone, zone))
+        """Whether a read of ``tag`` in ``zone`` is taken for a cross-read while its own
+        zone misses it: a zone beside its own, and weaker than its own last read by more
+        than the tie margin, or either read without a strength. Without strengths nothing
+        tells a neighbour reaching over from the card having moved, so a card already
+        placed is not moved by it at once: the hold decides (rule 4 moves it if its own
+        zone never sees it again), and a cross-read never becomes a card in a second
+        zone (rule 3)."""
+        if not may_cross_read(tag.zone, zone):
+            return False
+        if rssi is None or tag.strength is None:
+            return True
+        return rssi < tag.strength - self._tie_margin
 
     def _place(self, uid: str, zone: Zone, now: float,
                strength: float | None = None) -> list[ZoneEvent]:
@@ -771,14 +858,15 @@ class PresenceTracker:
             del self._copies[tag.card]
         return [CardRemoved(tag.zone, tag.card, at, tag.deck)]
 
-    def _latest_sighting(self, uid: str) -> Zone | None:
-        """The zone of the antenna that most recently began seeing ``uid``, if any."""
+    def _latest_sighting(self, uid: str) -> tuple[float, Zone] | None:
+        """When the antenna that most recently began seeing ``uid`` began, and its
+        zone, if any antenna sees it."""
         best: tuple[float, Zone] | None = None
         for antenna, seen in self._seen.items():
             since = seen.get(uid)
             if since is not None and (best is None or since > best[0]):
                 best = (since, self._zone_of[antenna])
-        return None if best is None else best[1]
+        return best
 
     def _frozen(self, zone: Zone) -> bool:
         """True if an offline reader covers ``zone``, so its holds must not expire."""

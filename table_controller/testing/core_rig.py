@@ -159,8 +159,10 @@ class RecordingPublisher:
 class CoreTable:
     """A :class:`TableCore` for the 8-seat demo layout fed reader reports on a fake clock."""
 
-    def __init__(self, workdir: Path, presence_hold: float = 0.5, *, keep: bool = True) -> None:
-        """Open a journal in ``workdir``, every reader online; ``keep`` as the publisher's."""
+    def __init__(self, workdir: Path, presence_hold: float = 0.5, *, keep: bool = True,
+                 settle_time: float = 0.0) -> None:
+        """Open a journal in ``workdir``, every reader online; ``keep`` as the publisher's;
+        ``settle_time``: presence's settle window (the daemon's is 0.3 s: rule 1)."""
         warm_up()  # as the daemon does before its first input
         self.layout = load_layout(LAYOUT_FILE)
         self.registry = load_decks([DECK_FILE])
@@ -170,7 +172,8 @@ class CoreTable:
         self.core = TableCore(
             table_id="soak", settings=TableSettings(seats=self.layout.seats, auto_hands=True),
             layout=self.layout,
-            presence=PresenceTracker(self.layout, self.registry, presence_hold),
+            presence=PresenceTracker(self.layout, self.registry, presence_hold,
+                                     settle_time=settle_time),
             journal=self.journal, publisher=self.publisher, registry=self.registry,
             mono_clock=lambda: self.now, wall_clock=lambda: self.now + 1.7e9,
         )

@@ -209,12 +209,17 @@ def test_a_move_to_a_neighbouring_zone_is_reported_when_the_old_zone_notices(
     tracker: PresenceTracker,
 ) -> None:
     """A card slid to the next seat, whose reader scanned first: until seat 1's
-    reader notices, seat 2's sighting could be a cross-read; then it is a move, at
-    once (seat 2's sighting is recent)."""
+    reader notices, seat 2's sighting could be a cross-read. With readers that report
+    no strength it still could when seat 1 loses it (rule 3: nothing tells the two
+    apart), so the hold decides: it expires with seat 2 still seeing the card, a
+    move (rule 4), dated when the card left seat 1 (issue 19: a cross-read never
+    becomes a card in a second zone)."""
     arrive(tracker, SEAT1_UP_A, RED_AS, 0.0)
     assert arrive(tracker, SEAT2_UP, RED_AS, 5.0) == []
     assert tracker.cards_in(Zone.up(1)) == (AS,)
-    assert leave(tracker, SEAT1_UP_A, RED_AS, 5.2) == [
+    assert leave(tracker, SEAT1_UP_A, RED_AS, 5.2) == []
+    assert tracker.cards_in(Zone.up(1)) == (AS,)
+    assert tracker.tick(5.2 + HOLD) == [
         CardRemoved(Zone.up(1), AS, 5.2, "red"),
         CardPlaced(Zone.up(2), AS, 5.2, "red"),
     ]
@@ -251,11 +256,12 @@ def test_moving_back_before_the_stale_sighting_clears(tracker: PresenceTracker) 
     # its next inventory shows it is there, which is no change for that antenna.
     assert inventory(tracker, SEAT1_UP_A, [RED_AS], 2.0) == []
     assert tracker.cards_in(MUCK) == (AS,)
-    # The muck loses it: when that hold expires, the tag is where it is still seen.
+    # The muck loses it: when that hold expires, the tag is where it is still seen,
+    # since it left the muck (rule 4: dated by the reads, whenever the tick comes).
     leave(tracker, MUCK_ANT, RED_AS, 3.0)
-    assert tracker.tick(4.5) == [
+    assert tracker.tick(4.6) == [
         CardRemoved(MUCK, AS, 3.0, "red"),
-        CardPlaced(Zone.up(1), AS, 4.5, "red"),
+        CardPlaced(Zone.up(1), AS, 3.0, "red"),
     ]
 
 
@@ -524,10 +530,14 @@ def build_history(ops: list[Op]) -> tuple[list[Report], dict[str, list[ZoneEvent
     timed: list[tuple[int, Op]] = []
     where: dict[str, tuple[Zone, list[tuple[int, int]]] | None] = dict.fromkeys(UIDS)
     removed_from: dict[str, tuple[Zone, int]] = {}
+    # A tag that landed beside the zone it lay in is a cross-read to a reader without
+    # strengths until that zone's hold expires (rule 3; then rule 4 moves it): its
+    # next op waits for that, so the history stays one presence can know.
+    settles: dict[str, int] = {}
     now = 0
     for op in ops:
         uid = UIDS[op.tag]
-        now += op.gap
+        now = max(now + op.gap, settles.get(uid, 0))
         kind = op.kind
         if where[uid] is None:
             kind = "place"
@@ -543,6 +553,12 @@ def build_history(ops: list[Op]) -> tuple[list[Report], dict[str, list[ZoneEvent
         timed.append(
             (now, Op(kind, op.tag, ZONES.index(zone), op.antennas, 0, op.offset, op.before))
         )
+        if kind == "move" and may_cross_read(where[uid][0], zone):  # type: ignore[index]
+            settles[uid] = now + 2 * HOLD_CS + 2  # (the old zone may lose it HOLD - 1 later)
+        elif kind == "place" and uid in removed_from:
+            old_zone, removed_at = removed_from[uid]
+            if old_zone != zone and may_cross_read(old_zone, zone) and now <= removed_at + HOLD_CS:
+                settles[uid] = removed_at + HOLD_CS + 2
         if kind in {"place", "move"}:
             where[uid] = (zone, _antenna_set(zone, op.antennas))
         elif kind == "remove":

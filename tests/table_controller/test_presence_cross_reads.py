@@ -1,8 +1,9 @@
 """Presence decides a cross-read by strength (docs/presence.md rule 1 and rule 3, issue 19).
 
 A card read by its own antenna and by a neighbour's: within the settle window the
-stronger read decides its zone whichever reader reports first; equal strengths are a
-named tie; without strengths the zone that read it most wins. Unit tests on the
+stronger read decides its zone whichever reader reports first; reads strength cannot
+tell apart (equal, or a reader without strengths) are decided by the deal order (the
+zone due soonest, the muck for a card from a seat), else a named tie. Unit tests on the
 tracker, one per decision, then the engine on what presence emits: a card in flight
 between a seat's zones never clears the seat.
 """
@@ -94,32 +95,127 @@ def test_a_later_report_commits_the_window_first(tracker: PresenceTracker) -> No
 
 
 def test_equal_strengths_are_a_named_tie_and_one_card(tracker: PresenceTracker) -> None:
-    arrive(tracker, BURN_ANT, RED_AS, 1.0, -45.0)
-    arrive(tracker, MUCK_ANT, RED_AS, 1.1, -45.0 - TIE_MARGIN_DB / 2)
-    assert tracker.tick(2.0) == [CardPlaced(BURN, AS, 1.0, "red")]
-    assert tracker.ties() == (CrossReadTie(AS, BURN, MUCK, 1.0, -45.0, -45.0 - TIE_MARGIN_DB / 2),)
+    # Two neighbouring up rows, neither due (no expectation given): a tie.
+    arrive(tracker, SEAT1_UP, RED_AS, 1.0, -45.0)
+    arrive(tracker, SEAT2_UP, RED_AS, 1.1, -45.0 - TIE_MARGIN_DB / 2)
+    assert tracker.tick(2.0) == [CardPlaced(Zone.up(1), AS, 1.0, "red")]
+    assert tracker.ties() == (
+        CrossReadTie(AS, Zone.up(1), Zone.up(2), 1.0, -45.0, -45.0 - TIE_MARGIN_DB / 2),)
     assert tracker.stats.cross_read_ties == 1
-    assert tracker.cards_in(MUCK) == ()
-    # The tie keeps the first zone for good: the muck's read is a cross-read after.
-    leave(tracker, MUCK_ANT, RED_AS, 3.0)
+    assert tracker.cards_in(Zone.up(2)) == ()
+    # The tie keeps the first zone for good: seat 2's read is a cross-read after.
+    leave(tracker, SEAT2_UP, RED_AS, 3.0)
     assert tracker.tick(10.0) == []
-    assert tracker.cards_in(BURN) == (AS,)
+    assert tracker.cards_in(Zone.up(1)) == (AS,)
 
 
-def test_without_strengths_the_zone_that_read_it_most_wins(tracker: PresenceTracker) -> None:
-    # An old reader (no RSSI): the neighbour reported first, the own antenna twice.
+def test_without_strengths_the_zone_due_wins_whichever_read_came_first(
+        tracker: PresenceTracker) -> None:
+    # A reader with no RSSI: the neighbour reported first, twice as often even; the
+    # dealer is due to deal seat 1's down card (round 1, docs/rules.md): it lies there.
+    tracker.expect([Zone.down(1), Zone.down(2)])
     arrive(tracker, SEAT1_UP, RED_AS, 1.00)
-    arrive(tracker, SEAT1_DOWN, RED_AS, 1.05)
-    leave(tracker, SEAT1_DOWN, RED_AS, 1.10)
-    arrive(tracker, SEAT1_DOWN, RED_AS, 1.20)
+    leave(tracker, SEAT1_UP, RED_AS, 1.05)
+    arrive(tracker, SEAT1_UP, RED_AS, 1.10)
+    arrive(tracker, SEAT1_DOWN, RED_AS, 1.12)
     assert tracker.tick(2.0) == [CardPlaced(Zone.down(1), AS, 1.00, "red")]
-    assert tracker.stats.settled_by_count == 1
+    assert tracker.stats.settled_by_deal == 1
+    assert tracker.ties() == ()
 
 
-def test_without_strengths_the_first_zone_keeps_a_tie_in_reads(tracker: PresenceTracker) -> None:
+def test_without_strengths_the_seat_due_decides_between_two_up_rows(
+        tracker: PresenceTracker) -> None:
+    # 4th street: seat 1 has had its card, seat 2 is due (then seat 3, ...).
+    tracker.expect([Zone.up(2), Zone.up(3)])
+    arrive(tracker, SEAT1_UP, RED_AS, 1.00)  # seat 1's row reaching over
+    arrive(tracker, SEAT2_UP, RED_AS, 1.05)
+    assert tracker.tick(2.0) == [CardPlaced(Zone.up(2), AS, 1.00, "red")]
+
+
+def test_two_cards_settling_in_one_tick_follow_the_deal_in_turn(
+        tracker: PresenceTracker) -> None:
+    # One tick commits both: the first placement moves the expectation past seat 1.
+    tracker.expect([Zone.up(1), Zone.up(2), Zone.up(3)])
+    arrive(tracker, SEAT1_UP, RED_AS, 1.00)
+    arrive(tracker, SEAT2_UP, RED_AS, 1.02)  # a cross-read of the As next door
+    arrive(tracker, SEAT1_UP, RED_KD, 1.10)  # the Kd cross-read by seat 1 ...
+    arrive(tracker, SEAT2_UP, RED_KD, 1.12)  # ... lies at seat 2, due next
+    assert tracker.tick(2.0) == [CardPlaced(Zone.up(1), AS, 1.00, "red"),
+                                 CardPlaced(Zone.up(2), KD, 1.10, "red")]
+
+
+def test_a_burn_due_decides_burn_against_the_muck(tracker: PresenceTracker) -> None:
+    # Rule 13: the street's burn comes before its first card.
+    tracker.expect([BURN, Zone.up(1)])
+    arrive(tracker, MUCK_ANT, RED_AS, 1.00)
+    arrive(tracker, BURN_ANT, RED_AS, 1.05)
+    assert tracker.tick(2.0) == [CardPlaced(BURN, AS, 1.00, "red")]
+
+
+def test_equal_strengths_are_decided_by_the_deal_too(tracker: PresenceTracker) -> None:
+    tracker.expect([MUCK])  # (never due in a real deal: the rule alone is tested)
+    arrive(tracker, BURN_ANT, RED_AS, 1.0, -45.0)
+    arrive(tracker, MUCK_ANT, RED_AS, 1.1, -45.5)
+    assert tracker.tick(2.0) == [CardPlaced(MUCK, AS, 1.0, "red")]
+    assert tracker.stats.settled_by_deal == 1
+
+
+def test_without_strengths_and_nothing_due_the_first_zone_keeps_a_named_tie(
+        tracker: PresenceTracker) -> None:
     arrive(tracker, SEAT1_UP, RED_AS, 1.00)
     arrive(tracker, SEAT1_DOWN, RED_AS, 1.05)
     assert tracker.tick(2.0) == [CardPlaced(Zone.up(1), AS, 1.00, "red")]
+    assert tracker.ties() == (CrossReadTie(AS, Zone.up(1), Zone.down(1), 1.0, None, None),)
+    assert tracker.stats.cross_read_ties == 1
+
+
+def test_a_card_from_a_seat_lands_in_the_muck_not_the_burn_without_strengths(
+        tracker: PresenceTracker) -> None:
+    # A fold: the burn antenna reports it first, the muck's after; no strengths.
+    tracker.expect([BURN])  # a burn is due next, but this card comes from a seat
+    arrive(tracker, SEAT1_UP, RED_AS, 1.0)
+    tracker.tick(2.0)
+    leave(tracker, SEAT1_UP, RED_AS, 5.0)
+    assert arrive(tracker, BURN_ANT, RED_AS, 5.10) == []
+    assert arrive(tracker, MUCK_ANT, RED_AS, 5.15) == []
+    assert tracker.tick(6.0) == [
+        CardRemoved(Zone.up(1), AS, 5.0, "red"), CardPlaced(MUCK, AS, 5.10, "red")]
+
+
+def test_a_card_first_seen_among_the_piles_with_nothing_due_there_is_mucked(
+        tracker: PresenceTracker) -> None:
+    # A folded card its seat never read, pushed to the muck after the street's burn:
+    # the burn antenna reports it first; no burn is due, so it is no burn.
+    tracker.expect([Zone.up(1), Zone.up(2)])
+    arrive(tracker, BURN_ANT, RED_AS, 1.00)
+    arrive(tracker, MUCK_ANT, RED_AS, 1.05)
+    assert tracker.tick(2.0) == [CardPlaced(MUCK, AS, 1.00, "red")]
+    assert tracker.ties() == ()
+
+
+def test_an_unknown_tag_is_no_card_of_the_deal(tracker: PresenceTracker) -> None:
+    tracker.expect([Zone.down(1)])
+    arrive(tracker, SEAT1_UP, "E0040150DEADBEEF", 1.00)
+    arrive(tracker, SEAT1_DOWN, "E0040150DEADBEEF", 1.05)
+    (event,) = tracker.tick(2.0)
+    assert event.zone == Zone.up(1)  # the first zone keeps it, the tie named
+    assert tracker.stats.cross_read_ties == 1
+
+
+def test_without_strengths_a_placed_card_read_next_door_stays_put_while_held(
+        tracker: PresenceTracker) -> None:
+    # A card lying in seat 1's down zone; the dealer's hand shadows it and seat 1's
+    # up antenna starts reading it meanwhile: no move, the card stays a hole card.
+    arrive(tracker, SEAT1_DOWN, RED_AS, 1.0)
+    tracker.tick(2.0)
+    assert leave(tracker, SEAT1_DOWN, RED_AS, 3.0) == []
+    assert arrive(tracker, SEAT1_UP, RED_AS, 3.1) == []
+    assert arrive(tracker, SEAT1_DOWN, RED_AS, 3.3) == []
+    assert tracker.tick(3.3 + SETTLE) == []
+    assert leave(tracker, SEAT1_UP, RED_AS, 4.0) == []
+    assert tracker.tick(10.0) == []
+    assert tracker.cards_in(Zone.down(1)) == (AS,)
+    assert tracker.cards_in(Zone.up(1)) == ()
 
 
 def test_a_read_a_tables_width_away_within_the_window_is_a_move(

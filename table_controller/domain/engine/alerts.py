@@ -69,6 +69,7 @@ class AlertCode(StrEnum):
     MANUAL_CARD = "manual_card"
     """A card entered by hand for a tag no reader can read (a dead tag)."""
     CARD_UNREAD = "card_unread"
+    CROSS_READ_TIE = "cross_read_tie"
     """A seat was dealt a down card no reader read (a stack too deep): inferred."""
     # The daemon's own (readers, journal, MQTT, console edge): no rule number.
     READER_OFFLINE = "reader_offline"
@@ -195,6 +196,9 @@ VOCABULARY: Final[Mapping[AlertCode, CodeInfo]] = MappingProxyType({
         None, None, "a seat was dealt a card no reader read (a deep stack, a row of up"
         " cards, a dead tag): inferred from the deal order; enter it by hand to show it"),
     # -- the daemon
+    AlertCode.CROSS_READ_TIE: CodeInfo(
+        None, None, "two neighbouring antennas read one card alike and the deal order did"
+        " not tell which it lies on: taken as the first read (look if it matters)", _D),
     AlertCode.READER_OFFLINE: CodeInfo(
         _C, None, "a reader is unplugged, silent or unusable: its zones are not read", _D),
     AlertCode.WRONG_READER: CodeInfo(
@@ -255,7 +259,8 @@ def alert_severity(code: AlertCode) -> Severity:
 
 
 NOTICE_CODES: Final = frozenset(code for code, info in VOCABULARY.items() if info.notice)
-"""Codes the engine reports as notices, not alerts: nobody must act on them.
+"""Codes reported as notices, not alerts: nobody must act on them. The engine's, and
+one of the daemon's (``cross_read_tie``, below).
 
 * ``community_card`` (rule 15): the deck is short and the dealer announces a
   community card (rule 12): a correct procedure, not a mistake.
@@ -268,6 +273,9 @@ NOTICE_CODES: Final = frozenset(code for code, info in VOCABULARY.items() if inf
   would see it; nothing is wrong with the deal.
 * ``manual_card``: the dealer entered a card a reader cannot read; counted so
   the floor can replace the tag.
+* ``cross_read_tie`` (the daemon, from presence, issue 19): two neighbouring
+  antennas read one card alike and neither strength nor the deal order told which
+  it lies on; it was taken as the first read (docs/presence.md rule 1).
 """
 
 SECRET_CODES: Final = frozenset({AlertCode.BEATEN_ON_BOARD})
