@@ -206,6 +206,27 @@ def test_rule13_missing_burn_corrected_by_burning_the_dealt_card() -> None:
     assert report["players"]["2"]["up"] == ["3d", "4d"]
 
 
+def test_rule13_a_burn_read_just_after_the_streets_first_card_is_its_burn() -> None:
+    # The burn's first read delayed past the first up card's (flicker, the dealer's
+    # hand over the burn antenna): the same street's burn as the very next card.
+    t = deal_third(Table([2, 4, 5])).up(2, "4d").burn("9h").up(4, "Ks").up(5, "Js")
+    deal_street(t, 5)
+    assert t.report()["alerts"] == []
+
+
+def test_rule13_missing_burn_is_raised_at_the_next_card_dealt_unburned() -> None:
+    t = deal_third(Table([2, 4, 5])).up(2, "4d").up(4, "Ks")
+    assert codes(t.report()) == ["missing_burn"]
+    t = deal_third(Table([2, 4, 5])).up(2, "4d")  # the script ends at the first card
+    assert codes(t.report()) == ["missing_burn"]
+    # A burn after a second card of the street is the next street's, too early.
+    t = deal_third(Table([2, 4, 5])).up(2, "4d").up(4, "Ks").burn("9h").up(5, "Js")
+    assert codes(t.report())[0] == "missing_burn"
+    # Its place among the alerts is the card it was raised at.
+    t = deal_third(Table([2, 4, 5])).up(2, "4d").up(4, "Ks").up(4, "Kd")
+    assert codes(t.report())[0] == "missing_burn"
+
+
 def test_burn_before_third_profile() -> None:
     report = deal_third(Table([2, 4, 5], rules={"burn_before_third": True})).report()
     assert codes(report) == ["missing_burn"]

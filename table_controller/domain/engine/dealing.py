@@ -375,6 +375,8 @@ class HandTracker:
         if manual:
             self._manual(card, zone)
         hand = self.hand
+        if hand.burn_owed is not None:
+            self._settle_burn_owed(zone)
         if hand.bare:
             self._settle_bare(card, zone)
         if hand.left_at and not hand.finished:
@@ -385,12 +387,17 @@ class HandTracker:
     def remove(self, card: Card, zone: Zone, *, at: float) -> list[EngineOutput]:
         """A card's tag left ``zone``."""
         out = self._begin(at)
+        owed = self.hand.burn_owed
+        if owed is not None and owed[2] == card:
+            self._raise_burn_owed()  # the street's first card taken back: not a late read
         self._remove(card, zone)
         return out
 
     def unknown(self, zone: Zone, *, at: float) -> list[EngineOutput]:
         """A tag that is no registered card was seen in ``zone``."""
         out = self._begin(at)
+        if self.hand.burn_owed is not None:
+            self._raise_burn_owed()
         self._unknown(zone)
         return out
 
@@ -399,6 +406,8 @@ class HandTracker:
         """A console action, floor ruling or ``end``: exactly one console result."""
         out = self._begin(event.at)
         hand = self.hand
+        if hand.burn_owed is not None:
+            self._raise_burn_owed()
         console = hand.console
         if console is None:  # a console hand is born here (or in ``started``)
             if isinstance(event, HandEnded):
@@ -422,11 +431,15 @@ class HandTracker:
     def close_hand(self, *, by_console: bool, at: float) -> tuple[str, list[EngineOutput]]:
         """Close the hand for the next one: what the reply says, and the outputs."""
         out = self._begin(at)
+        if self.hand.burn_owed is not None:
+            self._raise_burn_owed()
         return self._close(by_console=by_console), out
 
     def finish(self, *, at: float) -> list[EngineOutput]:
         """Showdown checks (rule 18) and the winners."""
         out = self._begin(at)
+        if self.hand.burn_owed is not None:
+            self._raise_burn_owed()
         self._finish()
         return out
 
@@ -1205,7 +1218,7 @@ class HandTracker:
                 " deal one card at a time, clockwise from the dealer's left.",
             )
         if number <= CARDS_PER_HAND and street not in hand.started_streets:
-            self._check_burn_before(street, number)  # a street's first card (rule 13)
+            self._check_burn_before(street, number, card)  # a street's first card (rule 13)
         rules = hand.rules
         if rules is not CARD_ONLY:  # (its card_dealt does nothing: a call saved per card)
             rules.card_dealt(seat_no, card, street)
@@ -1410,7 +1423,7 @@ class HandTracker:
             return hand.burns_before_gather + 1 + extra
         return 1 + extra
 
-    def _check_burn_before(self, street: int, number: int) -> None:
+    def _check_burn_before(self, street: int, number: int, card: Card) -> None:
         """Rule 13: the first card of a street needs its burn."""
         hand = self.hand
         if street in hand.started_streets:
@@ -1420,13 +1433,38 @@ class HandTracker:
         if street == 3 and number != 1:
             return
         if hand.burns.get(street, 0) < min(1, self._allowed_burns(street)):
-            self._alert(
-                AlertCode.MISSING_BURN,
-                None,
-                street,
-                f"{_street_name(street)} was dealt without burning a card first (rule 13):"
-                " correct the cards to their proper position if possible.",
-            )
+            # Held one card (_settle_burn_owed): the burn's first read can come a few
+            # milliseconds after the street's first card's when flicker or the
+            # dealer's hand delays it, and that is no dealing error.
+            alert = Alert(AlertCode.MISSING_BURN, None, street, RULE_OF[AlertCode.MISSING_BURN],
+                          f"{_street_name(street)} was dealt without burning a card first"
+                          " (rule 13): correct the cards to their proper position if"
+                          " possible.", self._at)
+            hand.burn_owed = (alert, len(hand.alerts), card)
+
+    def _settle_burn_owed(self, zone: Zone) -> None:
+        """The card after a street's first card unburned: a burn read now that belongs
+        to that street (rule 13) was its burn, read late; anything else raises the
+        held ``missing_burn``, and so does that first card taken back (:meth:`remove`:
+        the dealer correcting the deal); another card's removal, a peek, does not
+        decide."""
+        hand = self.hand
+        owed = hand.burn_owed
+        assert owed is not None
+        if zone.kind is _BURN and not hand.finished and self._burn_street() == owed[0].street:
+            hand.burn_owed = None
+            return
+        self._raise_burn_owed()
+
+    def _raise_burn_owed(self) -> None:
+        """Raise the held ``missing_burn`` in its place among the hand's alerts."""
+        hand = self.hand
+        owed = hand.burn_owed
+        assert owed is not None
+        hand.burn_owed = None
+        alert, index, _card = owed
+        hand.alerts.insert(index, alert)
+        self._out.append(alert)
 
     def _unread_before_burn(self) -> None:
         """``unread_stacks``: a burn while the last live seats in position order hold
@@ -1647,7 +1685,7 @@ class HandTracker:
                 f"The {card.name} was put in the centre of the table, but {why} (rule 15).",
             )
             return
-        self._check_burn_before(7, CARDS_PER_HAND)
+        self._check_burn_before(7, CARDS_PER_HAND, card)
         hand.community = card
         self._notice(  # rule 15 is a procedure the dealer announces (rule 12), not an error
             AlertCode.COMMUNITY_CARD,

@@ -276,6 +276,11 @@ class HandState:
     :attr:`deal_progress` of that card) for a seat passed over and taken as dealt
     unread; its card arriving right after makes it a real ``out_of_order``
     (docs/engine.md "Reads that fail")."""
+    burn_owed: tuple[Alert, int, Card] | None = None
+    """A ``missing_burn`` raised at a street's first card, held until the next card
+    (with its place in :attr:`alerts` and that first card): a burn read right after it
+    is that street's burn, read late (docs/engine.md "Reads that fail"); None nearly
+    always."""
     round_unread: RoundUnread | None = None
     """``unread_stacks``: a whole round taken as unread until the next cards decide
     (:class:`RoundUnread`); None nearly always."""
