@@ -1325,6 +1325,10 @@ class TableCore:
 
     def _equity_ready(self, result: LiveEquity) -> None:
         """Publish a finished equity on ``secure/state``, if the hand is still at its spot."""
+        # Cards applied in a burst whose state is still owed may have moved the hand
+        # off the spot last published: their state first, so the spot is the hand's
+        # (an equity is never shown beside cards of another position).
+        self.publish_owed_state()
         live = self._live
         if result.spot != live.spot:
             live.stale += 1  # a newer card came while it was computed

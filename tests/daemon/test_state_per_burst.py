@@ -14,7 +14,9 @@ import random
 from pathlib import Path
 
 from table_controller.daemon.core import STATE_BURST, TableCore
+from table_controller.daemon.equity_feed import EquityReady
 from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.equity.live import EquitySpot, compute_live
 from table_controller.domain.events import CardPlaced, CardRemoved
 from table_controller.records.journal import Journal
 from table_controller.simulation.physical import deal_random
@@ -35,7 +37,19 @@ class Waiting:
         return self.more
 
 
-def make_core(tmp: Path, waiting: Waiting) -> tuple[TableCore, RecordingPublisher]:
+class Spots:
+    """An equity sink that remembers the spots submitted (the test computes them)."""
+
+    def __init__(self) -> None:
+        self.spots: list[EquitySpot | None] = []
+
+    def submit(self, spot: EquitySpot | None) -> None:
+        """Remember ``spot``."""
+        self.spots.append(spot)
+
+
+def make_core(tmp: Path, waiting: Waiting,
+              sink: Spots | None = None) -> tuple[TableCore, RecordingPublisher]:
     layout = load_layout(LAYOUT)
     registry = load_decks([DECK])
     recorder = RecordingPublisher()
@@ -43,7 +57,7 @@ def make_core(tmp: Path, waiting: Waiting) -> tuple[TableCore, RecordingPublishe
         table_id="t1", settings=TableSettings(seats=layout.seats, auto_hands=True),
         layout=layout, presence=PresenceTracker(layout, registry, 0.3),
         journal=Journal.open(tmp / "t.journal.jsonl", fsync="never"),
-        publisher=recorder, registry=registry,
+        publisher=recorder, registry=registry, equity=sink,
         wall_clock=lambda: 1.7e9, mono_clock=lambda: 100.0, more_waiting=waiting,
     )
     return core, recorder
@@ -117,3 +131,25 @@ def test_without_an_inbox_every_card_gets_its_state(tmp_path: Path) -> None:
     for event in first_round()[:3]:
         core.feed([event])
     assert count(recorder, "state") == 3
+
+
+def test_an_equity_of_the_last_published_spot_is_stale_once_a_burst_moved_the_hand(
+    tmp_path: Path,
+) -> None:
+    """Equity is never shown beside cards of another position (docs/equity.md): an
+    equity that arrives mid-burst for the spot last published, after a card of the
+    burst moved the hand on, is not published; the owed state goes out first."""
+    waiting, sink = Waiting(), Spots()
+    core, recorder = make_core(tmp_path, waiting, sink)
+    events = iter(first_round())
+    while not any(spot is not None for spot in sink.spots):
+        core.feed([next(events)])
+    old = next(spot for spot in sink.spots if spot is not None)
+    waiting.more = True
+    states = count(recorder, "state")
+    core.feed([next(events)])  # a 4th-street card: the hand is at another spot
+    assert count(recorder, "state") == states  # owed
+    core.handle(EquityReady(compute_live(old)))
+    assert recorder.equity_updates == []
+    assert count(recorder, "state") == states + 1  # the owed state, before the verdict
+    assert sink.spots[-1] != old
