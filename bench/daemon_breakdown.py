@@ -6,7 +6,15 @@ wrappers that only read the clock:
 * ``TableCore.handle`` for each TAG_ARRIVED report: *queue* = from the link's
   receive stamp (right after the frame's last byte was read) to the start of
   handling on the engine thread; *handle* = presence, journal, engine,
-  projection and every publish call for that report;
+  projection and every publish call for that report. With presence's settle
+  window (docs/presence.md rule 1, 0.3 s in the daemon) a report only starts the
+  window: the card is applied by a later ``TableCore.tick``;
+* ``TableCore.tick``, for the ticks that applied cards;
+* *per card*: the engine thread's time in both (every TAG_ARRIVED report and
+  every tick that applied a card) divided by the cards applied, wall clock and
+  the thread's CPU time (``time.thread_time``: what the engine thread itself
+  spent, not the time it waited for the GIL or a core; the figure to compare
+  with the in-process reference on a loaded machine);
 * ``paho.mqtt.client.Client.publish``: the cost of one publish call on the
   engine thread (serialisation, queueing, waking paho's network thread).
 
@@ -40,6 +48,11 @@ BREAKDOWN_MARK = "breakdown:"
 
 _queue: list[float] = []
 _handle: list[float] = []
+_handle_cpu: list[float] = []
+_card_wall = [0.0]
+_card_cpu = [0.0]
+_card_ticks: list[float] = []
+_applied_at_start: list[int] = []
 _publish: list[float] = []
 _late: list[float] = []
 """Reader reports handled after one stamped later (by how much earlier they were
@@ -50,6 +63,7 @@ _profile_path = os.environ.get("BREAKDOWN_PROFILE")
 _profiler = cProfile.Profile() if _profile_path else None
 
 _original_handle = core.TableCore.handle
+_original_tick = core.TableCore.tick
 _original_publish = mqtt.Client.publish
 
 
@@ -58,7 +72,8 @@ def _timed_handle(self: core.TableCore, item: core.DaemonInput) -> bool:
         return _original_handle(self, item)
     if not _cores:
         _cores.append(self)
-    start = time.monotonic()
+        _applied_at_start.append(self.events_applied)
+    start, start_cpu = time.monotonic(), time.thread_time()
     _queue.append(start - item.at)
     if item.at < _last_at[0]:
         _late.append(_last_at[0] - item.at)
@@ -68,7 +83,30 @@ def _timed_handle(self: core.TableCore, item: core.DaemonInput) -> bool:
             return bool(_profiler.runcall(_original_handle, self, item))
         return _original_handle(self, item)
     finally:
-        _handle.append(time.monotonic() - start)
+        wall, cpu = time.monotonic() - start, time.thread_time() - start_cpu
+        _handle.append(wall)
+        _handle_cpu.append(cpu)
+        _card_wall[0] += wall
+        _card_cpu[0] += cpu
+
+
+def _timed_tick(self: core.TableCore) -> None:
+    if not _cores:
+        _original_tick(self)
+        return
+    before = self.events_applied
+    start, start_cpu = time.monotonic(), time.thread_time()
+    try:
+        if _profiler is not None:
+            _profiler.runcall(_original_tick, self)
+        else:
+            _original_tick(self)
+    finally:
+        if self.events_applied > before:
+            wall = time.monotonic() - start
+            _card_ticks.append(wall)
+            _card_wall[0] += wall
+            _card_cpu[0] += time.thread_time() - start_cpu
 
 
 def _timed_publish(self: mqtt.Client, *args: Any, **kwargs: Any) -> mqtt.MQTTMessageInfo:
@@ -88,8 +126,19 @@ def _report() -> None:
               file=sys.stderr, flush=True)
     print(f"{BREAKDOWN_MARK} TAG_ARRIVED handled after a later-stamped one: {len(_late)}"
           f" (by at most {max(_late, default=0.0) * 1000:.1f} ms)", file=sys.stderr, flush=True)
+    for table in _cores:
+        # Zone events applied (journaled and given to the engine) since the first
+        # TAG_ARRIVED, hand starts of a card-only table included.
+        cards = table.events_applied - _applied_at_start[0]
+        if cards > 0:
+            print(f"{BREAKDOWN_MARK} engine thread per card applied (every TAG_ARRIVED report"
+                  f" and every tick that applied one): n={cards}"
+                  f" wall {_card_wall[0] / cards * 1000:.3f} ms"
+                  f" cpu {_card_cpu[0] / cards * 1000:.3f} ms", file=sys.stderr, flush=True)
     for name, values in (("link read -> engine thread", _queue),
                          ("engine thread, one TAG_ARRIVED", _handle),
+                         ("engine thread cpu, one TAG_ARRIVED", _handle_cpu),
+                         ("engine thread, one tick that applied cards", _card_ticks),
                          ("one paho publish() call", _publish)):
         if values:
             ordered = sorted(values)
@@ -101,6 +150,7 @@ def _report() -> None:
 
 if __name__ == "__main__":
     core.TableCore.handle = _timed_handle  # type: ignore[method-assign]
+    core.TableCore.tick = _timed_tick  # type: ignore[method-assign]
     mqtt.Client.publish = _timed_publish  # type: ignore[method-assign]
     atexit.register(_report)
     sys.exit(main(["run", *sys.argv[1:]]))

@@ -100,8 +100,8 @@ from table_controller.daemon.projection import (
     event_payloads,
     hand_records,
     notice_payloads,
-    public_state,
     secure_state,
+    state_payloads,
 )
 from table_controller.daemon.reader_board import BoardAlert, LinkStatsSource, ReaderBoard
 from table_controller.daemon.reconcile import net_difference, reconcile
@@ -192,6 +192,10 @@ JOURNAL_RETRY_PERIOD: Final = 1.0
 MAX_BACKLOG: Final = 100_000
 """Zone events kept in memory while the journal cannot be written (a day of
 dealing); past it the newest are refused, counted, logged and alerted."""
+
+STATE_BURST: Final = 16
+"""Inputs that changed the table after which the state is published even though more
+table input waits (a long burst still shows the table as it goes)."""
 
 RECONCILE_TIMEOUT: Final = 10.0
 """Seconds at most the start-up reconciliation waits for every antenna's first
@@ -342,6 +346,8 @@ class _CoreWiring:
     """The next hand number, on disk beside the journal."""
     wall: Callable[[], float]
     mono: Callable[[], float]
+    more_waiting: Callable[[], bool]
+    """True while more table input waits (the daemon's inbox): a burst goes on."""
 
 
 @dataclass(slots=True)
@@ -357,6 +363,8 @@ class _HandBookkeeping:
     """Wall time of the last journal record written."""
     result_hand: int | None = None
     """The hand whose ``hand_result`` event was published last (issue 21 item 10)."""
+    state_owed: int = 0
+    """Inputs applied since the last state was published (a burst: one state at its end)."""
 
 
 class TableCore:
@@ -380,6 +388,7 @@ class TableCore:
         equity: EquitySink | None = None,
         alert_ids: Callable[[], str] | None = None,
         log_quota: LogQuota | None = None,
+        more_waiting: Callable[[], bool] | None = None,
     ) -> None:
         """Wire the parts. ``journal`` may be None when it could not be opened at
         start; ``open_journal`` then opens it when retried. ``hand_floor`` keeps
@@ -388,13 +397,15 @@ class TableCore:
         ``alert_ids`` hands out alert ids that are never reused (the daemon's
         persistent counter; without it ids count on from the highest the book saw).
         ``log_quota`` limits the log lines other clients can cause (shared with the
-        publisher; the core writes its summaries)."""
+        publisher; the core writes its summaries). ``more_waiting``: more table input
+        waits, so the state is owed to the burst's end (:meth:`_state_changed`)."""
         self._wire = _CoreWiring(
             table_id=table_id, layout=layout, engine=DealingEngine(settings),
             game=table_game(settings), registry=registry, publisher=publisher,
             floor=publisher if isinstance(publisher, FloorPublisher) else None,
             open_journal=open_journal, hand_floor=hand_floor,
-            wall=wall_clock, mono=mono_clock)
+            wall=wall_clock, mono=mono_clock,
+            more_waiting=more_waiting if more_waiting is not None else _nothing_waits)
         self._hands = _HandBookkeeping(
             last_hand=hand_floor.peek() - 1 if hand_floor is not None else 0)
         self.presence = presence
@@ -669,6 +680,8 @@ class TableCore:
         elif isinstance(item, StopRequest):
             self.feed_held()  # a held card is the table's: journaled before the stop
             return False
+        if self._hands.state_owed and not self._wire.more_waiting():
+            self._publish_state()  # the burst is over
         return True
 
     def next_deadline(self) -> float:
@@ -710,6 +723,8 @@ class TableCore:
                 self._publish_reader(reader.id)
                 self._publish(self.publisher.publish_reader_stats,
                               self.readers.stats(reader.id, now))
+        if self._hands.state_owed and not self._wire.more_waiting():
+            self._publish_state()
 
     # ------------------------------------------------------------ zone events
 
@@ -730,7 +745,7 @@ class TableCore:
             applied = self._feed_one(event) or applied
         applied = self._feed_due() or applied
         if applied:
-            self._publish_state()
+            self._state_changed()
         if self.presence.tie_count != self._ties_seen:
             self._notice_ties()
 
@@ -752,7 +767,7 @@ class TableCore:
             applied = self._feed_one(event) or applied
             applied = self._feed_due() or applied
         if applied:
-            self._publish_state()
+            self._state_changed()
 
     def feed_held(self) -> None:
         """Apply every held card now, as they came (a console command or the stop must
@@ -762,6 +777,8 @@ class TableCore:
             applied = self._feed_one(event) or applied
         if applied:
             self._publish_state()
+        else:
+            self.publish_owed_state()
 
     def _feed_one(self, event: ZoneEvent | HandEnded) -> bool:
         """Journal and apply one zone event, or queue it; True if it was applied."""
@@ -1333,7 +1350,22 @@ class TableCore:
                 self._seq_failed = True
                 log.error("publish_stopped_sequence_not_persisted", error=str(exc))
 
+    def _state_changed(self) -> None:
+        """Cards were applied: publish the state now, or owe it while the burst they
+        came in goes on (more table input waiting; issue 20, a state per burst, not
+        per card). A card's event never waits for it: events go out as applied."""
+        self._hands.state_owed += 1
+        if self._hands.state_owed >= STATE_BURST or not self._wire.more_waiting():
+            self._publish_state()
+
+    def publish_owed_state(self) -> None:
+        """Publish the state owed to a burst, if any (before anything that must see the
+        table as it is: a console command's reply, the stop)."""
+        if self._hands.state_owed:
+            self._publish_state()
+
     def _publish_state(self) -> None:
+        self._hands.state_owed = 0
         hand = self.engine.hand
         seats = self.layout.seats
         live = self._live
@@ -1343,9 +1375,8 @@ class TableCore:
             live.spot, live.equity = spot, None
         self._publish(
             self.publisher.publish_state,
-            public_state(self.table_id, seats, hand, self.game, self.engine.names),
-            secure_state(self.table_id, seats, hand, self.game, spot=spot, equity=live.equity,
-                         names=self.engine.names),
+            *state_payloads(self.table_id, seats, hand, self.game, spot=spot,
+                            equity=live.equity, names=self.engine.names),
         )
         if moved and live.sink is not None:
             # After the card's event and state are out: equity never delays a card.
@@ -1353,6 +1384,10 @@ class TableCore:
 
     def _equity_ready(self, result: LiveEquity) -> None:
         """Publish a finished equity on ``secure/state``, if the hand is still at its spot."""
+        # Cards applied in a burst whose state is still owed may have moved the hand
+        # off the spot last published: their state first, so the spot is the hand's
+        # (an equity is never shown beside cards of another position).
+        self.publish_owed_state()
         live = self._live
         if result.spot != live.spot:
             live.stale += 1  # a newer card came while it was computed
@@ -1603,3 +1638,8 @@ class TableCore:
         for number in [n for n in self._hands.facts if n != current]:
             if before is None or number != before.number:
                 del self._hands.facts[number]
+
+
+def _nothing_waits() -> bool:
+    """A core without an inbox: every input is a burst of its own."""
+    return False

@@ -186,6 +186,32 @@ def secure_state(
     ``None`` where equity does not apply) once ``equity`` for that very spot is
     known (both are computed off the engine thread)."""
     state = _state(table, seats, hand, game, names)
+    return SecureState.model_validate(_add_secure(state, hand, spot, equity))
+
+
+def state_payloads(
+    table: str,
+    seats: int,
+    hand: HandState | None,
+    game: Game = Game.STUD,
+    *,
+    spot: EquitySpot | None = None,
+    equity: LiveEquity | None = None,
+    names: Names | None = None,
+) -> tuple[PublicState, SecureState]:
+    """Both snapshots after a card, equal to :func:`public_state` and
+    :func:`secure_state` of the same arguments, from one pass over the hand (the
+    fields they share are computed once: issue 20, the per-card cost)."""
+    state = _state(table, seats, hand, game, names)
+    # Validated before the secure fields are added to the same rows: the public
+    # model forbids extra keys, so a down card can never ride along.
+    public = PublicState.model_validate(state)
+    return public, SecureState.model_validate(_add_secure(state, hand, spot, equity))
+
+
+def _add_secure(state: dict[str, Any], hand: HandState | None, spot: EquitySpot | None,
+                equity: LiveEquity | None) -> dict[str, Any]:
+    """``state`` (from :func:`_state`) with the secure fields added in place."""
     if equity is not None and equity.spot != spot:
         equity = None  # numbers of another position are never shown (no stale equity)
     readings = equity.readings if equity is not None else {}
@@ -204,7 +230,7 @@ def secure_state(
         row["outs"] = ([card.code for card in outs[1]]
                        if outs is not None and outs[0] == seat_no else None)
     state["equity_info"] = _equity_info(spot, equity)
-    return SecureState.model_validate(state)
+    return state
 
 
 def _equity_info(spot: EquitySpot | None, equity: LiveEquity | None) -> dict[str, Any] | None:

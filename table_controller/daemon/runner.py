@@ -370,6 +370,9 @@ class Daemon:
             equity=self._equity.worker,
             alert_ids=self._counters.new_alert_id,
             log_quota=self.log_quota,
+            # Reader frames queued behind this one: their cards' state is published
+            # once, after the last (issue 20), their events each as applied.
+            more_waiting=lambda: self.inbox.table_waiting() > 0,
         )
 
     def _build_equity(self) -> None:
