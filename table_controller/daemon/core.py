@@ -397,8 +397,7 @@ class TableCore:
         ``alert_ids`` hands out alert ids that are never reused (the daemon's
         persistent counter; without it ids count on from the highest the book saw).
         ``log_quota`` limits the log lines other clients can cause (shared with the
-        publisher; the core writes its summaries). ``more_waiting``: more table input
-        waits, so the state is owed to the burst's end (:meth:`_state_changed`)."""
+        publisher). ``more_waiting``: more table input waits (:meth:`_state_changed`)."""
         self._wire = _CoreWiring(
             table_id=table_id, layout=layout, engine=DealingEngine(settings),
             game=table_game(settings), registry=registry, publisher=publisher,
