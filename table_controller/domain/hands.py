@@ -229,8 +229,9 @@ def warm_up() -> None:
     """Build the evaluation tables now (about 0.7 s, once per process) rather than at
     the first showdown, where a live table would publish its first result late.
 
-    Also fills the board cache (:func:`_small_board`) with every board it can be
-    asked about: 2,379 rank multisets of one to four cards, about 0.4 MB. Filled
+    Also fills the board caches (:func:`_small_board`, and :func:`_low_board` for
+    razz) with every board they can be asked about: 2,379 rank multisets of one to
+    four cards each, about 0.4 MB a cache. Filled
     lazily it grew with every new board for thousands of hands, which in a
     long-running daemon looked exactly like memory lost per hand (issue 9 item 26).
     The dealer's words are cached the same way and filled here for the same reason:
@@ -239,8 +240,11 @@ def warm_up() -> None:
     tables = _t.tables()
     for size in range(1, 5):
         for ranks in itertools.combinations_with_replacement(range(2, 15), size):
-            if max(ranks.count(rank) for rank in ranks) <= 4:
-                _describe_showing(_small_board(ranks))
+            # (At most four cards: no rank five times.) The razz reading of every
+            # board too, the paired ones included: filled hand by hand they cost
+            # razz a miss every few hands (issue 25) and grew as the boards did.
+            _describe_showing(_small_board(ranks))
+            _low_board(ranks)
     for strength in {*tables.rank_multiset_values.values(), *tables.flush_values} - {0}:
         _describe_strength(strength)  # at showdown
         _describe_showing(strength)  # five or more cards up (rules 15 and 17)
@@ -367,10 +371,11 @@ def showing_value(up_cards: Sequence[Card]) -> ShowingValue:
 def showing_strength(up_cards: Sequence[Card]) -> int:
     """:func:`showing_value` as its packed int (``.strength``): what the engine
     compares on every street, without building a value object per board."""
-    if 1 <= len(up_cards) <= 4:
+    count = len(up_cards)
+    if 1 <= count <= 4:
         # The common case (every street of every hand): validate cheaply and look
         # the rank multiset up in a cache, since suits never count here.
-        if len(set(up_cards)) != len(up_cards):
+        if len(set(up_cards)) != count:
             _checked_indices(up_cards, 1, 4, "showing_value")  # raises, naming the cards
         return _small_board(tuple(sorted([card.rank for card in up_cards])))
     return _strength(_checked_indices(up_cards, 1, 7, "showing_value"))
@@ -496,20 +501,22 @@ def low_score(ranks: tuple[int, ...], eight_or_better: bool) -> int:
     Only trips or worse (at most three ranks in five or six cards, two in seven)
     search the five-card hands.
     """
-    low = sorted({_ace_low(rank) for rank in ranks})
+    # (A miss costs a showdown a few microseconds: the ace-low ranks read from a
+    # table, not a call each, and five different ranks packed inline; issue 25.)
+    ace_low = _ACE_LOW_RANK
+    low = sorted({ace_low[rank] for rank in ranks})
     if eight_or_better:
         # Only five different ranks of eight or lower qualify: the lowest five.
-        low = [rank for rank in low if rank <= _EIGHT]
-        if len(low) < 5 or len(ranks) < 5:
+        if len(ranks) < 5 or len(low) < 5 or low[4] > _EIGHT:
             return 0
-        return LOW_BASE - _t.pack(_t.HIGH_CARD, low[4::-1])
+        return LOW_BASE - _pack_five_different(low)
     if len(low) >= 5:  # five different ranks: the lowest five, no pair (most hands)
-        return LOW_BASE - _t.pack(_t.HIGH_CARD, low[4::-1])
+        return LOW_BASE - _pack_five_different(low)
     if len(ranks) >= 5:
         # Every rank plays once; the extra cards pair the lowest ranks that can.
         counts: dict[int, int] = {}
         for rank in ranks:
-            counts[_ace_low(rank)] = counts.get(_ace_low(rank), 0) + 1
+            counts[ace_low[rank]] = counts.get(ace_low[rank], 0) + 1
         paired = [rank for rank in low if counts[rank] >= 2]
         need = 5 - len(low)
         if need == 1:
@@ -523,8 +530,16 @@ def low_score(ranks: tuple[int, ...], eight_or_better: bool) -> int:
     return best_low(ranks, eight_or_better=False)[0]  # trips or worse: try them all
 
 
+def _pack_five_different(low: list[int]) -> int:
+    """The high-card packing (category 0) of the lowest five of ``low``, sorted
+    ace-low ranks all different: ``pack(HIGH_CARD, low[4::-1])`` without its loop."""
+    return low[4] << 16 | low[3] << 12 | low[2] << 8 | low[1] << 4 | low[0]
+
+
 @functools.lru_cache(maxsize=BOARD_CACHE_SIZE)
 def _low_board(ranks: tuple[int, ...]) -> int:
+    """:func:`low_showing` of a board of one to four cards by its sorted ranks
+    (every one of them filled by ``variants.warm_up``)."""
     return LOW_BASE - _pack_low(sorted((_ace_low(rank) for rank in ranks), reverse=True))
 
 
@@ -547,6 +562,9 @@ LOW_BASE: Final = 1 << 24
 """Low scores are ``LOW_BASE - packed``: a smaller (better) low gives a bigger score."""
 
 _ACE_LOW: Final = 1
+
+_ACE_LOW_RANK: Final = (0, 0, *range(2, _t.ACE), _ACE_LOW)
+"""Rank 0..14 (2..14 real, ace high) to its ace-low rank: :func:`_ace_low` as a table."""
 
 
 def _pack_low(ranks: Sequence[int]) -> int:

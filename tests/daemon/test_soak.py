@@ -78,8 +78,8 @@ def test_regression_word_caches_are_full_after_warm_up() -> None:
     from table_controller.simulation import random_hands
 
     variants.warm_up()
-    caches = (hands._small_board, hands._describe_strength, hands._describe_high_board,
-              variants._describe_low_score)
+    caches = (hands._small_board, hands._low_board, hands._describe_strength,
+              hands._describe_high_board, variants._describe_low_score)
     filled = [cache.cache_info() for cache in caches]
     for cache, info in zip(caches, filled, strict=True):
         assert info.maxsize is not None, cache

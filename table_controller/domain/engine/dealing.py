@@ -1786,30 +1786,35 @@ class HandTracker:
     def _settle_first_to_act(self, street: int) -> None:
         hand = self.hand
         v = self.variant
+        seats = hand.seats
+        community = hand.community if street == 7 else None
+        second_copies = hand.second_copies
         boards: dict[int, list[Card]] = {}
         for seat_no in hand.live_seats:
-            up = hand.seats[seat_no].up
-            if street == 7 and hand.community is not None:
-                up.append(hand.community)
+            # SeatState.up without the property call: every live seat, every street.
+            up = [held.card for held in seats[seat_no].cards if held.face is UP]
+            if community is not None:
+                up.append(community)
             if up:
-                if hand.second_copies:  # two copies of one card (duplicate_card) count once
+                if second_copies:  # two copies of one card (duplicate_card) count once
                     up = list(dict.fromkeys(up))
                 boards[seat_no] = up
         if not boards:
             return
-        order = [s for s in hand.players if s in boards]
+        order = list(boards)  # in position order: the live seats are
         # Rule 1: the best hand showing acts first (the highest; razz: the lowest),
         # ties by position: max() keeps the first of equal keys in position order.
         low_keys: dict[int, int] = {}
         if v.first_to_act_low:  # razz: one low reading per board (it says pairs too)
-            low_keys = {seat_no: low_showing(boards[seat_no]) for seat_no in order}
-            paired = {seat_no for seat_no in order if key_has_pair(low_keys[seat_no])}
+            low_keys = {seat_no: low_showing(up) for seat_no, up in boards.items()}
+            paired = {seat_no for seat_no, key in low_keys.items() if key_has_pair(key)}
             values = {seat_no: showing_value(boards[seat_no]) for seat_no in paired}
             first = max(order, key=low_keys.__getitem__)
         else:  # the high hand showing (the hot path of every stud hand)
-            strengths = {seat_no: showing_strength(boards[seat_no]) for seat_no in order}
+            strengths = {seat_no: showing_strength(up) for seat_no, up in boards.items()}
             first = max(order, key=strengths.__getitem__)
-            paired = {seat_no for seat_no in order if strengths[seat_no] >= _PAIR_FLOOR}
+            paired = {seat_no for seat_no, strength in strengths.items()
+                      if strength >= _PAIR_FLOOR}
             # Value objects only for the boards announced below.
             values = {seat_no: ShowingValue(strengths[seat_no]) for seat_no in (first, *paired)}
         hand.first_to_act[street] = first
@@ -1849,12 +1854,14 @@ class HandTracker:
         hand = self.hand
         v = self.variant
         values: dict[int, HandValue] = {}
+        played: dict[int, list[Card]] = {}  # (the shown hands reuse them: _award)
         lows: dict[int, int] | None = {} if v.split_pot else None
         for seat_no in hand.live_seats:
             cards = self._showdown_cards(seat_no)
             if 5 <= len(cards) <= CARDS_PER_HAND:
                 # The high hand, or razz's ace-to-five low (variants.primary_value).
                 values[seat_no] = primary_value(v, cards)
+                played[seat_no] = cards
                 if lows is not None:  # stud8: the eight-or-better low half
                     lows[seat_no] = low_value_of(cards, eight_or_better=True)
         paid = hand.rules.showdown(values, lows)
@@ -1862,7 +1869,7 @@ class HandTracker:
             # The pots decided: side pots can pay several seats, best hand or not.
             if lows is not None:
                 hand.winners_high, hand.winners_low = paid.winners_high, paid.winners_low
-            self._award(paid.winners, showdown=True, values=values)
+            self._award(paid.winners, showdown=True, values=values, played=played)
             return
         if not values:
             self._award([], showdown=True)
@@ -1874,14 +1881,17 @@ class HandTracker:
             top = max(lows.values())
             hand.winners_low = [s for s in lows if lows[s] == top] if top > 0 else []
             winners = sorted(set(winners) | set(hand.winners_low))
-        self._award(winners, showdown=True, values=values)
+        self._award(winners, showdown=True, values=values, played=played)
 
     def _award(
         self,
         winners: list[int],
         showdown: bool,
         values: Mapping[int, HandValue] | None = None,
+        played: Mapping[int, list[Card]] | None = None,
     ) -> None:
+        """Give the hand its result. ``values``: each shown hand's value, and
+        ``played`` its cards when the showdown has them already."""
         hand = self.hand
         hand.winners = winners
         if not showdown and self.variant.split_pot:
@@ -1900,7 +1910,8 @@ class HandTracker:
             losers = sorted(s for s in values if s not in winners)
             for seat_no in [*winners, *losers]:
                 if seat_no in values:
-                    cards = self._showdown_cards(seat_no)
+                    cards = (played[seat_no] if played is not None
+                             else self._showdown_cards(seat_no))
                     shown.append(ShownHand(seat_no, tuple(cards),
                                            describe_hand(self.variant, cards, values[seat_no])))
         text = (

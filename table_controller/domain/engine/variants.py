@@ -223,7 +223,7 @@ def describe_low(cards: Sequence[Card]) -> str:
 def low_value_of(cards: Sequence[Card], *, eight_or_better: bool) -> int:
     """The best ace-to-five low of 5 to 7 cards (bigger is better; with
     ``eight_or_better`` 0 is no qualifying low)."""
-    return low_score(tuple(sorted(card.rank for card in cards)), eight_or_better)
+    return low_score(tuple(sorted([card.rank for card in cards])), eight_or_better)
 
 
 def primary_value(v: Variant, cards: Sequence[Card]) -> HandValue:
@@ -276,6 +276,6 @@ def warm_up() -> None:
             key = low_showing([Card(rank, Suit.CLUBS) for rank in ranks])
             _describe_low_score(key, False)
     for ranks in itertools.combinations_with_replacement(range(2, 15), 5):
-        if max(ranks.count(rank) for rank in ranks) <= 4:
+        if ranks[0] != ranks[4]:  # (sorted: five of one rank is the one impossible hand)
             for eight in (False, True):
                 _describe_low_score(low_score(ranks, eight), eight)
