@@ -5,18 +5,18 @@ from __future__ import annotations
 import argparse
 import sqlite3
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from table_controller.broadcast.config import load_broadcast_config
+from table_controller.broadcast.config import BroadcastConfig, load_broadcast_config
 from table_controller.web.service_command import (
     EXIT_BAD_CONFIG,
     EXIT_NEEDS_PERSON,  # the backlog file is damaged or not a SQLite file
     add_service_parser,
-    hash_or_config,
-    serve_until_interrupted,
-    serving_line,
-    start_logging,
+    run_web_service,
 )
+
+if TYPE_CHECKING:  # the web stack is loaded when the service starts
+    from table_controller.web.service import WebService
 
 
 def add_broadcast_parser(commands: Any) -> None:
@@ -33,37 +33,30 @@ def add_broadcast_parser(commands: Any) -> None:
 
 def run_broadcast(args: argparse.Namespace) -> int:
     """Run the service, or print a password hash; exit 2 on a bad configuration."""
-    cfg = hash_or_config("broadcast", args, load_broadcast_config, "producer")
-    if isinstance(cfg, int):
-        return cfg
-    from table_controller.broadcast.service import Broadcast  # noqa: PLC0415 - web stack
-    from table_controller.broadcast.store import StoreInUseError  # noqa: PLC0415
 
-    start_logging()
-    try:
-        service = Broadcast(cfg)
-    except StoreInUseError as exc:  # a second instance: it would knock the first off
-        print(f"{args.config}: state_file: {exc}", file=sys.stderr)
-        return EXIT_BAD_CONFIG
-    except OSError as exc:
-        print(f"stud-table broadcast: {args.config}: state_file: cannot open {cfg.state_file}:"
-              f" {exc.strerror}", file=sys.stderr)
-        return EXIT_BAD_CONFIG
-    except sqlite3.Error as exc:  # damaged or not ours: a person must look at it
-        print(f"stud-table broadcast: {args.config}: state_file: {cfg.state_file} cannot be"
-              f" used: {exc}", file=sys.stderr)
-        return EXIT_NEEDS_PERSON
-    try:
-        # Bound before the broker is joined: a port in use stops here, in one line.
-        sock = service.bind()
-    except OSError as exc:
-        service.store.close()
-        print(f"{args.config}: http: {exc}", file=sys.stderr)
-        return EXIT_BAD_CONFIG
+    def make(cfg: BroadcastConfig) -> WebService | int:
+        from table_controller.broadcast.service import Broadcast  # noqa: PLC0415 - web stack
+        from table_controller.broadcast.store import StoreInUseError  # noqa: PLC0415
 
-    def ready(port: int) -> None:
-        for line in service.delay_lines():  # which delay is in force, and why
-            print(f"stud-table broadcast: {line}", flush=True)
-        print(serving_line("broadcast", cfg.http.host, cfg.http.port, port), flush=True)
+        try:
+            return Broadcast(cfg)
+        except StoreInUseError as exc:  # a second instance: it would knock the first off
+            print(f"{args.config}: state_file: {exc}", file=sys.stderr)
+            return EXIT_BAD_CONFIG
+        except OSError as exc:
+            print(f"stud-table broadcast: {args.config}: state_file: cannot open"
+                  f" {cfg.state_file}: {exc.strerror}", file=sys.stderr)
+            return EXIT_BAD_CONFIG
+        except sqlite3.Error as exc:  # damaged or not ours: a person must look at it
+            print(f"stud-table broadcast: {args.config}: state_file: {cfg.state_file} cannot"
+                  f" be used: {exc}", file=sys.stderr)
+            return EXIT_NEEDS_PERSON
 
-    return serve_until_interrupted("broadcast", service.serve(ready, sock))
+    def delays(service: WebService) -> list[str]:
+        from table_controller.broadcast.service import Broadcast  # noqa: PLC0415
+
+        assert isinstance(service, Broadcast)
+        return service.delay_lines()  # which delay is in force, and why
+
+    return run_web_service("broadcast", args, loader=load_broadcast_config, whose="producer",
+                           make=make, start_lines=delays)

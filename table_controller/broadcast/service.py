@@ -727,6 +727,10 @@ class Broadcast(WebService):
 
     # ------------------------------------------------------------------ run
 
+    def unbound(self) -> None:
+        """The port could not be bound: close the store opened for serving."""
+        self.store.close()
+
     def started(self) -> None:
         """Follow the broker and start releasing (uvicorn accepts connections now)."""
         connect_follower(self.client, self.cfg.broker, session_expiry_s=SESSION_EXPIRY_S)

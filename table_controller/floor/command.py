@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from table_controller.floor.config import load_floor_config
-from table_controller.web.service_command import (
-    EXIT_BAD_CONFIG,
-    add_service_parser,
-    hash_or_config,
-    serve_until_interrupted,
-    serving_line,
-    start_logging,
-)
+from table_controller.floor.config import FloorConfig, load_floor_config
+from table_controller.web.service_command import add_service_parser, run_web_service
+
+if TYPE_CHECKING:  # the web stack is loaded when the service starts
+    from table_controller.web.service import WebService
 
 
 def add_floor_parser(commands: Any) -> None:
@@ -30,20 +25,11 @@ def add_floor_parser(commands: Any) -> None:
 
 def run_floor(args: argparse.Namespace) -> int:
     """Run the dashboard, or print a password hash; exit 2 on a bad configuration."""
-    cfg = hash_or_config("floor", args, load_floor_config, "supervisor")
-    if isinstance(cfg, int):
-        return cfg
-    from table_controller.floor.service import Floor  # noqa: PLC0415 - web stack
 
-    start_logging()
-    service = Floor(cfg)
-    try:
-        sock = service.bind()  # before the broker: a port in use stops here, in one line
-    except OSError as exc:
-        print(f"{args.config}: http: {exc}", file=sys.stderr)
-        return EXIT_BAD_CONFIG
+    def make(cfg: FloorConfig) -> WebService:
+        from table_controller.floor.service import Floor  # noqa: PLC0415 - web stack
 
-    def ready(port: int) -> None:
-        print(serving_line("floor", cfg.http.host, cfg.http.port, port), flush=True)
+        return Floor(cfg)
 
-    return serve_until_interrupted("floor", service.serve(ready, sock))
+    return run_web_service("floor", args, loader=load_floor_config, whose="supervisor",
+                           make=make)

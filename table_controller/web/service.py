@@ -51,6 +51,10 @@ class WebService(ABC):
     async def stopped(self) -> None:
         """Called on every way out of :meth:`serve`, a failed start included."""
 
+    def unbound(self) -> None:  # noqa: B027 - a hook: by default nothing to release
+        """Release what the constructor opened when the socket cannot be bound (the
+        service never served); nothing unless a subclass opened something."""
+
     def bind(self) -> socket.socket:
         """The listening socket, bound before anything else starts (a port in use is
         one ``OSError`` line, not a traceback from a half-started service)."""

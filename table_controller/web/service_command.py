@@ -15,10 +15,13 @@ import getpass
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from table_controller.table.config_file import ConfigError
 from table_controller.web.passwords import hash_password
+
+if TYPE_CHECKING:  # the web stack is loaded when a service starts, not for the parser
+    from table_controller.web.service import WebService
 
 EXIT_FAILURE: Final = 1
 """The service stopped on an error it reported (a socket error while serving)."""
@@ -119,6 +122,37 @@ def serve_until_interrupted(service: str, serving: Coroutine[Any, Any, None]) ->
     return 0
 
 
+def run_web_service(service: str, args: argparse.Namespace, *,
+                    loader: Callable[[Path], ConfigT], whose: str,
+                    make: Callable[[ConfigT], WebService | int],
+                    start_lines: Callable[[WebService], list[str]] | None = None) -> int:
+    """``stud-table broadcast|floor``: print a password hash, or load the config, make
+    the service (``make``: it, or the exit code after a line saying why), bind its
+    socket (a port in use: one line, exit 2), say where it serves (after
+    ``start_lines``) and serve until Ctrl-C; the exit code."""
+    cfg = hash_or_config(service, args, loader, whose)
+    if isinstance(cfg, int):
+        return cfg
+    start_logging()
+    made = make(cfg)
+    if isinstance(made, int):
+        return made
+    web = made
+    try:
+        sock = web.bind()  # before the broker is joined: a port in use stops here
+    except OSError as exc:
+        web.unbound()
+        print(f"{args.config}: http: {exc}", file=sys.stderr)
+        return EXIT_BAD_CONFIG
+
+    def ready(port: int) -> None:
+        for line in start_lines(web) if start_lines is not None else []:
+            print(f"stud-table {service}: {line}", flush=True)
+        print(serving_line(service, web.host, web.port, port), flush=True)
+
+    return serve_until_interrupted(service, web.serve(ready, sock))
+
+
 __all__ = ["EXIT_BAD_CONFIG", "EXIT_FAILURE", "EXIT_NEEDS_PERSON", "MIN_PASSWORD",
            "add_service_parser", "hash_or_config", "load_config", "print_password_hash",
-           "serve_until_interrupted", "serving_line", "start_logging"]
+           "run_web_service", "serve_until_interrupted", "serving_line", "start_logging"]

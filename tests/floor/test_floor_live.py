@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from table_controller.floor import service as floor_service
 from table_controller.floor.live import SEVERITY_RANK, LiveView, route, sort_key
 from table_controller.floor.report import (
     MemoryArchive,
@@ -184,8 +187,11 @@ def test_the_floor_sends_exactly_what_the_table_takes(name: str, body: dict[str,
 
 def test_the_floor_commands_are_the_registry_and_the_journal_ops() -> None:
     """One console-command registry (issue 20): the dashboard's commands are the
-    registry's floor commands, which are the journal's floor ops."""
+    registry's floor commands, which are the journal's floor ops, and the page's
+    buttons send exactly those."""
     assert COMMANDS == FLOOR_COMMANDS == FLOOR_OPS
+    script = (Path(floor_service.__file__).parent / "static" / "floor.js").read_text()
+    assert set(re.findall(r'send\("(\w+)"', script)) == set(COMMANDS)
 
 
 def hand(table: str, n: int, ended: float, dealer: str, codes: list[tuple[str, str]]
