@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import sqlite3
 import threading
 import time
 import urllib.parse
@@ -81,8 +82,22 @@ port = {broker_port}
 [database]
 path = "{database}"
 """)
-        super().__init__("archive", config, tmp / "archive.log",
-                         lambda text: "archive_mqtt_connected" in text)
+        self.database = database
+        super().__init__("archive", config, tmp / "archive.log", self._following)
+
+    def _following(self, text: str) -> bool:
+        # Connected, and the writer has laid out the schema: a test that reads the
+        # database at once found no table under load ("no such table: hands").
+        return "archive_mqtt_connected" in text and _has_hands_table(self.database)
+
+
+def _has_hands_table(database: Path) -> bool:
+    """Whether the archive's SQLite file holds its ``hands`` table yet."""
+    if not database.exists():
+        return False
+    with contextlib.closing(sqlite3.connect(database)) as conn:
+        return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'"
+                            " AND name = 'hands'").fetchone() is not None
 
 
 class FloorService(WebServiceProcess):
