@@ -1,5 +1,7 @@
-"""Shared pytest set-up: a real Mosquitto broker per test, the ``soak`` marker and
-``--soak`` option, and the hypothesis profile every property test runs under."""
+"""Shared pytest set-up: a real Mosquitto broker per test, the table rig and the
+headless browser several folders' tests use (daemon, archive, broadcast, floor), the
+``soak`` marker and ``--soak`` option, and the hypothesis profile every property test
+runs under."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import structlog
 from hypothesis import HealthCheck, settings
 
 from table_controller.testing.broker import MosquittoBroker, RecordingSubscriber
+from table_controller.testing.browser import Browser
+from table_controller.testing.daemon_rig import TableRig
 
 # CI runs on a loaded 2-core machine shared with other work: how long a test or its
 # input generation takes says nothing about correctness there. Without this, a
@@ -90,6 +94,32 @@ def mosquitto(tmp_path: Path) -> Iterator[MosquittoBroker]:
         yield broker
     finally:
         broker.close()
+
+
+@pytest.fixture
+def rig(tmp_path: Path, mosquitto: MosquittoBroker) -> Iterator[TableRig]:
+    """A table rig on the test's broker (its daemon started by the test); its daemon
+    and readers stop afterwards."""
+    with TableRig(tmp_path, mosquitto) as table:
+        yield table
+
+
+@pytest.fixture
+def table(tmp_path: Path, mosquitto: MosquittoBroker) -> Iterator[TableRig]:
+    """Emulated readers and the real daemon (in a thread) on the test's broker."""
+    with TableRig(tmp_path, mosquitto) as dealing:
+        dealing.start_thread()
+        yield dealing
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Browser]:
+    """A headless Chromium, closed afterwards."""
+    chrome = Browser(tmp_path / "profile")
+    try:
+        yield chrome
+    finally:
+        chrome.close()
 
 
 @pytest.fixture

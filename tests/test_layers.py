@@ -3,8 +3,9 @@
 The order, lowest first: ``firmware_bridge`` (reader wire protocol) and ``domain``
 (cards, zones, events, hands, variants, the rules engine, equity: pure) < ``table``
 (layout, decks, presence) < ``records`` (scripts, journal, replay) < ``mqtt``
-(topics, payloads, publisher) < ``daemon`` < ``simulation`` < what the services share
-(``archive``, ``handhistory``, ``web``) < the services beside the daemon (``demo``,
+(topics, payloads, publisher) < ``daemon`` < ``simulation`` < ``web`` (the services'
+kit: serve loop, sessions, subcommand edge, passwords) < what the services share
+(``archive``, ``handhistory``) < the services beside the daemon (``demo``,
 ``broadcast``, ``floor``) < ``tools`` (the command line) < ``testing`` (rigs for tests
 and benches). An import upwards, or between two programs, is a cycle
 waiting to happen; this test names it. The pure layer also imports no I/O library.
@@ -27,18 +28,20 @@ RANK: dict[str, int] = {
     "mqtt": 3,
     "daemon": 4,
     "simulation": 5,
-    "archive": 6,
-    "handhistory": 6,
     "web": 6,
-    "demo": 7,
-    "broadcast": 7,
-    "floor": 7,
-    "tools": 8,
-    "testing": 9,
+    "archive": 7,
+    "handhistory": 7,
+    "demo": 8,
+    "broadcast": 8,
+    "floor": 8,
+    "tools": 9,
+    "testing": 10,
 }
-"""Layer of each top-level package. What services share sits below them (``archive``
-the floor searches, ``handhistory`` it exports with, ``web``: passwords and the inbound
-message gate); ``tools`` (the CLI) may start every program."""
+"""Layer of each top-level package. What services share sits below them: ``web``, the
+kit all three services use (the archive its subcommand edge; broadcast and floor the
+serve loop, sessions, passwords and the inbound message gate), then ``archive`` the
+floor searches and ``handhistory`` it exports with; ``tools`` (the CLI) may start
+every program."""
 
 PURE_FORBIDDEN = ("paho", "serial", "structlog", "socket", "subprocess", "threading", "sqlite3",
                   "sqlalchemy", "starlette", "uvicorn", "time", "os", "pathlib", "shutil")

@@ -6,29 +6,27 @@ import argparse
 import signal
 import sys
 import threading
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from table_controller.table.config_file import ConfigError
-
-EXIT_FAILURE = 1
-EXIT_BAD_CONFIG = 2
-EXIT_NEEDS_PERSON = 3
-"""The database holds a schema this program does not know: not restarted blindly."""
+from table_controller.web.service_command import (
+    EXIT_BAD_CONFIG,
+    EXIT_NEEDS_PERSON,  # the database holds a schema this program does not know
+    add_service_parser,
+    load_config,
+    start_logging,
+)
 
 
 def add_archive_parser(commands: Any) -> None:
     """Add ``archive`` to the ``stud-table`` subcommands."""
-    parser: argparse.ArgumentParser = commands.add_parser(
-        "archive",
-        help="store every finished hand and alert of many tables (SQLite or PostgreSQL)",
+    add_service_parser(
+        commands, "archive",
+        summary="store every finished hand and alert of many tables (SQLite or PostgreSQL)",
         description="Follow tables' hands, alerts and alert changes over MQTT and store"
         " them in the hand archive: an SQLite file, or PostgreSQL by DSN. Several"
         " instances can share the load (MQTT 5 shared subscriptions). See docs/archive.md.",
-    )
-    parser.add_argument("--config", type=Path, required=True,
-                        help="archive.toml (deploy/archive.example.toml)")
+        config="archive.toml (deploy/archive.example.toml)")
 
 
 def run_archive(args: argparse.Namespace) -> int:
@@ -36,11 +34,9 @@ def run_archive(args: argparse.Namespace) -> int:
     # Imported here: building the ``stud-table`` parser must not load SQLAlchemy.
     from table_controller.archive.config import load_archive_config  # noqa: PLC0415
 
-    try:
-        cfg = load_archive_config(args.config)
-    except ConfigError as exc:
-        print(f"stud-table archive: {exc}", file=sys.stderr)
-        return EXIT_BAD_CONFIG
+    cfg = load_config("archive", args.config, load_archive_config)
+    if isinstance(cfg, int):
+        return cfg
     path = cfg.database.path
     if path is not None and not path.parent.is_dir():
         # Not an outage to wait out: the service would retry for ever.
@@ -48,9 +44,8 @@ def run_archive(args: argparse.Namespace) -> int:
               " does not exist", file=sys.stderr)
         return EXIT_BAD_CONFIG
     from table_controller.archive.service import ArchiveService  # noqa: PLC0415 - MQTT, DB
-    from table_controller.daemon.logging import configure_logging  # noqa: PLC0415
 
-    configure_logging("console" if sys.stderr.isatty() else "json")
+    start_logging()
     try:
         service = ArchiveService(cfg)
     except (ValueError, ImportError) as exc:  # a URL SQLAlchemy cannot use

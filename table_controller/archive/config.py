@@ -7,35 +7,26 @@ is ``deploy/archive.example.toml``; docs/archive.md explains every key.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Any, Final
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from table_controller.archive.store import database_url, sqlite_url
 from table_controller.mqtt.broker_config import BrokerConfig
-from table_controller.mqtt.topics import TopicError, check_level
-from table_controller.table.config_file import ConfigError, error_from_validation, read_toml
+from table_controller.table.config_file import ConfigError, ConfigSection, read_toml
+from table_controller.web.service_config import (
+    config_dir,
+    parse_config,
+    relative_to_config,
+    topic_level,
+)
 
 MAX_QUEUE: Final = 65_535
 """The largest queue: the MQTT 5 *Receive Maximum* it is announced as (a 16-bit value)."""
 
 
-def _level(what: str) -> AfterValidator:
-    def check(value: str) -> str:
-        try:
-            return check_level(value, what)
-        except TopicError as exc:
-            raise ValueError(str(exc)) from None
-    return AfterValidator(check)
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class DatabaseConfig(_Section):
+class DatabaseConfig(ConfigSection):
     """``[database]``: an SQLite file (``path``, the default) or PostgreSQL (``dsn``)."""
 
     path: Path | None = Field(default=None, description="SQLite file (relative: to the config).")
@@ -56,19 +47,25 @@ class DatabaseConfig(_Section):
                 raise ValueError("dsn must be a postgresql:// URL (SQLite: use path)")
         return self
 
+    def resolved(self, base: Path) -> DatabaseConfig:
+        """This database with a relative ``path`` taken from ``base`` (the config's dir)."""
+        if self.path is None or self.path.is_absolute():
+            return self
+        return self.model_copy(update={"path": relative_to_config(self.path, base)})
 
-class ArchiveConfig(_Section):
+
+class ArchiveConfig(ConfigSection):
     """The whole ``archive.toml``."""
 
-    instance: Annotated[str, _level("instance")] = Field(
+    instance: Annotated[str, topic_level("instance")] = Field(
         default="archive-1",
         description="This instance's name: its status topic and its MQTT session.")
-    tables: list[Annotated[str, _level("table id")]] = Field(
+    tables: list[Annotated[str, topic_level("table id")]] = Field(
         default_factory=list, description="Tables archived; empty: every table (+).")
     secure: bool = Field(
         default=False,
         description="Follow secure/hands (production credentials) and keep down cards.")
-    share_group: Annotated[str, _level("share group")] | None = Field(
+    share_group: Annotated[str, topic_level("share group")] | None = Field(
         default=None,
         description="MQTT 5 shared subscription group: instances of one group split the"
         " messages.")
@@ -102,21 +99,8 @@ class ArchiveConfig(_Section):
 
 def parse_archive_config(data: dict[str, Any], file: Path | str) -> ArchiveConfig:
     """Validate parsed TOML ``data``; a problem is a :class:`ConfigError` naming ``file``."""
-    base = Path(file).resolve().parent
-    try:
-        cfg = ArchiveConfig.model_validate(data)
-    except ValidationError as exc:
-        err = error_from_validation(file, exc)
-        head, sep, rest = err.problem.partition(": ")
-        if sep and not err.key and head == "tables":
-            raise ConfigError(file, head, rest) from None
-        raise err from None
-    path = cfg.database.path
-    if path is not None and not path.is_absolute():
-        database = cfg.database.model_copy(
-            update={"path": Path(os.path.normpath(base / path))})
-        cfg = cfg.model_copy(update={"database": database})
-    return cfg
+    cfg = parse_config(ArchiveConfig, data, file, ("tables",))
+    return cfg.model_copy(update={"database": cfg.database.resolved(config_dir(file))})
 
 
 def load_archive_config(path: Path | str) -> ArchiveConfig:

@@ -34,9 +34,6 @@ from typing import Any, Final
 
 import paho.mqtt.client as mqtt
 import structlog
-from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
@@ -51,9 +48,10 @@ from table_controller.archive.store import (
     parse_item,
     unavailable,
 )
-from table_controller.mqtt.broker_config import configure_client
+from table_controller.mqtt.follower import connect_follower, follower_client, stop_follower
 from table_controller.mqtt.topics import ArchiveTopics, shown_name
 from table_controller.mqtt.unreachable import BrokerOutage
+from table_controller.web.inbound import load_message
 
 log = structlog.get_logger(__name__)
 
@@ -128,28 +126,18 @@ class ArchiveService:
     # ------------------------------------------------------------------ MQTT in
 
     def _mqtt_client(self) -> mqtt.Client:
-        broker = self.cfg.broker
         # A stable id per instance: the broker keeps our session (subscriptions and
         # the messages not yet acknowledged) across a restart. The broker's ACL and the
         # archive's credentials keep others from taking the id (docs/archive.md).
-        client = mqtt.Client(CallbackAPIVersion.VERSION2,
-                             client_id=broker.client_id or f"stud-archive-{self.cfg.instance}",
-                             protocol=MQTTProtocolVersion.MQTTv5, manual_ack=True)
-        configure_client(client, broker)
+        client = follower_client(
+            self.cfg.broker, self.cfg.broker.client_id or f"stud-archive-{self.cfg.instance}",
+            "archive", self.outage, on_connected=self._on_connect,
+            on_lost=self._on_disconnect, on_message=self._on_message, manual_ack=True)
         client.will_set(self.topics.status, self._status_payload("lost", "connection lost"),
                         qos=1, retain=True)
-        client.on_connect = self._on_connect
-        client.on_connect_fail = self.outage.on_connect_fail
-        client.on_disconnect = self._on_disconnect
-        client.on_message = self._on_message
         return client
 
-    def _on_connect(self, client: mqtt.Client, _u: object, _f: object, reason: ReasonCode,
-                    _p: object) -> None:
-        if reason.is_failure:
-            log.error("archive_mqtt_refused", reason=str(reason))
-            return
-        self.outage.connected()
+    def _on_connect(self, client: mqtt.Client, _userdata: object) -> None:
         client.subscribe([(f, SubscribeOptions(qos=1))
                           for f in self.topics.filters(self.cfg.secure)])
         self.connected.set()
@@ -158,8 +146,7 @@ class ArchiveService:
         self._last_status = None  # republish it on every connection
         self.publish_status()
 
-    def _on_disconnect(self, _c: mqtt.Client, _u: object, _f: object, reason: ReasonCode,
-                       _p: object) -> None:
+    def _on_disconnect(self, _userdata: object, reason: ReasonCode) -> None:
         self.connected.clear()
         if not self.stopping.is_set() and not self._cycling:
             log.warning("archive_mqtt_disconnected", reason=str(reason))
@@ -202,12 +189,10 @@ class ArchiveService:
         if self.cfg.tables and table not in self.cfg.tables:
             return None
         try:
-            if len(raw) > MAX_PAYLOAD:
-                raise RecordError(f"{len(raw)} bytes, more than {MAX_PAYLOAD}")
             try:
-                payload = json.loads(raw)
-            except (ValueError, RecursionError) as exc:
-                raise RecordError(f"not JSON ({str(exc)[:60]})") from None
+                payload = load_message(raw, MAX_PAYLOAD)
+            except ValueError as exc:
+                raise RecordError(str(exc)) from None
             store_kind: Kind = "hand" if kind == self.hand_kind else (
                 "alert" if kind == "alert" else "change")
             item = parse_item(store_kind, table, payload, secure=self.cfg.secure,
@@ -260,8 +245,7 @@ class ArchiveService:
         log.info("archive_fetching_held", held=self._held_pending)
         self._held_pending = 0
         self._cycling = True  # a disconnection we make is no warning
-        self.client.disconnect()
-        self.client.loop_stop()
+        stop_follower(self.client)
         self._cycling = False
         self._connect()
 
@@ -397,15 +381,11 @@ class ArchiveService:
         self._writer.start()
 
     def _connect(self) -> None:
-        broker = self.cfg.broker
-        props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
-        props.SessionExpiryInterval = self.cfg.session_expiry_s
         # The broker should not send more unacknowledged messages than the queue holds
         # (MQTT 5 Receive Maximum); one that still does is handled (``held``).
-        props.ReceiveMaximum = self.cfg.queue
-        self.client.connect_async(broker.host, broker.port, keepalive=broker.keepalive,
-                                  clean_start=False, properties=props)
-        self.client.loop_start()
+        connect_follower(self.client, self.cfg.broker,
+                         session_expiry_s=self.cfg.session_expiry_s,
+                         receive_maximum=self.cfg.queue)
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until everything received is written (tests and benchmarks)."""
@@ -430,8 +410,7 @@ class ArchiveService:
                                    qos=1, retain=True)
         if self.connected.is_set():
             info.wait_for_publish(min(timeout, 5.0))
-        self.client.disconnect()
-        self.client.loop_stop()
+        stop_follower(self.client)
         self.store.close()
 
 

@@ -11,42 +11,26 @@ the password itself except to check a login against the hash.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    model_validator,
-)
+from pydantic import AfterValidator, Field, model_validator
 
 from table_controller.archive.config import DatabaseConfig
 from table_controller.broadcast.delay import MAX_DELAY_S, MAX_OFFSET_MS, Reveal
 from table_controller.mqtt.broker_config import BrokerConfig
-from table_controller.mqtt.topics import TopicError, check_level
-from table_controller.table.config_file import ConfigError, error_from_validation, read_toml
+from table_controller.table.config_file import ConfigError, ConfigSection, read_toml
 from table_controller.web.passwords import checked_hash
+from table_controller.web.service_config import (
+    config_dir,
+    parse_config,
+    relative_to_config,
+    topic_level,
+)
 
 RESERVED: Final = frozenset({"venue", "producer", "static", "api", "login"})
 """Output names taken by the service's own pages."""
-
-def _level(what: str) -> AfterValidator:
-    def check(value: str) -> str:
-        try:
-            return check_level(value, what)
-        except TopicError as exc:
-            raise ValueError(str(exc)) from None
-    return AfterValidator(check)
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
 
 _ORIGIN: Final = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?")
 
@@ -58,7 +42,7 @@ def _origins(value: list[str]) -> list[str]:
     return value
 
 
-class HttpConfig(_Section):
+class HttpConfig(ConfigSection):
     """``[http]``: where the pages are served. Localhost unless said otherwise."""
 
     host: str = Field(default="127.0.0.1", description="Bind address; put TLS in front.")
@@ -70,7 +54,7 @@ class HttpConfig(_Section):
         " Every other page can never be framed.")
 
 
-class ProducerConfig(_Section):
+class ProducerConfig(ConfigSection):
     """``[producer]``: the lock of the producer page, the delay control and locked outputs."""
 
     password_hash: Annotated[str, AfterValidator(checked_hash)] = Field(
@@ -81,10 +65,10 @@ class ProducerConfig(_Section):
         " a confirmation on the producer page.")
 
 
-class OutputConfig(_Section):
+class OutputConfig(ConfigSection):
     """``[[outputs]]``: one delayed output, served at ``/overlay/<table>[/<name>]``."""
 
-    name: Annotated[str, _level("output name")] = "overlay"
+    name: Annotated[str, topic_level("output name")] = "overlay"
     delay_s: float = Field(default=1800.0, ge=0.0, le=MAX_DELAY_S)
     offset_ms: int = Field(default=0, ge=0, le=MAX_OFFSET_MS,
                            description="Board-sync: extra milliseconds on top of the delay.")
@@ -96,10 +80,10 @@ class OutputConfig(_Section):
         " this session's (the last stats_session_hours) or all time.")
 
 
-class BroadcastConfig(_Section):
+class BroadcastConfig(ConfigSection):
     """The whole ``broadcast.toml``."""
 
-    tables: list[Annotated[str, _level("table id")]] = Field(min_length=1)
+    tables: list[Annotated[str, topic_level("table id")]] = Field(min_length=1)
     state_file: Path = Field(description="SQLite backlog (relative: to the config file).")
     retention_hours: float = Field(default=12.0, gt=0, le=24 * 30)
     min_public_delay_s: float = Field(
@@ -142,26 +126,12 @@ class BroadcastConfig(_Section):
 
 def parse_broadcast_config(data: dict[str, Any], file: Path | str) -> BroadcastConfig:
     """Validate parsed TOML ``data``; a problem is a :class:`ConfigError` naming ``file``."""
-    base = Path(file).resolve().parent
-    try:
-        cfg = BroadcastConfig.model_validate(data, context={"base_dir": base})
-    except ValidationError as exc:
-        err = error_from_validation(file, exc)
-        text = err.problem
-        # Cross-field checks name their key first ("outputs[1].delay_s: ...").
-        head, sep, rest = text.partition(": ")
-        if sep and not err.key and (head.startswith(("outputs", "tables"))):
-            raise ConfigError(file, head, rest) from None
-        raise err from None
-    update: dict[str, Any] = {"state_file": _resolve_path(cfg.state_file, base)}
-    if cfg.archive is not None and cfg.archive.path is not None:
-        update["archive"] = cfg.archive.model_copy(
-            update={"path": _resolve_path(cfg.archive.path, base)})
+    cfg = parse_config(BroadcastConfig, data, file, ("outputs", "tables"))
+    base = config_dir(file)
+    update: dict[str, Any] = {"state_file": relative_to_config(cfg.state_file, base)}
+    if cfg.archive is not None:
+        update["archive"] = cfg.archive.resolved(base)
     return cfg.model_copy(update=update)
-
-
-def _resolve_path(value: Path, base: Path) -> Path:
-    return value if value.is_absolute() else Path(os.path.normpath(base / value))
 
 
 def load_broadcast_config(path: Path | str) -> BroadcastConfig:

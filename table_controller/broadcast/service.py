@@ -36,7 +36,6 @@ import contextlib
 import json
 import math
 import secrets
-import socket
 import sqlite3
 import threading
 import time
@@ -47,10 +46,6 @@ from typing import Any, Final
 
 import paho.mqtt.client as mqtt
 import structlog
-import uvicorn
-from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.applications import Starlette
@@ -85,15 +80,13 @@ from table_controller.broadcast.manual import (
     producer_words,
 )
 from table_controller.broadcast.store import Store, Stored
-from table_controller.mqtt.broker_config import configure_client
+from table_controller.mqtt.follower import connect_follower, follower_client, stop_follower
 from table_controller.mqtt.request import NoReplyError, send_request
 from table_controller.mqtt.topics import TableTopics, TopicKind
 from table_controller.mqtt.unreachable import BrokerOutage
 from table_controller.web.inbound import parse_payload
-from table_controller.web.listen import bind_listener
-from table_controller.web.passwords import check_password
-from table_controller.web.security import SecurityHeaders, cross_origin, event_id
-from table_controller.web.throttle import LoginThrottle
+from table_controller.web.security import SecurityHeaders, event_id, guard_post
+from table_controller.web.service import WebService
 
 log = structlog.get_logger(__name__)
 
@@ -101,16 +94,12 @@ STATIC: Final = Path(__file__).parent / "static"
 KEEPALIVE_S: Final = 15.0
 """An SSE comment this often keeps proxies from closing an idle stream."""
 COOKIE: Final = "stud_broadcast"
-MAX_SESSIONS: Final = 1000
-"""Producer logins remembered (cookies); past this the oldest is forgotten."""
 SESSION_EXPIRY_S: Final = 24 * 3600
 """How long the broker keeps our session (and queues messages) while we are down."""
 PRODUCER_ONLY_INFO: Final = ("delay_source", "config_delay_s", "delay_why")
 """Output settings only the producer's stream and API carry."""
 STATS_CACHE_S: Final = 20.0
 """Player statistics are computed again at most this often per output and table."""
-HASHES_AT_ONCE: Final = 2
-"""Password checks run at the same time (scrypt: 16 MiB and ~50 ms each)."""
 CARD_TIMEOUT_S: Final = 10.0
 """How long a manual card entry waits for the daemon's reply."""
 MAX_CARD_BODY: Final = 1024
@@ -189,19 +178,17 @@ class ConfirmNeededError(DelayError):
     """A delay change that needs the producer's confirmation (a large cut)."""
 
 
-class Broadcast:
+class Broadcast(WebService):
     """The service: store, outputs, MQTT follower and the web app."""
 
     def __init__(self, cfg: BroadcastConfig, clock: Callable[[], float] = time.time) -> None:
+        super().__init__("broadcast", cfg.http.host, cfg.http.port, COOKIE, clock)
         self.cfg = cfg
         self.clock = clock
         self.store = Store(cfg.state_file)
         self.outputs: dict[str, Output] = {}
-        self._sessions: dict[str, None] = {}  # insertion-ordered: the oldest goes first
-        self.throttle = LoginThrottle()
-        self._hashing: asyncio.Semaphore | None = None  # made on the serving loop
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._tick = asyncio.Event()
+        self._ticker: asyncio.Task[None] | None = None
         self.refused = 0
         self.store_errors = 0
         """Messages that could not be stored (shown on the producer page, logged)."""
@@ -435,33 +422,16 @@ class Broadcast:
     # ------------------------------------------------------------------ MQTT
 
     def _mqtt_client(self) -> mqtt.Client:
-        broker = self.cfg.broker
         # A persistent session under an id drawn once and kept in the store: the
         # broker queues the QoS 1 messages of a restart's downtime for us (nothing
         # lost), and the id stays unguessable (nobody can knock the service off).
-        client_id = broker.client_id or self.store.meta(
+        client_id = self.cfg.broker.client_id or self.store.meta(
             "client_id", f"stud-broadcast-{secrets.token_hex(16)}")
-        client = mqtt.Client(
-            CallbackAPIVersion.VERSION2, client_id=client_id,
-            protocol=MQTTProtocolVersion.MQTTv5,
-        )
-        configure_client(client, broker)
-        client.on_connect = self._on_connect
-        client.on_connect_fail = self.outage.on_connect_fail
-        client.on_disconnect = self._on_disconnect
-        client.on_message = self._on_message
-        return client
+        return follower_client(self.cfg.broker, client_id, "broadcast", self.outage,
+                               on_connected=self._on_connect, on_lost=self._on_disconnect,
+                               on_message=self._on_message)
 
-    def _on_connect(self, client: mqtt.Client, _u: object, _f: object, reason: ReasonCode,
-                    _p: object) -> None:
-        if reason.is_failure:
-            log.error("broadcast_mqtt_refused", reason=str(reason))
-            return
-        self.outage.connected()
-        sock = client.socket()
-        if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):
-            # As the daemon does: small messages must not wait for Nagle + delayed ACK.
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    def _on_connect(self, client: mqtt.Client, _userdata: object) -> None:
         for table in self.cfg.tables:
             topics = TableTopics(table)
             for topic in (topics.secure_state, topics.secure_events, topics.secure_notices,
@@ -471,8 +441,7 @@ class Broadcast:
         self.connected.set()
         log.info("broadcast_mqtt_connected", tables=self.cfg.tables)
 
-    def _on_disconnect(self, _c: mqtt.Client, _u: object, _f: object, reason: ReasonCode,
-                       _p: object) -> None:
+    def _on_disconnect(self, _userdata: object, reason: ReasonCode) -> None:
         self.connected.clear()
         log.warning("broadcast_mqtt_disconnected", reason=str(reason))
 
@@ -497,32 +466,19 @@ class Broadcast:
     async def _authorised(self, request: Request) -> bool | Response:
         """True for the producer (cookie or password); False: ask for the password; a
         429 response while this client is throttled (:mod:`table_controller.web.throttle`)."""
-        if request.cookies.get(COOKIE) in self._sessions:
+        if self.sessions.who(request) is not None:
             return True
         header = request.headers.get("authorization", "")
         if not header.lower().startswith("basic "):
             return False
-        client = request.client.host if request.client else "?"
-        wait = self.throttle.wait(client, self.clock())
+        wait = self.passwords.wait(request)
         if wait > 0:
             return _too_many(wait)
         try:
             _user, _, password = base64.b64decode(header[6:]).decode().partition(":")
         except (binascii.Error, UnicodeDecodeError):
             password = ""
-        if self._hashing is None:
-            self._hashing = asyncio.Semaphore(HASHES_AT_ONCE)
-        async with self._hashing:  # bounded CPU; no lock held while anyone waits
-            ok = await asyncio.to_thread(check_password, password,
-                                         self.cfg.producer.password_hash)
-        if ok:
-            self.throttle.succeeded(client)
-            return True
-        failures = self.throttle.failed(client, self.clock())
-        if self.throttle.should_log(failures):
-            log.warning("broadcast_login_refused", client=client, failures=failures,
-                        locked=self.throttle.locked(failures))
-        return False
+        return await self.passwords.check(request, password, self.cfg.producer.password_hash)
 
     async def _gate(self, request: Request) -> Response | None:
         """``None`` if the producer is logged in, else the answer to send."""
@@ -536,12 +492,8 @@ class Broadcast:
                                  headers={"WWW-Authenticate": 'Basic realm="stud-table"'})
 
     def _session(self, response: Response, request: Request) -> Response:
-        if request.cookies.get(COOKIE) not in self._sessions:
-            token = secrets.token_urlsafe(32)
-            if len(self._sessions) >= MAX_SESSIONS:  # a client without cookies logging in
-                self._sessions.pop(next(iter(self._sessions)))  # again and again: bounded
-            self._sessions[token] = None
-            response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
+        if self.sessions.who(request) is None:
+            self.sessions.open(response, "producer")
         return response
 
     def _output_for(self, page: str, name: str | None) -> Output | None:
@@ -588,14 +540,10 @@ class Broadcast:
 
     async def _producer_post(self, request: Request) -> Response | None:
         """The refusal of a producer's POST from another origin, without the producer's
-        login, or without the ``X-Stud-Table`` header; None when it may go on."""
-        if (refused := cross_origin(request)) is not None:
-            return PlainTextResponse(refused, status_code=403)
-        if (denied := await self._gate(request)) is not None:
-            return denied
-        if request.headers.get("x-stud-table") != "1":  # no cross-site form can set it
-            return PlainTextResponse("missing X-Stud-Table header", status_code=400)
-        return None
+        login, or without the ``X-Stud-Table`` header (:func:`guard_post`); None when
+        it may go on."""
+        return await guard_post(request, self._gate, lambda refusal: PlainTextResponse(
+            refusal.reason, status_code=refusal.status))
 
     async def delay(self, request: Request) -> Response:
         """``POST /api/delay/<output>`` ``{"delay_s": .., "offset_ms": .., "confirm": ..}``
@@ -779,54 +727,27 @@ class Broadcast:
 
     # ------------------------------------------------------------------ run
 
-    def bind(self) -> socket.socket:
-        """The listening socket, bound before anything else starts (a port in use is
-        one ``OSError`` line, not a traceback from a half-started service)."""
-        return bind_listener(self.cfg.http.host, self.cfg.http.port)
+    def unbound(self) -> None:
+        """The port could not be bound: close the store opened for serving."""
+        self.store.close()
 
-    async def serve(self, ready: Callable[[int], None] | None = None,
-                    sock: socket.socket | None = None) -> None:
-        """Serve HTTP on ``sock`` (bound by :meth:`bind` if not given), then connect to
-        the broker; run until cancelled."""
-        sock = sock if sock is not None else self.bind()
-        self._loop = asyncio.get_running_loop()
-        self._hashing = asyncio.Semaphore(HASHES_AT_ONCE)
-        broker = self.cfg.broker
-        config = uvicorn.Config(self.app(), log_level="warning", access_log=False,
-                                lifespan="off",
-                                # open SSE streams never end by themselves
-                                timeout_graceful_shutdown=1)
-        server = uvicorn.Server(config)
-        serving = asyncio.create_task(server.serve(sockets=[sock]))
-        ticker: asyncio.Task[None] | None = None
-        try:
-            while not server.started:
-                if serving.done():
-                    await serving
-                    raise OSError(f"cannot serve on {self.cfg.http.host}:{self.cfg.http.port}")
-                await asyncio.sleep(0.05)
-            props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
-            props.SessionExpiryInterval = SESSION_EXPIRY_S
-            self.client.connect_async(broker.host, broker.port, keepalive=broker.keepalive,
-                                      clean_start=False, properties=props)
-            self.client.loop_start()
-            ticker = asyncio.create_task(self.ticker())
-            port = sock.getsockname()[1]
-            log.info("broadcast_serving", host=self.cfg.http.host, port=port)
-            if ready is not None:
-                ready(port)
-            await serving
-        finally:
-            if ticker is not None:
-                ticker.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await ticker
-            self.client.disconnect()  # first: the network thread then ends at once
-            self.client.loop_stop()
-            self._loop = None  # a late message is not handed to a closed store
-            self.store.close()
-            if self._archive is not None:
-                self._archive.close()
+    def started(self) -> None:
+        """Follow the broker and start releasing (uvicorn accepts connections now)."""
+        connect_follower(self.client, self.cfg.broker, session_expiry_s=SESSION_EXPIRY_S)
+        self._ticker = asyncio.create_task(self.ticker())
+
+    async def stopped(self) -> None:
+        """Stop releasing, leave the broker, close the store and the archive."""
+        if self._ticker is not None:
+            self._ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ticker
+            self._ticker = None
+        stop_follower(self.client)
+        self._loop = None  # a late message is not handed to a closed store
+        self.store.close()
+        if self._archive is not None:
+            self._archive.close()
 
 
 def _without_seq(payload: dict[str, Any]) -> dict[str, Any]:

@@ -11,18 +11,18 @@ The logged-in name is the ``by`` of every acknowledgement and resolution.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Any, Final
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from table_controller.archive.config import DatabaseConfig
 from table_controller.domain.engine.settings import StakesError, check_stakes
 from table_controller.mqtt.broker_config import BrokerConfig
 from table_controller.mqtt.topics import ARCHIVE_LEVEL, TopicError, check_level
-from table_controller.table.config_file import ConfigError, error_from_validation, read_toml
+from table_controller.table.config_file import ConfigSection, read_toml
 from table_controller.web.passwords import checked_hash
+from table_controller.web.service_config import config_dir, parse_config
 
 MAX_NAME: Final = 40
 """Longest supervisor name (it is the ``by`` on the table's journal and topics)."""
@@ -44,18 +44,14 @@ def _name(value: str) -> str:
     return value
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class HttpConfig(_Section):
+class HttpConfig(ConfigSection):
     """``[http]``: where the dashboard is served. Localhost unless said otherwise."""
 
     host: str = Field(default="127.0.0.1", description="Bind address; put TLS in front.")
     port: int = Field(default=8490, ge=0, le=65535, description="0: any free port.")
 
 
-class StakesConfig(_Section):
+class StakesConfig(ConfigSection):
     """``[stakes.<table>]`` (or ``[stakes."*"]`` for every table): the table's fixed-limit
     amounts, as in its ``table.toml``. The hand records carry none; a PHH export writes
     these (else what the record's bets show, flagged when that is nothing)."""
@@ -74,7 +70,7 @@ class StakesConfig(_Section):
         return self
 
 
-class SupervisorConfig(_Section):
+class SupervisorConfig(ConfigSection):
     """``[[supervisors]]``: one floor supervisor who may log in."""
 
     name: Annotated[str, AfterValidator(_name)]
@@ -82,7 +78,7 @@ class SupervisorConfig(_Section):
         description="scrypt hash (stud-table floor --hash-password).")
 
 
-class FloorConfig(_Section):
+class FloorConfig(ConfigSection):
     """The whole ``floor.toml``."""
 
     broker: BrokerConfig = BrokerConfig()
@@ -134,20 +130,10 @@ class FloorConfig(_Section):
 
 def parse_floor_config(data: dict[str, Any], file: Path | str) -> FloorConfig:
     """Validate parsed TOML ``data``; a problem is a :class:`ConfigError` naming ``file``."""
-    base = Path(file).resolve().parent
-    try:
-        cfg = FloorConfig.model_validate(data)
-    except ValidationError as exc:
-        err = error_from_validation(file, exc)
-        head, sep, rest = err.problem.partition(": ")
-        if sep and not err.key and head in ("supervisors", "tables"):
-            raise ConfigError(file, head, rest) from None
-        raise err from None
-    db = cfg.archive
-    if db is not None and db.path is not None and not db.path.is_absolute():
-        db = db.model_copy(update={"path": Path(os.path.normpath(base / db.path))})
-        cfg = cfg.model_copy(update={"archive": db})
-    return cfg
+    cfg = parse_config(FloorConfig, data, file, ("supervisors", "tables"))
+    if cfg.archive is None:
+        return cfg
+    return cfg.model_copy(update={"archive": cfg.archive.resolved(config_dir(file))})
 
 
 def load_floor_config(path: Path | str) -> FloorConfig:

@@ -34,7 +34,6 @@ import gc
 import json
 import math
 import secrets
-import socket
 import sys
 import threading
 import time
@@ -45,8 +44,7 @@ from typing import Any, Final
 
 import paho.mqtt.client as mqtt
 import structlog
-import uvicorn
-from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode, MQTTProtocolVersion
+from paho.mqtt.enums import MQTTErrorCode
 from paho.mqtt.reasoncodes import ReasonCode
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -61,6 +59,8 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
+from table_controller.domain.events import AlertAck, AlertResolve, DealerChange
+from table_controller.domain.zones import MAX_SEATS
 from table_controller.floor.archived import ArchiveUnavailableError, StoreArchive
 from table_controller.floor.config import FloorConfig
 from table_controller.floor.live import (
@@ -74,7 +74,9 @@ from table_controller.floor.live import (
 from table_controller.floor.phh import ExportError, record_to_hand
 from table_controller.floor.report import Archive, MemoryArchive, Query, SearchError
 from table_controller.handhistory.writer import write_phh
-from table_controller.mqtt.broker_config import configure_client
+from table_controller.mqtt.console_commands import FLOOR_COMMANDS, REGISTRY, parse_command
+from table_controller.mqtt.console_commands import CommandError as ConsoleCommandError
+from table_controller.mqtt.follower import connect_follower, follower_client, stop_follower
 from table_controller.mqtt.request import NoReplyError, send_request
 from table_controller.mqtt.topics import (
     ARCHIVE_LEVEL,
@@ -82,12 +84,12 @@ from table_controller.mqtt.topics import (
     check_level,
     pit_filters,
 )
-from table_controller.mqtt.unreachable import connect_failure_reason
+from table_controller.mqtt.unreachable import BrokerOutage
+from table_controller.records.ops import floor_op
 from table_controller.web.inbound import parse_payload
-from table_controller.web.listen import bind_listener
-from table_controller.web.passwords import check_password, dummy_hash_like
-from table_controller.web.security import SecurityHeaders, cross_origin
-from table_controller.web.throttle import LoginThrottle
+from table_controller.web.passwords import dummy_hash_like
+from table_controller.web.security import PostRefusal, SecurityHeaders, cross_origin, guard_post
+from table_controller.web.service import WebService
 
 log = structlog.get_logger(__name__)
 
@@ -106,17 +108,12 @@ READ_CHUNK: Final = 65536
 SWITCH_INTERVAL_S: Final = 0.0005
 """How long a thread may hold the GIL while another waits for it (CPython's default: 5 ms)."""
 COOKIE: Final = "stud_floor"
-MAX_SESSIONS: Final = 1000
-"""Logins remembered; past this the oldest is forgotten."""
-SESSION_S: Final = 12 * 3600
-"""A login lasts a shift."""
-MAX_NOTE: Final = 200
-"""Longest resolution note (the contract's limit, checked again by the table)."""
 MAX_BODY: Final = 4096
 """Largest command or login body taken from a page."""
-COMMANDS: Final = frozenset({"ack", "resolve", "dealer"})
-HASHES_AT_ONCE: Final = 2
-"""Password checks run at the same time (scrypt: 16 MiB and ~50 ms each)."""
+COMMANDS: Final = FLOOR_COMMANDS
+"""The commands a page may send: the registry's floor commands (ack, resolve, dealer)."""
+MAX_TABLE_ID: Final = 64
+"""Longest table id taken from a page (a topic level of the table's own topics)."""
 
 
 class BufferedClient(mqtt.Client):
@@ -179,14 +176,15 @@ class CommandError(ValueError):
     """A command from a page that is not sent: ``str()`` says why."""
 
 
-def _short(value: Any, what: str, limit: int) -> str:
+def _table_of(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise CommandError(f"{what} is required (a non-empty string)")
-    if len(value) > limit:
-        raise CommandError(f"{what} is longer than {limit} characters")
-    if not value.isprintable():
-        raise CommandError(f"{what} holds control characters")
-    return value
+        raise CommandError("table is required (a non-empty string)")
+    if len(value) > MAX_TABLE_ID:
+        raise CommandError(f"table is longer than {MAX_TABLE_ID} characters")
+    try:
+        return check_level(value, "table id")
+    except TopicError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def build_command(name: str, body: Any, by: str) -> tuple[str, dict[str, Any]]:
@@ -195,45 +193,38 @@ def build_command(name: str, body: Any, by: str) -> tuple[str, dict[str, Any]]:
 
     Pure: raises :class:`CommandError` with the reason for anything malformed, so
     the page is told and nothing reaches the table. A ``by`` in the body is refused:
-    the acting supervisor is the one logged in, never what a page claims.
+    the acting supervisor is the one logged in, never what a page claims. The
+    payload is checked by the table's own parser (:func:`parse_command`, the one
+    console-command registry, issue 20): what the dashboard sends, the table takes,
+    with the same limits and the same words, and it is sent as the table journals it.
     """
     if name not in COMMANDS:
-        raise CommandError(f"unknown command {name[:32]!r} (ack, resolve, dealer)")
+        raise CommandError(f"unknown command {name[:32]!r} ({', '.join(COMMANDS)})")
     if not isinstance(body, dict):
         raise CommandError("the body must be a JSON object")
     if "by" in body:
         raise CommandError("by is set by the dashboard from the login, not by the page")
-    try:
-        table = check_level(_short(body.get("table"), "table", 64), "table id")
-    except TopicError as exc:
-        raise CommandError(str(exc)) from None
-    allowed = {"ack": {"table", "alert"}, "resolve": {"table", "alert", "note"},
-               "dealer": {"table", "action", "id", "name"}}[name]
-    extra = sorted(set(body) - allowed)
-    if extra:
-        raise CommandError(f"unexpected field(s) {', '.join(e[:32] for e in extra)}")
-    if name == "dealer":
-        action = body.get("action")
-        if action == "out":
-            if body.get("id") is not None or body.get("name") is not None:
-                raise CommandError("a sign-out takes no id or name")
-            return table, {"action": "out"}
-        if action != "in":
-            raise CommandError("action must be \"in\" or \"out\"")
+    table = _table_of(body.get("table"))
+    payload = {key: value for key, value in body.items() if key != "table"}
+    if "by" in REGISTRY[name].fields:
         # The contract's cmd/dealer has no ``by``: the dealer signs in, the journal and
         # the dashboard's log say which supervisor pressed the button.
-        return table, {"action": "in", "id": _short(body.get("id"), "id", 32).strip(),
-                       "name": _short(body.get("name"), "name", 64).strip()}
-    payload = {"alert": _short(body.get("alert"), "alert", 128), "by": by}
-    if name == "resolve":
-        payload["note"] = _short(body.get("note"), "note (what was done)", MAX_NOTE).strip()
-    return table, payload
+        payload["by"] = by
+    try:
+        # Floor commands name no seat: the seat count is the largest table's, unused.
+        command = parse_command(name, json.dumps(payload).encode(), seats=MAX_SEATS)
+    except ConsoleCommandError as exc:
+        raise CommandError(exc.reason) from None
+    assert isinstance(command, AlertAck | AlertResolve | DealerChange)
+    # Sent as the table will journal it (spaces squeezed, the journal op's fields).
+    return table, {k: v for k, v in floor_op(command).items() if k != "op"}
 
 
-class Floor:
+class Floor(WebService):
     """The service: live view, archive, MQTT follower, command sender and web app."""
 
     def __init__(self, cfg: FloorConfig, clock: Callable[[], float] = time.time) -> None:
+        super().__init__("floor", cfg.http.host, cfg.http.port, COOKIE, clock)
         self.cfg = cfg
         self.clock = clock
         self.view = LiveView()
@@ -243,13 +234,9 @@ class Floor:
         self.refused = 0
         """Messages refused (not JSON, no envelope); shown on the page, logged."""
         self.connected = threading.Event()
-        self._sessions: dict[str, tuple[str, float]] = {}  # token -> (name, expires)
-        self.throttle = LoginThrottle()
-        self._hashing: asyncio.Semaphore | None = None  # made on the serving loop
         # An unknown name is checked against this (the first supervisor's scrypt
         # parameters): the same work, so the answer's timing says nothing.
         self._dummy_hash = dummy_hash_like(cfg.supervisors[0].password_hash)
-        self._loop: asyncio.AbstractEventLoop | None = None
         # Each waiting stream's future, and whether only an alert change wakes it.
         self._waiters: list[tuple[asyncio.Future[None], bool]] = []
         self._cached: tuple[int, str] = (-1, "")
@@ -265,7 +252,9 @@ class Floor:
         self._draining = False
         self._later: list[tuple[str, bytes]] = []
         self._tasks: set[asyncio.Task[None]] = set()
-        self._unreachable_logged = False
+        # Logged once per outage and reason (paho retries every few seconds): the page
+        # shows "broker LOST" meanwhile.
+        self.outage = BrokerOutage("floor_mqtt_unreachable", cfg.broker.host, cfg.broker.port)
         self._up: set[str] = set()  # the roles of the clients connected now
         # Two connections: the alerts' own, so that an alert never waits in the broker's
         # queue, the socket or paho behind the states of a hundred tables (ten for each
@@ -389,48 +378,25 @@ class Floor:
     # ------------------------------------------------------------------ MQTT
 
     def _mqtt_client(self, role: str) -> mqtt.Client:
-        broker = self.cfg.broker
-        client_id = broker.client_id or f"stud-floor-{secrets.token_hex(16)}"
+        client_id = self.cfg.broker.client_id or f"stud-floor-{secrets.token_hex(16)}"
         if role == ALERTS_ROLE:
             client_id = f"{client_id}-alerts"
-        client = BufferedClient(CallbackAPIVersion.VERSION2, client_id=client_id,
-                                protocol=MQTTProtocolVersion.MQTTv5, userdata=role)
-        configure_client(client, broker)
-        client.on_connect = self._on_connect
-        client.on_connect_fail = self._on_connect_fail
-        client.on_disconnect = self._on_disconnect
-        client.on_message = self._on_message
-        return client
+        return follower_client(self.cfg.broker, client_id, "floor", self.outage,
+                               on_connected=self._on_connect, on_lost=self._on_disconnect,
+                               on_message=self._on_message, userdata=role,
+                               client_class=BufferedClient)
 
-    def _on_connect(self, client: mqtt.Client, role: str, _f: object, reason: ReasonCode,
-                    _p: object) -> None:
-        if reason.is_failure:
-            log.error("floor_mqtt_refused", reason=str(reason))
-            return
-        sock = client.socket()
-        if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    def _on_connect(self, client: mqtt.Client, role: str) -> None:
         # A fresh session each time: the retained status, state, alerts/open, dealer
         # and readers rebuild the whole view on (re)connect.
         client.subscribe(subscriptions(role, self.cfg.pit))
         self._up.add(role)
         if self._up >= set(ROLES):
             self.connected.set()
-        self._unreachable_logged = False
         self._wake_threadsafe()
         log.info("floor_mqtt_connected", connection=role)
 
-    def _on_connect_fail(self, _c: mqtt.Client, _u: object) -> None:
-        # Logged once per outage (paho retries every few seconds): the page shows
-        # "broker LOST" meanwhile.
-        if not self._unreachable_logged:
-            self._unreachable_logged = True
-            broker = self.cfg.broker
-            log.error("floor_mqtt_unreachable", host=broker.host, port=broker.port,
-                      reason=connect_failure_reason())
-
-    def _on_disconnect(self, _c: mqtt.Client, role: str, _f: object, reason: ReasonCode,
-                       _p: object) -> None:
+    def _on_disconnect(self, role: str, reason: ReasonCode) -> None:
         self._up.discard(role)
         self.connected.clear()
         self._wake_threadsafe()
@@ -548,15 +514,7 @@ class Floor:
 
     def supervisor_of(self, request: Request) -> str | None:
         """The logged-in supervisor's name, or None."""
-        token = request.cookies.get(COOKIE)
-        session = self._sessions.get(token) if token else None
-        if session is None:
-            return None
-        name, expires = session
-        if self.clock() > expires:
-            self._sessions.pop(token or "", None)
-            return None
-        return name
+        return self.sessions.who(request)
 
     async def login(self, request: Request) -> Response:
         """``GET /login``: the form; ``POST /login``: check name and password.
@@ -570,8 +528,7 @@ class Floor:
         if (refused := cross_origin(request)) is not None:
             log.warning("floor_cross_origin_refused", path="/login", problem=refused)
             return PlainTextResponse(refused, status_code=403)
-        client = request.client.host if request.client else "?"
-        wait = self.throttle.wait(client, self.clock())
+        wait = self.passwords.wait(request)
         if wait > 0:
             seconds = math.ceil(wait)
             return self._login_page(f"Too many wrong passwords: try again in {seconds} s.",
@@ -582,26 +539,12 @@ class Floor:
         password = (form.get("password") or [""])[0]
         supervisor = self.cfg.supervisor(name)
         stored = supervisor.password_hash if supervisor is not None else self._dummy_hash
-        if self._hashing is None:
-            self._hashing = asyncio.Semaphore(HASHES_AT_ONCE)
-        async with self._hashing:  # bounded CPU; no lock held while anyone waits
-            ok = await asyncio.to_thread(check_password, password, stored)
-        ok = ok and supervisor is not None
-        if not ok:
-            failures = self.throttle.failed(client, self.clock())
-            if self.throttle.should_log(failures):
-                log.warning("floor_login_refused", name=name[:40], client=client,
-                            failures=failures, locked=self.throttle.locked(failures))
+        if not await self.passwords.check(request, password, stored,
+                                          known=supervisor is not None, name=name[:40]):
             return self._login_page("Unknown name or wrong password.", status=401)
-        self.throttle.succeeded(client)
-        token = secrets.token_urlsafe(32)
-        if len(self._sessions) >= MAX_SESSIONS:
-            self._sessions.pop(next(iter(self._sessions)))
-        self._sessions[token] = (name, self.clock() + SESSION_S)
         log.info("floor_login", name=name)
         response = RedirectResponse("/", status_code=303)
-        response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/",
-                            max_age=int(SESSION_S))
+        self.sessions.open(response, name)
         return response
 
     async def logout(self, request: Request) -> Response:
@@ -610,9 +553,8 @@ class Floor:
         if (refused := cross_origin(request)) is not None:
             log.warning("floor_cross_origin_refused", path="/logout", problem=refused)
             return PlainTextResponse(refused, status_code=403)
-        self._sessions.pop(request.cookies.get(COOKIE) or "", None)
         response = RedirectResponse("/login", status_code=303)
-        response.delete_cookie(COOKIE, path="/")
+        self.sessions.close(request, response)
         return response
 
     def _login_page(self, problem: str, status: int = 200,
@@ -652,16 +594,12 @@ class Floor:
 
     async def command(self, request: Request) -> Response:
         """``POST /api/cmd/{ack|resolve|dealer}``: check, send to the table, return its reply."""
+        refused = await guard_post(request, self._gate,
+                                   lambda refusal: self._refuse_post(request, refusal))
+        if refused is not None:
+            return refused
         name = self.supervisor_of(request)
-        if name is None:
-            return self._denied()
-        if (refused := cross_origin(request)) is not None:
-            log.warning("floor_cross_origin_refused", path=request.url.path[:60],
-                        problem=refused)
-            return JSONResponse({"accepted": False, "code": "cross_origin",
-                                 "reason": refused}, status_code=403)
-        if request.headers.get("x-stud-table") != "1":  # no cross-site form can set it
-            return self._refuse("missing X-Stud-Table header")
+        assert name is not None  # the gate let it through
         raw = await request.body()
         command = request.path_params["name"]
         try:
@@ -690,6 +628,16 @@ class Floor:
         log.info("floor_command", command=command, table=table, by=name,
                  accepted=reply.get("accepted"), code=reply.get("code"))
         return JSONResponse(reply)
+
+    async def _gate(self, request: Request) -> Response | None:
+        return None if self.supervisor_of(request) is not None else self._denied()
+
+    def _refuse_post(self, request: Request, refusal: PostRefusal) -> Response:
+        if refusal.code == "cross_origin":
+            log.warning("floor_cross_origin_refused", path=request.url.path[:60],
+                        problem=refusal.reason)
+        return JSONResponse({"accepted": False, "code": refusal.code,
+                             "reason": refusal.reason}, status_code=refusal.status)
 
     def _refuse(self, reason: str) -> Response:
         return JSONResponse({"accepted": False, "code": "malformed", "reason": reason},
@@ -729,8 +677,9 @@ class Floor:
         body["source"] = self.archive.source
         return JSONResponse(body)
 
-    async def export(self, request: Request) -> Response:
-        """``/api/hand/{hand_id}.json``: one hand record, as a download."""
+    async def _hand_record(self, request: Request) -> tuple[str, dict[str, Any]] | Response:
+        """``(hand_id, record)`` of an export request, or the answer refusing it (no
+        login, archive unavailable, no such hand)."""
         if self.supervisor_of(request) is None:
             return self._denied()
         hand_id = request.path_params["hand_id"]
@@ -740,6 +689,14 @@ class Floor:
             return PlainTextResponse(str(exc), status_code=503)
         if record is None:
             return PlainTextResponse("no such hand", status_code=404)
+        return hand_id, record
+
+    async def export(self, request: Request) -> Response:
+        """``/api/hand/{hand_id}.json``: one hand record, as a download."""
+        found = await self._hand_record(request)
+        if isinstance(found, Response):
+            return found
+        hand_id, record = found
         # The floor never shows a down card, even from a secure archive.
         record = {k: v for k, v in record.items() if k != "down_cards"}
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in hand_id)[:100]
@@ -748,15 +705,10 @@ class Floor:
 
     async def export_phh(self, request: Request) -> Response:
         """``/api/hand/{hand_id}.phh``: one hand as a PHH hand history (see :mod:`.phh`)."""
-        if self.supervisor_of(request) is None:
-            return self._denied()
-        hand_id = request.path_params["hand_id"]
-        try:
-            record = await asyncio.to_thread(self.archive.hand, hand_id)
-        except ArchiveUnavailableError as exc:
-            return PlainTextResponse(str(exc), status_code=503)
-        if record is None:
-            return PlainTextResponse("no such hand", status_code=404)
+        found = await self._hand_record(request)
+        if isinstance(found, Response):
+            return found
+        hand_id, record = found
         try:
             # Down cards are never used: only what the public saw goes into the file.
             table = str(record.get("table") or hand_id.split(":", 1)[0])
@@ -799,52 +751,25 @@ class Floor:
 
     # ------------------------------------------------------------------ run
 
-    def bind(self) -> socket.socket:
-        """The listening socket, bound before anything else starts (a port in use is
-        one ``OSError`` line, not a traceback)."""
-        return bind_listener(self.cfg.http.host, self.cfg.http.port)
+    def started(self) -> None:
+        """Follow the broker (uvicorn accepts connections now)."""
+        # What start-up made (the web stack, the configuration) lives as long as the
+        # process: frozen out of the collector, a full collection scans only the
+        # view, not some 70,000 objects (a 50 ms pause that sat in the page's p99).
+        gc.collect()
+        gc.freeze()
+        # The MQTT thread gives up the GIL at every socket call; with the default 5 ms
+        # switch interval it then waited behind the loop's thread that long each time,
+        # and fell behind the broker at a fraction of a core (issue 25).
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
+        for client in self.clients.values():
+            connect_follower(client, self.cfg.broker)
+        log.info("floor_following", tables=",".join(self.cfg.pit) or "+")
 
-    async def serve(self, ready: Callable[[int], None] | None = None,
-                    sock: socket.socket | None = None) -> None:
-        """Serve HTTP on ``sock`` (bound by :meth:`bind` if not given), then connect to
-        the broker; run until cancelled."""
-        sock = sock if sock is not None else self.bind()
-        self._loop = asyncio.get_running_loop()
-        self._hashing = asyncio.Semaphore(HASHES_AT_ONCE)
-        broker = self.cfg.broker
-        config = uvicorn.Config(self.app(), log_level="warning", access_log=False,
-                                lifespan="off", timeout_graceful_shutdown=1)
-        server = uvicorn.Server(config)
-        serving = asyncio.create_task(server.serve(sockets=[sock]))
-        try:
-            while not server.started:
-                if serving.done():
-                    await serving
-                    raise OSError(f"cannot serve on {self.cfg.http.host}:{self.cfg.http.port}")
-                await asyncio.sleep(0.05)
-            # What start-up made (the web stack, the configuration) lives as long as the
-            # process: frozen out of the collector, a full collection scans only the
-            # view, not some 70,000 objects (a 50 ms pause that sat in the page's p99).
-            gc.collect()
-            gc.freeze()
-            # The MQTT thread gives up the GIL at every socket call; with the default 5 ms
-            # switch interval it then waited behind the loop's thread that long each time,
-            # and fell behind the broker at a fraction of a core (issue 25).
-            sys.setswitchinterval(SWITCH_INTERVAL_S)
-            for client in self.clients.values():
-                client.connect_async(broker.host, broker.port, keepalive=broker.keepalive,
-                                     clean_start=True)
-                client.loop_start()
-            port = sock.getsockname()[1]
-            log.info("floor_serving", host=self.cfg.http.host, port=port,
-                     tables=",".join(self.cfg.pit) or "+")
-            if ready is not None:
-                ready(port)
-            await serving
-        finally:
-            for client in self.clients.values():
-                client.disconnect()
-                client.loop_stop()
-            self._loop = None
-            with contextlib.suppress(Exception):
-                self._wake(alerts=True)
+    async def stopped(self) -> None:
+        """Leave the broker; wake every stream so that it ends."""
+        for client in self.clients.values():
+            stop_follower(client)
+        self._loop = None
+        with contextlib.suppress(Exception):
+            self._wake(alerts=True)

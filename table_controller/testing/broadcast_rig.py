@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import base64
-import contextlib
 import http.client
 import json
-import os
-import re
-import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from table_controller.testing.broker import WAIT, kill9, wait_until
+from table_controller.testing.broker import WAIT
+from table_controller.testing.service_process import (
+    WebServiceProcess,
+    drop_connection,
+    sse_events,
+)
 from table_controller.web.passwords import hash_password
 
 PASSWORD = "producer-secret-1"
@@ -55,59 +53,12 @@ reveal = "{reveal}"
     return path
 
 
-class Service:
+class Service(WebServiceProcess):
     """``stud-table broadcast --config`` as a child process (``kill -9`` works on it)."""
 
     def __init__(self, config: Path) -> None:
-        self.config = config
-        self.log = config.parent / "broadcast.log"
-        self.process: subprocess.Popen[bytes] | None = None
-        self.port = 0
-
-    def start(self) -> Service:
-        """Start it and wait until it serves and follows the broker."""
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "table_controller", "broadcast", "--config",
-                 str(self.config)],
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            )
-        start = self.log.stat().st_size if self.log.exists() else 0
-
-        def serving() -> bool:
-            assert self.process is not None
-            if self.process.poll() is not None:
-                raise AssertionError(f"broadcast exited: {self.text()}")
-            found = re.findall(r"serving on http://[^:]+:(\d+)/", self.text()[start:])
-            if found:
-                self.port = int(found[-1])
-            return bool(found) and "broadcast_mqtt_connected" in self.text()[start:]
-
-        wait_until(serving, WAIT, "the broadcast service to serve")
-        return self
-
-    def text(self) -> str:
-        """What the service logged."""
-        return self.log.read_text(errors="replace") if self.log.exists() else ""
-
-    def kill9(self) -> None:
-        """``kill -9`` it."""
-        assert self.process is not None
-        kill9(self.process)
-        self.process = None
-
-    def stop(self) -> None:
-        """Stop it (SIGINT, then SIGKILL if it does not go)."""
-        if self.process is None:
-            return
-        os.killpg(self.process.pid, signal.SIGINT)
-        try:
-            self.process.wait(timeout=WAIT)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=WAIT)
-        self.process = None
+        super().__init__("broadcast", config, config.parent / "broadcast.log",
+                         followed="broadcast_mqtt_connected")
 
     def get(self, path: str, *, password: str | None = None,
             method: str = "GET", body: Any = None) -> tuple[int, str]:
@@ -167,23 +118,11 @@ class SseReader:
         return self
 
     def _read(self, resp: http.client.HTTPResponse) -> None:
-        fields: dict[str, str] = {}
         try:
-            while True:
-                line = resp.readline()
-                if not line:
-                    return
-                text = line.decode().rstrip("\n")
-                if text == "":
-                    if "data" in fields:
-                        self.events.append(SseEvent(
-                            int(fields["id"]) if "id" in fields else None,
-                            fields.get("event", "message"), json.loads(fields["data"]),
-                            time.time()))
-                    fields = {}
-                elif not text.startswith(":"):
-                    key, _, value = text.partition(": ")
-                    fields[key] = value
+            for fields in sse_events(resp):
+                self.events.append(SseEvent(
+                    int(fields["id"]) if "id" in fields else None,
+                    fields.get("event", "message"), json.loads(fields["data"]), time.time()))
         except Exception:  # closed under the reader by close(): the stream is over
             return
 
@@ -193,10 +132,4 @@ class SseReader:
 
     def close(self) -> None:
         """Drop the connection."""
-        if self._conn is not None:
-            # shutdown first: close() alone waits for the reader thread's readline
-            # (the buffered reader's lock) until the next keepalive.
-            if self._conn.sock is not None:
-                with contextlib.suppress(OSError):
-                    self._conn.sock.shutdown(socket.SHUT_RDWR)
-            self._conn.close()
+        drop_connection(self._conn)

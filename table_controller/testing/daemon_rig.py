@@ -114,6 +114,13 @@ class TableRig:
         kill9(self.process)
         self.process = None
 
+    def __enter__(self) -> TableRig:
+        """The rig, stopped (:meth:`stop`) when the ``with`` block ends."""
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()
+
     def stop(self) -> None:
         """Stop whatever daemon runs (cleanly), then the readers."""
         if self.daemon is not None and self._thread is not None:

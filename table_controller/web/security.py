@@ -19,10 +19,12 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
+from starlette.responses import Response
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -104,6 +106,39 @@ def cross_origin(request: Request) -> str | None:
     site = request.headers.get("sec-fetch-site")
     if site is not None and site not in ("same-origin", "none"):
         return f"a {site[:20]} request is refused (Sec-Fetch-Site)"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class PostRefusal:
+    """Why a state-changing POST is refused: the HTTP status, a reply code, the reason."""
+
+    status: int
+    code: str
+    """``cross_origin`` (403) or ``malformed`` (400)."""
+    reason: str
+
+
+Gate = Callable[[Request], Awaitable["Response | None"]]
+"""A service's login check: ``None`` when logged in, else the answer to send (401...)."""
+
+
+async def guard_post(request: Request, gate: Gate,
+                     refuse: Callable[[PostRefusal], Response]) -> Response | None:
+    """The answer refusing a state-changing POST of a logged-in page, or ``None``.
+
+    The three checks of every such POST of broadcast and floor (issue 20), in this
+    order: the origin (:func:`cross_origin`: another origin learns nothing, not even
+    whether a login is needed), the service's login (``gate``), and the
+    ``X-Stud-Table: 1`` header, which no cross-site form can set. ``refuse`` shapes a
+    refusal in the service's own form (plain text, or a JSON reply with ``code``).
+    """
+    if (why := cross_origin(request)) is not None:
+        return refuse(PostRefusal(403, "cross_origin", why))
+    if (denied := await gate(request)) is not None:
+        return denied
+    if request.headers.get("x-stud-table") != "1":
+        return refuse(PostRefusal(400, "malformed", "missing X-Stud-Table header"))
     return None
 
 

@@ -22,7 +22,7 @@ from table_controller.archive.store import ArchiveStore, sqlite_url
 from table_controller.domain.cards import Card
 from table_controller.domain.events import CardPlaced
 from table_controller.domain.zones import Zone
-from table_controller.testing.broker import MosquittoBroker, RecordingSubscriber, wait_until
+from table_controller.testing.broker import RecordingSubscriber, wait_until
 from table_controller.testing.daemon_rig import ROOT, TABLE, TableRig, subscribe, wait_state
 
 ALERTS = f"{ROOT}/alerts"
@@ -35,15 +35,6 @@ def wrong_card(rig: TableRig, sub: RecordingSubscriber, code: str) -> dict[str, 
     tests/daemon/test_floor.py does; not imported: a second test_floor module exists)."""
     rig.table.apply(CardPlaced(Zone.up(3), Card.parse(code)))
     return sub.wait_topic(ALERTS, lambda a: a["code"] == "card_to_inactive_seat").json()
-
-
-@pytest.fixture
-def rig(tmp_path: Path, mosquitto: MosquittoBroker) -> Iterator[TableRig]:
-    table = TableRig(tmp_path, mosquitto)
-    try:
-        yield table
-    finally:
-        table.stop()
 
 
 @pytest.fixture

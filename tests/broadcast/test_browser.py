@@ -18,7 +18,6 @@ import os
 import random
 import socket
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,27 +48,6 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
-
-
-@pytest.fixture
-def table(tmp_path: Path, mosquitto: MosquittoBroker) -> Iterator[TableRig]:
-    """Emulated readers and the real daemon (in a thread) on the test's broker."""
-    rig = TableRig(tmp_path, mosquitto)
-    rig.start_thread()
-    try:
-        yield rig
-    finally:
-        rig.stop()
-
-
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator[Browser]:
-    """A headless Chromium, closed afterwards."""
-    chrome = Browser(tmp_path / "profile")
-    try:
-        yield chrome
-    finally:
-        chrome.close()
 
 
 def start_service(tmp: Path, broker: int, port: int) -> Service:

@@ -58,17 +58,6 @@ SIZES = ((1920, 1080, "1920"), (1280, 720, "1280"), (390, 844, "phone"))
 
 
 @pytest.fixture
-def table(tmp_path: Path, mosquitto: MosquittoBroker) -> Iterator[TableRig]:
-    """Emulated readers and the real daemon (in a thread) on the test's broker."""
-    rig = TableRig(tmp_path, mosquitto)
-    rig.start_thread()
-    try:
-        yield rig
-    finally:
-        rig.stop()
-
-
-@pytest.fixture
 def archive(tmp_path: Path, mosquitto: MosquittoBroker) -> Iterator[Path]:
     """A public hand archive (SQLite) following the test's broker; its database path."""
     path = tmp_path / "archive.sqlite"

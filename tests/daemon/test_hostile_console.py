@@ -43,11 +43,8 @@ def broker(tmp_path: Path) -> Iterator[MosquittoBroker]:
 @pytest.fixture
 def table(tmp_path: Path, broker: MosquittoBroker) -> Iterator[TableRig]:
     """A table rig (its daemon started by the test) on that broker."""
-    rig = TableRig(tmp_path, broker)
-    try:
+    with TableRig(tmp_path, broker) as rig:
         yield rig
-    finally:
-        rig.stop()
 
 
 @pytest.fixture

@@ -14,13 +14,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import os
-import re
-import signal
-import socket
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 import urllib.parse
@@ -37,6 +31,12 @@ from paho.mqtt.properties import Properties
 from table_controller.floor.live import sort_key
 from table_controller.mqtt.topics import TableTopics
 from table_controller.testing.broker import WAIT, wait_until
+from table_controller.testing.service_process import (
+    ServiceProcess,
+    WebServiceProcess,
+    drop_connection,
+    sse_events,
+)
 from table_controller.web.passwords import hash_password
 
 SUPERVISORS = {"Maria Lopez": "floor-secret-1", "Tom Reyes": "floor-secret-2"}
@@ -67,12 +67,12 @@ port = {http_port}
     return path
 
 
-class ArchiveProcess:
+class ArchiveProcess(ServiceProcess):
     """``stud-table archive --config`` (the i14-archive service) writing ``database``."""
 
     def __init__(self, tmp: Path, broker_port: int, database: Path) -> None:
-        self.config = tmp / "archive.toml"
-        self.config.write_text(f"""instance = "floor-test"
+        config = tmp / "archive.toml"
+        config.write_text(f"""instance = "floor-test"
 status_interval_s = 1
 
 [broker]
@@ -83,97 +83,34 @@ port = {broker_port}
 path = "{database}"
 """)
         self.database = database
-        self.log = tmp / "archive.log"
-        self.process: subprocess.Popen[bytes] | None = None
+        super().__init__("archive", config, tmp / "archive.log", self._following)
 
-    def start(self) -> ArchiveProcess:
-        """Start it; wait until it follows the broker and its schema is in the database.
-
-        The writer thread migrates the schema while the MQTT thread connects, so the
-        connected line alone can come before the tables exist (a test that read the
-        archive at once then met "no such table: hands" on a loaded machine)."""
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "table_controller", "archive", "--config",
-                 str(self.config)], stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-
-        def following() -> bool:
-            assert self.process is not None
-            text = self.log.read_text(errors="replace")
-            if self.process.poll() is not None:
-                raise AssertionError(f"archive exited: {text}")
-            return "archive_mqtt_connected" in text and self._schema_ready()
-
-        wait_until(following, WAIT, "the archive service to follow the broker")
-        return self
-
-    def _schema_ready(self) -> bool:
-        if not self.database.exists():
-            return False
-        with contextlib.closing(sqlite3.connect(f"file:{self.database}?mode=ro", uri=True,
-                                                timeout=WAIT)) as db:
-            return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' "
-                              "AND name = 'hands'").fetchone() is not None
-
-    def stop(self) -> None:
-        """SIGINT, then SIGKILL."""
-        if self.process is None:
-            return
-        os.killpg(self.process.pid, signal.SIGINT)
-        try:
-            self.process.wait(timeout=WAIT)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=WAIT)
-        self.process = None
+    def _following(self, text: str) -> bool:
+        # Connected, and the writer has laid out the schema: a test that reads the
+        # database at once found no table under load ("no such table: hands").
+        return "archive_mqtt_connected" in text and _has_hands_table(self.database)
 
 
-class FloorService:
+def _has_hands_table(database: Path) -> bool:
+    """Whether the archive's SQLite file holds its ``hands`` table yet."""
+    if not database.exists():
+        return False
+    with contextlib.closing(sqlite3.connect(database)) as conn:
+        return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'"
+                            " AND name = 'hands'").fetchone() is not None
+
+
+class FloorService(WebServiceProcess):
     """``stud-table floor --config`` as a child process."""
 
     def __init__(self, config: Path) -> None:
-        self.config = config
-        self.log = config.parent / "floor.log"
-        self.process: subprocess.Popen[bytes] | None = None
-        self.port = 0
+        super().__init__("floor", config, config.parent / "floor.log",
+                         followed="floor_mqtt_connected")
 
     def start(self, *, connected: bool = True) -> FloorService:
         """Start it and wait until it serves (and follows the broker, if ``connected``)."""
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "table_controller", "floor", "--config",
-                 str(self.config)],
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"})
-
-        def serving() -> bool:
-            assert self.process is not None
-            if self.process.poll() is not None:
-                raise AssertionError(f"floor exited: {self.text()}")
-            found = re.findall(r"serving on http://[^:]+:(\d+)/", self.text())
-            if found:
-                self.port = int(found[-1])
-            return bool(found) and (not connected or "floor_mqtt_connected" in self.text())
-
-        wait_until(serving, WAIT, "the floor service to serve")
-        return self
-
-    def text(self) -> str:
-        """What the service logged."""
-        return self.log.read_text(errors="replace") if self.log.exists() else ""
-
-    def stop(self) -> None:
-        """Stop it (SIGINT, then SIGKILL if it does not go)."""
-        if self.process is None:
-            return
-        os.killpg(self.process.pid, signal.SIGINT)
-        try:
-            self.process.wait(timeout=WAIT)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=WAIT)
-        self.process = None
+        self.followed = "floor_mqtt_connected" if connected else None
+        return super().start()
 
 
 @dataclass
@@ -293,32 +230,22 @@ class SseView:
         return self
 
     def _read(self, resp: http.client.HTTPResponse) -> None:
-        event, data = "", ""
         merged = _Merged()
-        with contextlib.suppress(Exception):
-            while True:
-                line = resp.readline()
-                if not line:
-                    return
-                text = line.decode().rstrip("\n")
-                if text == "":
-                    at = time.time()  # when it arrived, before merging it
-                    if self.on_event is not None:
-                        if data:
-                            self.on_event(at, event, data)
-                        event, data = "", ""
-                        continue
-                    view = merged.take(event, data) if data else None
-                    if view is not None:
-                        if self.on_view is not None:
-                            self.on_view(at, view)
-                        else:
-                            self.views.append((at, view))
-                    event, data = "", ""
-                elif text.startswith("event: "):
-                    event = text[7:]
-                elif text.startswith("data: "):
-                    data = text[6:]
+        with contextlib.suppress(Exception):  # closed under the reader: the stream is over
+            for fields in sse_events(resp):
+                at = time.time()  # when it arrived, before merging it
+                event, data = fields.get("event", ""), fields["data"]
+                if not data:
+                    continue
+                if self.on_event is not None:
+                    self.on_event(at, event, data)
+                    continue
+                view = merged.take(event, data)
+                if view is not None:
+                    if self.on_view is not None:
+                        self.on_view(at, view)
+                    else:
+                        self.views.append((at, view))
 
     def wait(self, predicate: Callable[[dict[str, Any]], bool], what: str) -> dict[str, Any]:
         """The first view (newest first) that fits ``predicate``, waiting for it."""
@@ -336,11 +263,7 @@ class SseView:
 
     def close(self) -> None:
         """Drop the connection."""
-        if self._conn is not None:
-            if self._conn.sock is not None:
-                with contextlib.suppress(OSError):
-                    self._conn.sock.shutdown(socket.SHUT_RDWR)
-            self._conn.close()
+        drop_connection(self._conn)
 
 
 def mqtt_client(port: int, name: str, username: str | None = None,

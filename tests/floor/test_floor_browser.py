@@ -14,7 +14,6 @@ import json
 import random
 import socket
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,16 +45,6 @@ CODES = [("missing_burn", "error"), ("out_of_order", "error"), ("hole_card_expos
 ALERT_ROWS = """JSON.stringify(Array.from(document.querySelectorAll('#alerts tbody tr')).map(r => ({
   table: r.dataset.table, severity: r.dataset.severity, state: r.dataset.state,
   colour: getComputedStyle(r).borderLeftColor})))"""
-
-
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator[Browser]:
-    """A headless Chromium, closed afterwards."""
-    chrome = Browser(tmp_path / "profile")
-    try:
-        yield chrome
-    finally:
-        chrome.close()
 
 
 def shift(tables: list[FakeTable], now: float) -> list[dict[str, Any]]:

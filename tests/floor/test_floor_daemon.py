@@ -11,10 +11,8 @@ page; a malformed one never leaves the dashboard.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from floor_rig import FloorService, Page, SseView, write_config
 from test_console import start_and_deal_third
 
@@ -25,19 +23,8 @@ from table_controller.testing.broker import MosquittoBroker
 from table_controller.testing.daemon_rig import TABLE, TableRig, subscribe, wait_state
 
 
-@pytest.fixture
-def rig(tmp_path: Path, mosquitto: MosquittoBroker) -> Iterator[TableRig]:
-    """Emulated readers and the real daemon (in a thread) on the test's broker."""
-    table = TableRig(tmp_path, mosquitto)
-    table.start_thread()
-    try:
-        yield table
-    finally:
-        table.stop()
-
-
 def test_ack_and_resolve_a_real_alert_through_the_dashboard(
-        tmp_path: Path, mosquitto: MosquittoBroker, rig: TableRig) -> None:
+        tmp_path: Path, mosquitto: MosquittoBroker, table: TableRig) -> None:
     """Dealer sign-in, a rule-7 alert, acknowledge, resolve: all from the dashboard,
     all carried out by the real daemon and reflected back on the page."""
     sub = subscribe(mosquitto.port)
@@ -55,8 +42,8 @@ def test_ack_and_resolve_a_real_alert_through_the_dashboard(
         sse.wait(lambda v: v["tables"][0]["dealer"] == {"id": "D17", "name": "Ann Lee"},
                  "the dealer signed in")
 
-        start_and_deal_third(rig, sub)
-        rig.table.apply(CardPlaced(Zone.up(3), Card.parse("Ah")))  # seat 3 is not in
+        start_and_deal_third(table, sub)
+        table.table.apply(CardPlaced(Zone.up(3), Card.parse("Ah")))  # seat 3 is not in
         view = sse.wait(lambda v: any(a["code"] == "card_to_inactive_seat"
                                       for a in v["alerts"]), "the rule-7 alert")
         alert = next(a for a in view["alerts"] if a["code"] == "card_to_inactive_seat")

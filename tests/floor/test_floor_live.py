@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
+import json
 import math
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from table_controller.floor import service as floor_service
 from table_controller.floor.live import SEVERITY_RANK, LiveView, route, sort_key
 from table_controller.floor.report import (
     MemoryArchive,
@@ -18,7 +22,10 @@ from table_controller.floor.report import (
     hand_matches,
     shift_report,
 )
-from table_controller.floor.service import CommandError, build_command
+from table_controller.floor.service import COMMANDS, CommandError, build_command
+from table_controller.mqtt.console_commands import FLOOR_COMMANDS, parse_command
+from table_controller.mqtt.console_commands import CommandError as ConsoleCommandError
+from table_controller.records.ops import FLOOR_OPS
 
 KINDS = ["status", "state", "alert", "alerts_open", "alert_change", "dealer", "reader", "hand"]
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
@@ -144,6 +151,47 @@ def test_build_command_sets_by_and_refuses_a_forged_one() -> None:
         "t1", {"alert": "t1:4", "by": "Maria"})
     with pytest.raises(CommandError, match="by is set by the dashboard"):
         build_command("ack", {"table": "t1", "alert": "t1:4", "by": "Eve"}, "Maria")
+
+
+PAGE_TEXT = st.text(st.characters(codec="utf-8"), max_size=140) | st.sampled_from(
+    ["t1:4", "D17", "D 17", "Ann Lee", " Ann ", "x" * 40, "x" * 41, "x" * 100, "x" * 101])
+
+
+@settings(max_examples=300)
+@given(name=st.sampled_from(COMMANDS), body=st.fixed_dictionaries(
+    {"table": st.just("t1")},
+    optional={"alert": PAGE_TEXT, "note": PAGE_TEXT, "id": PAGE_TEXT, "name": PAGE_TEXT,
+              "action": st.sampled_from(["in", "out", "sideways"])}))
+def test_the_floor_sends_exactly_what_the_table_takes(name: str, body: dict[str, Any]) -> None:
+    """Issue 20: a page's command is built through the table's own parser, so a body the
+    dashboard accepts is one the table accepts (no more 128-character alert ids, 64-
+    character dealer names or two-word dealer ids that the table then refused), and
+    what the dashboard refuses the table would have refused too."""
+    with_by = {k: v for k, v in body.items() if k != "table"}
+    if name != "dealer":
+        with_by["by"] = "Maria"
+    try:
+        parsed = parse_command(name, json.dumps(with_by).encode(), seats=8)
+    except ConsoleCommandError:
+        parsed = None
+    try:
+        table, payload = build_command(name, body, "Maria")
+    except CommandError:
+        assert parsed is None, body
+        return
+    assert parsed is not None, body
+    assert table == "t1"
+    # What is sent is what the table journals, and the table takes it as it is.
+    assert parse_command(name, json.dumps(payload).encode(), seats=8) == parsed
+
+
+def test_the_floor_commands_are_the_registry_and_the_journal_ops() -> None:
+    """One console-command registry (issue 20): the dashboard's commands are the
+    registry's floor commands, which are the journal's floor ops, and the page's
+    buttons send exactly those."""
+    assert COMMANDS == FLOOR_COMMANDS == FLOOR_OPS
+    script = (Path(floor_service.__file__).parent / "static" / "floor.js").read_text()
+    assert set(re.findall(r'send\("(\w+)"', script)) == set(COMMANDS)
 
 
 def hand(table: str, n: int, ended: float, dealer: str, codes: list[tuple[str, str]]

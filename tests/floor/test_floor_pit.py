@@ -73,7 +73,7 @@ def test_a_pit_floor_sees_its_tables_and_not_the_others(
     service = FloorService(write_config(tmp_path, mosquitto.port,
                                         extra='tables = ["t3", "t1"]')).start()
     try:
-        assert '"tables": "t3,t1"' in service.text()  # the floor_serving line
+        assert '"tables": "t3,t1"' in service.text()  # the floor_following line
         page = Page(service.port)
         assert page.login("Maria Lopez") == 303
         sse = SseView(service.port, page.cookie).start()

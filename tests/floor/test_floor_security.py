@@ -9,7 +9,6 @@ import asyncio
 import http.client
 import http.server
 import urllib.parse
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,17 +27,8 @@ from table_controller.testing.web_edge import (
     http_request,
     start_on_a_busy_port,
 )
+from table_controller.web import login as login_module
 from table_controller.web import passwords
-
-
-@pytest.fixture
-def floor(tmp_path: Path, mosquitto: MosquittoBroker) -> Iterator[FloorService]:
-    """The dashboard on the test's broker."""
-    service = FloorService(write_config(tmp_path, mosquitto.port)).start()
-    try:
-        yield service
-    finally:
-        service.stop()
 
 
 def logged_in(service: FloorService) -> Page:
@@ -173,7 +163,7 @@ def test_an_unknown_name_costs_the_same_hash_as_a_known_one(
         checked.append(stored)
         return real(password, stored)
 
-    monkeypatch.setattr(floor_service, "check_password", counting)
+    monkeypatch.setattr(login_module, "check_password", counting)
 
     async def login(name: str) -> int:
         body = form(name, "not-the-password")
