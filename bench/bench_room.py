@@ -313,6 +313,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 writer = ArchiveProcess(home, central_port, tmp / "unused.sqlite")
                 archive_config(writer.config, central_port, database, creds,
                                instance=f"bench-room-{i + 1}", share_group=group)
+                writer.database = database.path  # the file the config now names, or None
                 writers.append(writer)
             for i in range(args.floors):
                 home = tmp / f"floor{i + 1}"
