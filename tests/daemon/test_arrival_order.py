@@ -101,8 +101,10 @@ def test_two_seat_cards_read_the_other_way_round_raise_no_alert() -> None:
 
 def test_a_street_card_read_before_its_burn_raises_no_alert() -> None:
     swapped = _stamped(_swap(_clean_deal(), 9))  # 4th street's first card before the burn
+    # The engine alone holds a street's missing_burn for one card (rule 13, a burn read
+    # late: docs/engine.md "Reads that fail"), so it raises none either.
     direct = _engine()
-    assert _alerts([o for e in swapped for o in direct.apply(e)]) != []  # rule 13
+    assert _alerts([o for e in swapped for o in direct.apply(e)]) == []
     engine = _engine()
     outputs, _order = _through_order(engine, list(swapped))
     assert _alerts(outputs) == []
