@@ -13,6 +13,12 @@ from typing import Any
 import pytest
 from stud_script import BURNS, STREETS, THIRD, Table, clean_hand, codes, deal_street, deal_third
 
+from table_controller.domain.cards import Card
+from table_controller.domain.engine.dealing import replay_events
+from table_controller.domain.engine.settings import TableSettings
+from table_controller.domain.events import CardPlaced, HandStarted, TableEvent
+from table_controller.domain.zones import BURN, Zone
+
 
 def only_alert(report: dict[str, Any]) -> dict[str, Any]:
     assert len(report["alerts"]) == 1, report["alerts"]
@@ -484,3 +490,20 @@ def test_rule15_gather_first_allows_one_burn_after_the_scramble() -> None:
     assert codes(hand) == ["extra_burn"]
     assert [n["code"] for n in hand["notices"]] == ["community_card"]
     assert hand["alerts"][0]["street"] == 7
+
+
+def test_rule13_a_burn_read_long_after_the_streets_first_card_is_the_next_streets() -> None:
+    # Heads-up, 4th street dealt unburned and the second seat's card never read (a
+    # reads-that-fail table): the next burn comes after a betting round, seconds later,
+    # so it is 5th street's and 4th street's missing burn stands (LATE_BURN_READ).
+    settings = TableSettings(unread_stacks=True)
+    deal = [("seat2.down", "As"), ("seat4.down", "Ah"), ("seat2.down", "Kd"),
+            ("seat4.down", "Kc"), ("seat2.up", "7h"), ("seat4.up", "7c"),
+            ("seat2.up", "4d")]
+    for gap, expected in ((0.3, []), (4.0, ["missing_burn"])):
+        events: list[TableEvent] = [HandStarted((2, 4))]
+        events += [CardPlaced(Zone.parse(z), Card.parse(c), at=1.0 + i)
+                   for i, (z, c) in enumerate(deal)]
+        events.append(CardPlaced(BURN, Card.parse("9h"), at=7.0 + gap))
+        [hand] = replay_events(events, settings)
+        assert [a.code.value for a in hand.alerts] == expected, gap

@@ -109,6 +109,13 @@ __all__ = [  # the hand's data lives in engine/hand.py; these names stay importa
     "street_of_card",
 ]
 
+LATE_BURN_READ = 1.0
+"""Seconds of event time after a street's first card within which a burn read next is
+that street's burn read late (rule 13; a scan or a few missed by flicker or the
+dealer's hand, 0.15 s each): the next street's burn comes after a betting round, so
+the street's other cards all unread then do not make it this one's. Event times
+decide (the engine reads no clock): a script without ``at`` has them all at 0."""
+
 PEEK_ALLOWANCE = 12.0
 """Seconds a live seat's card may be away while the deal goes on before it is
 ``card_left_table`` (issue 19): players look at their hole cards for 0.5-10 s, a
@@ -1451,7 +1458,9 @@ class HandTracker:
         hand = self.hand
         owed = hand.burn_owed
         assert owed is not None
-        if zone.kind is _BURN and not hand.finished and self._burn_street() == owed[0].street:
+        if (zone.kind is _BURN and not hand.finished
+                and self._at - owed[0].at <= LATE_BURN_READ
+                and self._burn_street() == owed[0].street):
             hand.burn_owed = None
             return
         self._raise_burn_owed()
