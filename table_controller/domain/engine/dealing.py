@@ -867,29 +867,42 @@ class HandTracker:
         or its next card opens a street not burned for yet (rule 13):
         it is that unread card, read at last (a hole card put back after a peek lands
         on top of its stack). It takes the unread card's place; nothing is dealt."""
-        hand = self.hand
         down = [n for n in seat.unread_numbers  # (a river unread and an 8th card: rule 18)
                 if n < CARDS_PER_HAND and _seat_face(seat, n) is DOWN]
         if not down:
             return False
+        if self._may_be_dealt(seat, DOWN):
+            # Its down card may well be due, or it is the seat's turn: a card dealt
+            # (an up card dealt down is upcard_dealt_down), not an unread one.
+            return False
+        self._fill_unread(seat, card, DOWN, down[0])
+        return True
+
+    def _may_be_dealt(self, seat: SeatState, face: ZoneKind) -> bool:
+        """Whether a card seen at ``seat`` with ``face`` may be the card being dealt
+        to it: the seat's next card is due with that face or it is the seat's turn,
+        unless the next card opens a street not burned for yet (rule 13) or the seat
+        holds seven (rule 18)."""
+        hand = self.hand
         following = seat.received + 1
-        if following <= CARDS_PER_HAND:
-            street = street_of_card(following)
-            unburned = (street > 3 and street not in hand.started_streets
-                        and not hand.burns.get(street, 0))
-            if not unburned and (hand.face_due(seat, following) is DOWN
-                                 or hand.due_seat() == seat.seat):
-                # Its down card may well be due, or it is the seat's turn: a card
-                # dealt (an up card dealt down is upcard_dealt_down), not an unread one.
-                return False
-        number = down[0]
+        if following > CARDS_PER_HAND:
+            return False
+        street = street_of_card(following)
+        unburned = (street > 3 and street not in hand.started_streets
+                    and not hand.burns.get(street, 0))
+        return not unburned and (hand.face_due(seat, following) is face
+                                 or hand.due_seat() == seat.seat)
+
+    def _fill_unread(self, seat: SeatState, card: Card, face: ZoneKind, number: int) -> None:
+        """``card`` is the seat's unread card ``number`` (dealt with ``face``), read at
+        last or entered by hand: it takes that card's place; nothing is dealt."""
+        hand = self.hand
         seat.unread -= 1
         seat.unread_numbers.remove(number)
         if hand.provisional.get(seat.seat, (0, 0, 0))[0] == number:
             del hand.provisional[seat.seat]
-        self._hold(seat, card, DOWN, number=number)
-        self._emit_dealt(seat.seat, card, DOWN, street_of_card(number))
-        return True
+        self._hold(seat, card, face, number=number)
+        self._emit_dealt(seat.seat, card, face, street_of_card(number))
 
     def _unread_up_card_read(self, seat: SeatState, card: Card) -> bool:
         """A card seen face up at ``seat``, which holds an up card dealt that no reader
@@ -906,22 +919,9 @@ class HandTracker:
         up = seat.unread_up
         if not up:
             return False
-        manual = card in hand.manual
-        following = seat.received + 1
-        if not manual and following <= CARDS_PER_HAND:
-            street = street_of_card(following)
-            unburned = (street > 3 and street not in hand.started_streets
-                        and not hand.burns.get(street, 0))
-            if not unburned and (hand.face_due(seat, following) is UP
-                                 or hand.due_seat() == seat.seat):
-                return False  # an up card may be due, or it is the seat's turn: dealt
-        number = up[0]
-        seat.unread -= 1
-        seat.unread_numbers.remove(number)
-        if hand.provisional.get(seat.seat, (0, 0, 0))[0] == number:
-            del hand.provisional[seat.seat]
-        self._hold(seat, card, UP, number=number)
-        self._emit_dealt(seat.seat, card, UP, street_of_card(number))
+        if card not in hand.manual and self._may_be_dealt(seat, UP):
+            return False  # an up card may be due, or it is the seat's turn: dealt
+        self._fill_unread(seat, card, UP, up[0])
         return True
 
     def _late_arrival(self, seat: SeatState, pending: tuple[int, int, int],
