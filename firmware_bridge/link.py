@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 import threading
 import time
 from collections import deque
@@ -326,6 +327,38 @@ class SupervisedLink:
         """Talk to an open port until it fails or stop(); True if it reached ONLINE."""
         raise NotImplementedError
 
+    def _path_moved(self, port: serial.SerialBase) -> bool:
+        """Whether the device path now leads to another device than the one open (or
+        to none): then the session should end and the link reopen the path.
+
+        Why: a link that reopens the path while the reader is away can open whatever
+        got the old device name meanwhile (a pts number, a ``ttyUSB`` index another
+        adapter took). That device never answers, and the reader plugged in again is
+        behind the path, not behind the open port: without this check the link waits
+        in HANDSHAKE (or STALE) on the wrong device for ever; one that reached a
+        reader of the same id there would deliver another table's cards. A URL that
+        is no file path (``socket://``, ``loop://``) never moves."""
+        if "://" in self.url:
+            return False
+        try:
+            opened = os.fstat(port.fileno()).st_rdev
+        except (AttributeError, OSError, ValueError, serial.SerialException):
+            return False  # a port without a file descriptor: nothing to compare
+        try:
+            behind = os.stat(self.url).st_rdev
+        except OSError:
+            # Gone: a reader still sending is not left for a link udev re-creates;
+            # one that does not answer is (its port fails by itself when unplugged).
+            if self._state in _DELIVERING:
+                return False
+            behind = None
+        if behind == opened:
+            return False
+        self._set_problem(LinkProblem.PORT_LOST,
+                          "the device path now leads to another device than the one open"
+                          if behind is not None else "the device path is gone")
+        return True
+
     def _run(self) -> None:
         backoff = RECONNECT_BACKOFF_INITIAL
         # Only the first attempt shows as CONNECTING: retries stay DISCONNECTED
@@ -482,6 +515,7 @@ class ReaderLink(SupervisedLink):
         opened = now
         last_probe = now
         last_frame = now
+        last_path_check = now
         went_online = False
         while not self._stop.is_set():
             if self._state in _DELIVERING:
@@ -501,6 +535,10 @@ class ReaderLink(SupervisedLink):
                     last_frame = now
                     self._on_frame(port, item, now)
                     went_online = went_online or self._state is ConnectionState.ONLINE
+            if now - last_path_check >= HANDSHAKE_RETRY_PERIOD:
+                last_path_check = now
+                if self._path_moved(port):
+                    break  # the reader is behind the path again, not behind this port
             # Supervision: probe a silent or not-yet-identified reader periodically.
             state = self._state
             if state is ConnectionState.ONLINE:

@@ -267,6 +267,8 @@ class FeigReaderLink(SupervisedLink):
                 more = False
                 self._deliver_all(messages, now)
                 self._supervise(now, opened, last_answer)
+                if self._state is not ConnectionState.ONLINE and self._path_moved(port):
+                    return went_online  # the reader came back behind the path: reopen it
                 continue
             if frame.com_adr != self.reader_id:
                 with self._lock:

@@ -6,6 +6,7 @@ against hangs.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -191,6 +192,35 @@ def test_unplug_and_replug_reconnects_and_requests_inventory(
     assert ConnectionState.HANDSHAKE in states[lost:]
     assert ConnectionState.ONLINE in states[lost:]
     assert link.stats.reconnects == 1
+
+
+def test_a_link_stuck_on_a_device_that_took_the_old_name_follows_the_reader_back(
+    tmp_path: Path, cleanup: list[ReaderEmulator | ReaderLink]
+) -> None:
+    # While the reader is away its old device name goes to another device (a pts
+    # number another program takes, a ttyUSB index another adapter gets): the link
+    # opens that one, which never answers. When the reader comes back behind the
+    # path, the link must leave the wrong device and reopen the path.
+    emulator, link, recorder = start_pair(tmp_path, cleanup, 24)
+    wait_for(lambda: link.state is ConnectionState.ONLINE, "ONLINE")
+    emulator.unplug()
+    wait_for(lambda: link.state is ConnectionState.DISCONNECTED, "DISCONNECTED after unplug")
+    master, slave = os.openpty()
+    try:
+        emulator.path.unlink()
+        emulator.path.symlink_to(os.ttyname(slave))
+        wait_for(lambda: link.state is ConnectionState.HANDSHAKE, "HANDSHAKE on the other device")
+        emulator.replug()
+        wait_for(lambda: link.state is ConnectionState.ONLINE, "ONLINE after the reader came back")
+    finally:
+        os.close(master)
+        os.close(slave)
+    states = recorder.state_list()
+    back = len(states) - 1 - states[::-1].index(ConnectionState.HANDSHAKE)
+    assert ConnectionState.DISCONNECTED in states[:back], "left the wrong device first"
+    hello = link.stats.hello
+    assert hello is not None
+    assert hello.reader_id == 24
 
 
 def test_wrong_reader_on_the_port_delivers_nothing(
