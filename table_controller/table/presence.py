@@ -392,7 +392,8 @@ class PresenceTracker:
             events += self._unsighted(uid, zone, now)
         if self._pending:
             for uid in current & seen.keys() & self._pending.keys():
-                self._pending[uid].note(zone, None if rssi is None else rssi.get(uid))
+                if self._candidate(uid, zone):
+                    self._pending[uid].note(zone, None if rssi is None else rssi.get(uid))
         for uid in sorted(current - seen.keys()):
             self._stats.inventory_corrections += 1
             seen[uid] = now
@@ -707,6 +708,23 @@ class PresenceTracker:
                     return None
                 best = strength if best is None else max(best, strength)
         return best
+
+    def _candidate(self, uid: str, zone: Zone) -> bool:
+        """Whether an inventory that still lists ``uid`` in ``zone`` (an antenna that saw
+        it all along) makes ``zone`` a candidate of its settle window, as a new sighting
+        would (:meth:`_sighted`): a zone already read in the window, or one beside all
+        of them. Not the zone the card lies in while it moves: that antenna's report
+        of the departure is only late (its reader scans on its own), and a card back
+        there would be a new sighting that ends the window (rule 3). Without this a
+        fold read in the muck while the seat's reader had not yet reported it gone
+        was a tie of the muck and the seat (issue 19)."""
+        pending = self._pending[uid]
+        if zone in pending.reads:
+            return True
+        tag = self._tags.get(uid)
+        if tag is not None and tag.zone == zone:
+            return False
+        return all(may_cross_read(z, zone) for z in pending.reads)
 
     def _commit(self, uid: str) -> list[ZoneEvent]:
         """Rule 1: the settle window of ``uid`` is over: place it in the zone the

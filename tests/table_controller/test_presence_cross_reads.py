@@ -301,3 +301,19 @@ def test_a_card_in_flight_between_a_seats_zones_does_not_end_the_auto_hand() -> 
     assert hand.where[AS] == [Zone.down(1)]
     assert hand.where[KD] == [Zone.down(2)]
     assert sorted(hand.players) == [1, 2]
+
+
+def test_a_fold_read_in_the_muck_before_the_seat_reports_it_gone_is_no_tie(
+        tracker: PresenceTracker) -> None:
+    # Readers scan on their own: the muck's reader reads a folded card while the
+    # seat's reader has not yet reported it gone, and the seat's next inventory still
+    # lists it. That late report is no candidate zone (rule 3): the card is mucked,
+    # no tie is named (found by the daemon-mode simulation on a loaded machine).
+    arrive(tracker, SEAT1_UP, RED_AS, 1.0)
+    tracker.tick(2.0)
+    assert arrive(tracker, MUCK_ANT, RED_AS, 5.00) == []
+    assert tracker.inventory(SEAT1_UP[0], SEAT1_UP[1], [RED_AS], 5.05) == []
+    assert tracker.inventory(SEAT1_UP[0], SEAT1_UP[1], [], 5.10) == []
+    assert tracker.tick(6.0) == [
+        CardRemoved(Zone.up(1), AS, 5.10, "red"), CardPlaced(MUCK, AS, 5.00, "red")]
+    assert tracker.ties() == ()
