@@ -183,8 +183,8 @@ class DealingEngine:
             tracker = self._tracker
             if tracker is None:
                 return []
-            return tracker.place(event.card, event.zone, event.deck, at=event.at,
-                                 manual=event.manual)
+            return tracker.place(event.card, event.zone, event.deck, event.at,
+                                 event.manual)  # (positional: cheaper per card)
         if type(event) is CardRemoved:  # the next most common: no hand starts on it
             tracker = self._tracker
             if tracker is None:
@@ -373,7 +373,7 @@ class HandTracker:
             hand.attach_console(TableConsole(self, hand, self.settings))
         return out
 
-    def place(self, card: Card, zone: Zone, deck: str | None, *, at: float,
+    def place(self, card: Card, zone: Zone, deck: str | None, at: float,
               manual: bool = False) -> list[EngineOutput]:
         """A card's tag was seen in ``zone`` (or, ``manual``, the dealer entered it)."""
         self._at = at  # _begin inlined: this runs for every card
@@ -388,7 +388,24 @@ class HandTracker:
             self._settle_bare(card, zone)
         if hand.left_at and not hand.finished:
             self._check_peeks(at)
-        self._place(card, zone, deck)
+        if card in hand.where:
+            self._place_seen(card, zone, deck)
+            return out
+        # First sight of the card this hand, nearly every event of a deal: no copy,
+        # owner, muck or burn history to look at. Routed here rather than in a
+        # routing call of its own: one Python call fewer per card (issue 25).
+        hand.where[card] = [zone]
+        hand.first_deck[card] = deck
+        hand.last_zone[card] = zone
+        kind = zone.kind
+        if kind is not _MUCK_PILE:
+            hand.deal_progress += 1
+        if kind is _BURN:
+            self._burn(card)
+        elif kind is _BOARD:
+            self._board(card)
+        elif zone.seat is not None:
+            self._deal(card, zone.seat, kind)
         return out
 
     def remove(self, card: Card, zone: Zone, *, at: float) -> list[EngineOutput]:
@@ -599,24 +616,11 @@ class HandTracker:
             " remove it from the table.",
         )
 
-    def _place(self, card: Card, zone: Zone, deck: str | None = None) -> None:
+    def _place_seen(self, card: Card, zone: Zone, deck: str | None) -> None:
+        """A card already seen this hand shows up in ``zone``: a copy, a move, a card
+        back from the muck or the burn pile, or a turn at its seat (:meth:`place` took
+        the first sights)."""
         hand = self.hand
-        if card not in hand.where:
-            # First sight of the card this hand, nearly every event of a deal: no
-            # copy, owner, muck or burn history to look at.
-            hand.where[card] = [zone]
-            hand.first_deck[card] = deck
-            hand.last_zone[card] = zone
-            kind = zone.kind
-            if kind is not _MUCK_PILE:
-                hand.deal_progress += 1
-            if kind is _BURN:
-                self._burn(card)
-            elif kind is _BOARD:
-                self._board(card)
-            elif zone.seat is not None:
-                self._deal(card, zone.seat, kind)
-            return
         present = hand.where[card]
         # Presence names the deck of each tag: another deck's copy of a card on the
         # table is a second physical card even where the first one lies.
@@ -901,8 +905,7 @@ class HandTracker:
         seat.unread_numbers.remove(number)
         if hand.provisional.get(seat.seat, (0, 0, 0))[0] == number:
             del hand.provisional[seat.seat]
-        self._hold(seat, card, face, number=number)
-        self._emit_dealt(seat.seat, card, face, street_of_card(number))
+        self._hold_dealt(seat, card, face, number, street_of_card(number))
 
     def _unread_up_card_read(self, seat: SeatState, card: Card) -> bool:
         """A card seen face up at ``seat``, which holds an up card dealt that no reader
@@ -1177,8 +1180,8 @@ class HandTracker:
                 # Rule 7: a hand folded with no bet keeps receiving cards. Without
                 # betting input the engine cannot tell, so a card in turn is fine.
                 seat.received += 1
-                self._hold(seat, card, face, number=seat.received)
-                self._emit_dealt(seat_no, card, face, street_of_card(seat.received))
+                self._hold_dealt(seat, card, face, seat.received,
+                                 street_of_card(seat.received))
                 return
             self._alert(
                 AlertCode.CARD_TO_INACTIVE_SEAT,
@@ -1244,8 +1247,7 @@ class HandTracker:
                     else FACE_OF_CARD[number])
         seat.received = number
         total = number if hand.community is None else number + 1
-        held = self._hold(seat, card, face, number=number)
-        self._emit_dealt(seat_no, card, face, street)
+        held = self._hold_dealt(seat, card, face, number, street)
         if total > CARDS_PER_HAND:
             self._alert(
                 AlertCode.TOO_MANY_CARDS,
@@ -1393,13 +1395,22 @@ class HandTracker:
         self.hand.owner[card] = seat.seat
         return held
 
-    def _emit_dealt(self, seat_no: int, card: Card, face: ZoneKind, street: int) -> None:
-        # GameEvent built here rather than through _emit: this runs for every card. The
-        # tuple made directly: the named tuple's own __new__ is a Python function that
-        # does only this (half the cost of the event, issue 25).
+    def _hold_dealt(self, seat: SeatState, card: Card, face: ZoneKind, number: int,
+                    street: int) -> HeldCard:
+        """``seat`` is dealt ``card`` as its ``number``-th card: it holds it (as
+        :meth:`_hold`) and ``card_dealt_up``/``card_dealt_down`` says so."""
+        # One call for both, not _hold then an emit: this runs for every card (issue 25).
+        held = HeldCard(card, face, number)
+        seat.cards.append(held)
+        hand = self.hand
+        hand.owner[card] = seat.seat
+        # GameEvent built here rather than through _emit, the tuple made directly: the
+        # named tuple's own __new__ is a Python function that does only this (half the
+        # cost of the event, issue 25).
         self._out.append(_new_event(GameEvent, (
-            _DEALT_UP if face is UP else _DEALT_DOWN, seat_no, street, card, None, (), (),
-            self._at, None, card in self.hand.manual)))
+            _DEALT_UP if face is UP else _DEALT_DOWN, seat.seat, street, card, None, (),
+            (), self._at, None, card in hand.manual)))
+        return held
 
     def _kill(self, seat_no: int, reason: str) -> None:
         hand = self.hand
@@ -1800,8 +1811,12 @@ class HandTracker:
         second_copies = hand.second_copies
         boards: dict[int, list[Card]] = {}
         for seat_no in hand.live_seats:
-            # SeatState.up without the property call: every live seat, every street.
-            up = [held.card for held in seats[seat_no].cards if held.face is UP]
+            # SeatState.up without the property call or a comprehension (a function
+            # call each on Python 3.11): every live seat, every street.
+            up = []
+            for held in seats[seat_no].cards:
+                if held.face is UP:
+                    up.append(held.card)
             if community is not None:
                 up.append(community)
             if up:
@@ -1810,22 +1825,13 @@ class HandTracker:
                 boards[seat_no] = up
         if not boards:
             return
-        order = list(boards)  # in position order: the live seats are
         # Rule 1: the best hand showing acts first (the highest; razz: the lowest),
-        # ties by position: max() keeps the first of equal keys in position order.
+        # ties by position (the boards are in position order, as the live seats).
         low_keys: dict[int, int] = {}
         if v.first_to_act_low:  # razz: one low reading per board (it says pairs too)
-            low_keys = {seat_no: low_showing(up) for seat_no, up in boards.items()}
-            paired = {seat_no for seat_no, key in low_keys.items() if key_has_pair(key)}
-            values = {seat_no: showing_value(boards[seat_no]) for seat_no in paired}
-            first = max(order, key=low_keys.__getitem__)
+            first, low_keys, values = _low_showing(boards)
         else:  # the high hand showing (the hot path of every stud hand)
-            strengths = {seat_no: showing_strength(up) for seat_no, up in boards.items()}
-            first = max(order, key=strengths.__getitem__)
-            paired = {seat_no for seat_no, strength in strengths.items()
-                      if strength >= _PAIR_FLOOR}
-            # Value objects only for the boards announced below.
-            values = {seat_no: ShowingValue(strengths[seat_no]) for seat_no in (first, *paired)}
+            first, values = _high_showing(boards)
         hand.first_to_act[street] = first
         hand.rules.street_dealt(street)
         # Rule 12: announce the high hand and every pair showing, never straights
@@ -1838,16 +1844,16 @@ class HandTracker:
             text=f"Seat {first} is {which} with"
             f" {describe_showing(v, boards[first], values.get(first), low_keys.get(first))}.",
         )
-        for seat_no in order:
+        for seat_no, up in boards.items():
             if seat_no == first:
                 continue
-            if seat_no in paired:
+            if seat_no in values:  # a pair or more showing (the first's told above)
                 self._emit(
                     _ANNOUNCEMENT,
                     seat=seat_no,
                     street=street,
                     text=f"Seat {seat_no} shows"
-                    f" {describe_showing(v, boards[seat_no], values[seat_no])}.",
+                    f" {describe_showing(v, up, values[seat_no])}.",
                 )
 
     def _showdown_cards(self, seat_no: int) -> list[Card]:
@@ -1967,7 +1973,7 @@ class HandTracker:
         shown: tuple[ShownHand, ...] = (),
         amount: int | None = None,
     ) -> None:
-        self._out.append(_new_event(GameEvent, (  # as _emit_dealt: no __new__ call
+        self._out.append(_new_event(GameEvent, (  # as _hold_dealt: no __new__ call
             kind, seat, street, card, text, winners, shown, self._at, amount, False)))
 
     def _alert(
@@ -2036,6 +2042,44 @@ _BURN_DUE = Reshuffle.BURN_DUE
 _DEALT_DOWN = GameEventKind.CARD_DEALT_DOWN
 _DEALER_PILES = (ZoneKind.MUCK, ZoneKind.BURN)
 _new_event = tuple.__new__
+
+
+def _high_showing(boards: dict[int, list[Card]]) -> tuple[int, dict[int, ShowingValue]]:
+    """Rule 1's high hand showing among ``boards`` (seat -> its face-up cards, in
+    position order; ties to the first), and the value of that board and of every
+    board showing a pair or more: the ones rule 12 announces."""
+    # One pass, no comprehension per street (each a function call on Python 3.11);
+    # the strength compared as a packed int, value objects only for what is announced.
+    first, best = -1, -1
+    strengths: list[tuple[int, int]] = []
+    for seat_no, up in boards.items():
+        strength = showing_strength(up)
+        strengths.append((seat_no, strength))
+        if strength > best:  # strictly: an equal board later in position does not act
+            first, best = seat_no, strength
+    values = {first: ShowingValue(best)}
+    for seat_no, strength in strengths:
+        if strength >= _PAIR_FLOOR:
+            values[seat_no] = ShowingValue(strength)
+    return first, values
+
+
+def _low_showing(boards: dict[int, list[Card]]
+                 ) -> tuple[int, dict[int, int], dict[int, ShowingValue]]:
+    """Razz's :func:`_high_showing`: the lowest board showing acts first (ties to the
+    first in position), each board's low reading (``low_showing``), and the value of
+    every board showing a pair or more (rule 12 names them as in stud)."""
+    first, best = -1, -1
+    low_keys: dict[int, int] = {}
+    values: dict[int, ShowingValue] = {}
+    for seat_no, up in boards.items():  # one pass, as _high_showing
+        key = low_showing(up)
+        low_keys[seat_no] = key
+        if key > best:  # the low reading's key: higher is the better low
+            first, best = seat_no, key
+        if key_has_pair(key):
+            values[seat_no] = showing_value(up)
+    return first, low_keys, values
 
 
 def _where(zone: Zone) -> str:
