@@ -203,11 +203,27 @@ def _check_invariants(
     assert set(hand.first_to_act.values()) <= set(hand.seats)
     assert len(set(hand.winners)) == len(hand.winners)
     assert set(hand.winners) <= set(hand.seats)
+    assert hand.due_and_alone() == _due_from_scratch(hand)
     json.dumps(hand_report(hand))
 
 
-def _run_checked(events: Sequence[TableEvent], rules: RuleProfile | None = None) -> None:
-    engine = DealingEngine(TableSettings(rules=rules or RuleProfile()))
+def _due_from_scratch(hand: HandState) -> tuple[int | None, bool]:
+    """The due seat by its definition, counted afresh (the engine reads cached live
+    seats): the first live seat with the fewest cards, and whether it alone has them;
+    none once the deal is over."""
+    live = [s for s in hand.players if hand.seats[s].status is SeatStatus.ACTIVE]
+    if len(live) < 2 or hand.finished:
+        return None, False
+    counts = [hand.seats[s].received for s in live]
+    fewest = min(counts)
+    if fewest >= 7 or (hand.community is not None and fewest >= 6):
+        return None, False
+    return live[counts.index(fewest)], counts.count(fewest) == 1
+
+
+def _run_checked(events: Sequence[TableEvent], rules: RuleProfile | None = None,
+                 **settings: bool) -> None:
+    engine = DealingEngine(TableSettings(rules=rules or RuleProfile(), **settings))
     duplicated: set[Card] = set()
     for event in events:
         if isinstance(event, HandStarted):
@@ -261,3 +277,24 @@ def mangled_deals(draw: st.DrawFn) -> tuple[list[TableEvent], RuleProfile]:
 def test_mangled_legal_deals_never_raise(case: tuple[list[TableEvent], RuleProfile]) -> None:
     events, rules = case
     _run_checked(events, rules)
+
+
+@_SETTINGS
+@given(mangled_deals())
+def test_mangled_deals_with_unread_stacks_never_raise(
+    case: tuple[list[TableEvent], RuleProfile],
+) -> None:
+    """The same, with the unread-card inference on: a dropped card is read as a card
+    dealt that no reader read, which changes the seats' counts on other paths."""
+    events, rules = case
+    _run_checked(events, rules, unread_stacks=True)
+
+
+@_SETTINGS
+@given(mangled_deals())
+def test_mangled_auto_hands_never_raise(case: tuple[list[TableEvent], RuleProfile]) -> None:
+    """The same as card-only auto hands (no hand line: players learnt from the deal,
+    joining as their first card is seen), with the unread-card inference on."""
+    events, rules = case
+    _run_checked([e for e in events if not isinstance(e, HandStarted)], rules,
+                 auto_hands=True, unread_stacks=True)
