@@ -58,8 +58,8 @@ logs ``mqtt_outgoing_backlog_cleared``.
 
 Each ``publish()`` wakes paho's network thread through a socketpair, and each
 wake-up hands the GIL over: the daemon's loop therefore corks every input it
-handles (:meth:`MqttPublisher.corked`), so paho's thread is woken once at the end
-of the input (and once more right after an alert), not once per message.
+handles (:meth:`MqttPublisher.corked`), so paho's thread is woken once right after
+a card's event (or an alert) and once at the end, not once per message.
 
 Console replies wait in a lane of their own (:data:`REPLY_WINDOW`,
 :data:`REPLY_LIMIT`): a card event or an alert never waits behind more than a
@@ -635,8 +635,8 @@ class MqttPublisher:
             wake.uncork()
 
     def _wake_now(self) -> None:
-        """Inside :meth:`corked`: wake paho's thread for what is queued so far (an alert
-        must not wait for the rest of the input)."""
+        """Inside :meth:`corked`: wake paho's thread for what is queued so far (a card's
+        event must not wait for the projection of the state that follows it)."""
         wake = getattr(self._client, "_sockpairW", None)
         if isinstance(wake, _Wake):
             wake.flush()
@@ -765,10 +765,7 @@ class MqttPublisher:
             seq, ts = self._wire.seq.next(), self._wire.clock()
             self._send(self.topics.events, _stamp(public, seq, ts), retain=False)
             self._send(self.topics.secure_events, _stamp(secure, seq, ts), retain=False)
-        # No wake-up of its own (issue 20): corked, the event leaves with the input's
-        # one wake-up, right after the state that follows it (one-pass projection, two
-        # publishes): the engine thread keeps the GIL instead of handing it to paho's
-        # thread mid-card. Still first on the wire: paho sends in the order queued.
+        self._wake_now()  # a card's event goes out before the state that follows it
 
     def _keep_offline(self, *messages: tuple[str, BaseModel]) -> None:
         """Keep an event's (or notice's) messages until back online, or drop and count
