@@ -19,7 +19,7 @@ from table_controller.domain.cards import Card
 from table_controller.domain.engine.dealing import replay_events
 from table_controller.domain.engine.report import hand_report
 from table_controller.domain.events import CardPlaced, CardRemoved, TableEvent
-from table_controller.domain.zones import MUCK, ZoneKind
+from table_controller.domain.zones import MUCK, Zone, ZoneKind
 from table_controller.simulation.physical import deal_random
 from tests.table_controller.stud_script import (
     BURNS,
@@ -988,3 +988,41 @@ def test_without_unread_stacks_a_second_burn_is_raised_at_once() -> None:
     t.burn(BURNS[4]).burn("2h")
     report = t.report()
     assert codes(report) == ["extra_burn"]
+
+
+@settings(max_examples=120)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    seats=st.lists(st.integers(1, 8), min_size=2, max_size=8, unique=True),
+    hole=st.sampled_from([0, 1]),
+    later=st.integers(0, 10),
+    face=st.sampled_from([ZoneKind.DOWN, ZoneKind.UP]),
+)
+def test_legal_deals_with_a_hole_card_read_late_in_the_seats_turn_raise_no_alert(
+    seed: int, seats: list[int], hole: int, later: int, face: ZoneKind
+) -> None:
+    """Any legal deal (folds too) where one seat's hole card is never read on its
+    stack and then read at last just before one of the seat's own up cards (in its
+    turn: held until that up card decides), face down, or, face up (its up antenna),
+    just after one: no alert (docs/engine.md "Reads that fail")."""
+    from table_controller.domain.engine.settings import TableSettings
+
+    rng = random.Random(seed)
+    deal = deal_random(sorted(seats), rng)
+    events = list(deal.events)
+    placed = [i for i, e in enumerate(events) if isinstance(e, CardPlaced)]
+    seat = sorted(seats)[rng.randrange(len(seats))]
+    down = [i for i in placed if events[i].zone == Zone(ZoneKind.DOWN, seat)]
+    ups = [i for i in placed if events[i].zone == Zone(ZoneKind.UP, seat)]
+    if len(down) < 2 or not ups:
+        return  # the seat folded before it had an up card: no such picture
+    hidden = events[down[hole]]
+    assert isinstance(hidden, CardPlaced)
+    up_at = ups[later % len(ups)]
+    at = up_at if face is ZoneKind.DOWN else up_at + 1
+    read = CardPlaced(Zone(face, seat), hidden.card, at=events[up_at].at)
+    events = [*events[:at], read, *events[at:]]
+    del events[down[hole]]
+    (hand,) = replay_events(events, TableSettings(unread_stacks=True))
+    report = hand_report(hand)
+    assert report["alerts"] == [], (seat, hole, at, face, report["alerts"])
