@@ -914,8 +914,9 @@ class HandTracker:
         :meth:`_unread_card_read`): dealt at that same seat (``seat_no``) it is the
         seat's own card of the round, so the hole card it was (its event now; no
         alert). At another seat, the burn or the board, or the hand ending, the dealer
-        had moved on: it was the card dealt in the seat's turn, face down where an up
-        card was due (``upcard_dealt_down``, raised one card late)."""
+        had moved on (so too when a seat folds first): it was the card dealt in the
+        seat's turn, face down where an up card was due (``upcard_dealt_down``, raised
+        one card late)."""
         hand = self.hand
         pending = hand.late_hole
         assert pending is not None
@@ -1182,6 +1183,11 @@ class HandTracker:
             return  # mucking after the result is clearing the table, not folding
         if hand.live_seats == (seat_no,):
             return  # the last hand standing being gathered up is not a fold
+        if hand.late_hole is not None:
+            # A fold comes in the betting after a round, not between a seat's hole card
+            # read late and its up card: the held card was the card dealt in its turn
+            # (upcard_dealt_down), decided before the fold (which may end the hand).
+            self._settle_late_hole(None)
         hand.set_status(seat_no, _FOLDED)
         for held in seat.cards:  # a folded seat's cards are nobody's concern now
             hand.left_at.pop(held.card, None)
