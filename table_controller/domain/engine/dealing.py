@@ -351,6 +351,7 @@ class HandTracker:
         self.variant: Variant = game
         """The game's choices (bring-in, first to act, open pair, showdown)."""
         self._unread_stacks = settings.unread_stacks  # asked per card dealt
+        self._redealing = False  # a late-hole judgement undone: the card is dealt now
         self._out: list[EngineOutput] = []
         self._at = 0.0
 
@@ -382,6 +383,11 @@ class HandTracker:
         if manual:
             self._manual(card, zone)
         hand = self.hand
+        if hand.late_hole is not None and zone.kind is not _MUCK_PILE and (
+                card not in hand.where):
+            # A card dealt decides the held card before anything else reads the table
+            # (a seat going bare folds at this card: the held card was dealt before).
+            self._settle_late_hole(zone.seat)
         if hand.burn_owed is not None:
             self._settle_burn_owed(zone)
         if hand.bare:
@@ -541,6 +547,8 @@ class HandTracker:
 
     def _finish(self) -> None:
         hand = self.hand
+        if hand.late_hole is not None:
+            self._settle_late_hole(None)  # no card of the seat's own followed
         if hand.round_unread is not None:
             # The hand ends before the cards that would tell the round unread from a
             # real error (docs/engine.md "Reads that fail"): the reading costing no
@@ -865,22 +873,74 @@ class HandTracker:
             # it, the seat missed the last round's card: that round is over.
             self._unread(seat, missing, passer=seat_no if seat.seat < seat_no else None)
 
-    def _unread_card_read(self, seat: SeatState, card: Card) -> bool:
-        """A card first seen face down at ``seat``, which holds an unread hole card, out
-        of the seat's turn where its next card is an up card, or when it has all seven
-        or its next card opens a street not burned for yet (rule 13):
-        it is that unread card, read at last (a hole card put back after a peek lands
-        on top of its stack). It takes the unread card's place; nothing is dealt."""
+    def _unread_card_read(self, seat: SeatState, card: Card, face: ZoneKind) -> bool:
+        """A card first seen with ``face`` at ``seat``, which holds an unread hole card:
+        face down out of the seat's turn where its next card is an up card, or face
+        up or down when it has all seven or its next card opens a street not burned
+        for yet (rule 13), it is that unread card, read at last (a hole card put back
+        after a peek lands on top of its stack; seen face up, the seat's up antenna
+        read it, which a reader reporting no strength cannot tell from its own). It
+        takes the unread card's place, face down; nothing is dealt. Face down in the
+        seat's turn where an up card is due, it is held provisionally until the next
+        card (:meth:`_settle_late_hole`)."""
         down = [n for n in seat.unread_numbers  # (a river unread and an 8th card: rule 18)
                 if n < CARDS_PER_HAND and _seat_face(seat, n) is DOWN]
         if not down:
             return False
+        hand = self.hand
+        if face is UP:
+            following = seat.received + 1
+            if following <= CARDS_PER_HAND and not self._unburned(street_of_card(following)):
+                # Some card of the seat's may be due, even out of turn: a card dealt
+                # (its river face up is last_card_exposed, rule 17), not its hole card.
+                return False
+            self._fill_unread(seat, card, DOWN, down[0])
+            return True
         if self._may_be_dealt(seat, DOWN):
             # Its down card may well be due, or it is the seat's turn: a card dealt
-            # (an up card dealt down is upcard_dealt_down), not an unread one.
-            return False
+            # (an up card dealt down is upcard_dealt_down), not an unread one...
+            if (self._redealing or hand.late_hole is not None
+                    or hand.round_unread is not None or hand.due_seat() != seat.seat
+                    or hand.face_due(seat, seat.received + 1) is not UP):
+                return False
+            # ...unless the seat's own up card follows it: in its turn, the hole card
+            # read at last (back from a peek onto its stack) looks the same as its up
+            # card dealt down until the next card is seen (_settle_late_hole).
+            hand.late_hole = (seat.seat, self._fill_unread(seat, card, DOWN, down[0],
+                                                           emit=False))
+            return True
         self._fill_unread(seat, card, DOWN, down[0])
         return True
+
+    def _settle_late_hole(self, seat_no: int | None) -> None:
+        """The next card dealt decides a face-down card taken provisionally as its
+        seat's unread hole card read at last (:attr:`HandState.late_hole`, set by
+        :meth:`_unread_card_read`): dealt at that same seat (``seat_no``) it is the
+        seat's own card of the round, so the hole card it was (its event now; no
+        alert). At another seat, the burn or the board, or the hand ending, the dealer
+        had moved on (so too when a seat folds first): it was the card dealt in the
+        seat's turn, face down where an up card was due (``upcard_dealt_down``, raised
+        one card late)."""
+        hand = self.hand
+        pending = hand.late_hole
+        assert pending is not None
+        hand.late_hole = None
+        owner, held = pending
+        seat = hand.seats[owner]
+        number = held.number
+        if (seat_no == owner or seat.status is not _ACTIVE
+                or all(h is not held for h in seat.cards)):
+            self._emit_dealt(owner, held.card, DOWN, street_of_card(number))
+            return
+        seat.cards = [h for h in seat.cards if h is not held]
+        hand.owner.pop(held.card, None)
+        seat.unread += 1
+        seat.unread_numbers = sorted([*seat.unread_numbers, number])
+        self._redealing = True
+        try:
+            self._deal(held.card, owner, DOWN)
+        finally:
+            self._redealing = False
 
     def _may_be_dealt(self, seat: SeatState, face: ZoneKind) -> bool:
         """Whether a card seen at ``seat`` with ``face`` may be the card being dealt
@@ -891,21 +951,29 @@ class HandTracker:
         following = seat.received + 1
         if following > CARDS_PER_HAND:
             return False
-        street = street_of_card(following)
-        unburned = (street > 3 and street not in hand.started_streets
-                    and not hand.burns.get(street, 0))
-        return not unburned and (hand.face_due(seat, following) is face
-                                 or hand.due_seat() == seat.seat)
+        return not self._unburned(street_of_card(following)) and (
+            hand.face_due(seat, following) is face or hand.due_seat() == seat.seat)
 
-    def _fill_unread(self, seat: SeatState, card: Card, face: ZoneKind, number: int) -> None:
+    def _unburned(self, street: int) -> bool:
+        """Whether ``street`` (4th-7th) is not begun and not burned for yet: no card of
+        it can be dealt (rule 13)."""
+        hand = self.hand
+        return (street > 3 and street not in hand.started_streets
+                and not hand.burns.get(street, 0))
+
+    def _fill_unread(self, seat: SeatState, card: Card, face: ZoneKind, number: int, *,
+                     emit: bool = True) -> HeldCard:
         """``card`` is the seat's unread card ``number`` (dealt with ``face``), read at
-        last or entered by hand: it takes that card's place; nothing is dealt."""
+        last or entered by hand: it takes that card's place; nothing is dealt.
+        ``emit``: its card event now (not while the judgement is provisional)."""
         hand = self.hand
         seat.unread -= 1
         seat.unread_numbers.remove(number)
         if hand.provisional.get(seat.seat, (0, 0, 0))[0] == number:
             del hand.provisional[seat.seat]
-        self._hold_dealt(seat, card, face, number, street_of_card(number))
+        if emit:
+            return self._hold_dealt(seat, card, face, number, street_of_card(number))
+        return self._hold(seat, card, face, number=number)
 
     def _unread_up_card_read(self, seat: SeatState, card: Card) -> bool:
         """A card seen face up at ``seat``, which holds an up card dealt that no reader
@@ -941,6 +1009,12 @@ class HandTracker:
         del hand.provisional[seat.seat]
         if seat.received != number or hand.deal_progress != progress + 1:
             return False  # stale, or other cards came between: unread after all
+        if face is DOWN and expected_face(number) is UP and any(
+                _seat_face(seat, n) is DOWN for n in seat.unread_numbers):
+            # Its card of the round late *and* dealt face down (two errors), or the
+            # hole card it holds unread read at last after a peek (none): the reading
+            # that costs a correct deal no alert (_unread_card_read takes it).
+            return False
         seats = hand.seats
         live = hand.live_seats
         counts = [seats[s].received for s in live]
@@ -1112,6 +1186,11 @@ class HandTracker:
             return  # mucking after the result is clearing the table, not folding
         if hand.live_seats == (seat_no,):
             return  # the last hand standing being gathered up is not a fold
+        if hand.late_hole is not None:
+            # A fold comes in the betting after a round, not between a seat's hole card
+            # read late and its up card: the held card was the card dealt in its turn
+            # (upcard_dealt_down), decided before the fold (which may end the hand).
+            self._settle_late_hole(None)
         hand.set_status(seat_no, _FOLDED)
         for held in seat.cards:  # a folded seat's cards are nobody's concern now
             hand.left_at.pop(held.card, None)
@@ -1148,6 +1227,8 @@ class HandTracker:
 
     def _deal(self, card: Card, seat_no: int, face: ZoneKind) -> None:
         hand = self.hand
+        if hand.late_hole is not None:
+            self._settle_late_hole(seat_no)
         seat = hand.seats.get(seat_no)
         if hand.phase is _FORMING:
             if seat is None:
@@ -1204,7 +1285,7 @@ class HandTracker:
                 if pending is None or not self._late_arrival(seat, pending, face):
                     if seat.unread and face is UP and self._unread_up_card_read(seat, card):
                         return
-                    if seat.unread and face is DOWN and self._unread_card_read(seat, card):
+                    if seat.unread and self._unread_card_read(seat, card, face):
                         return
                     if hand.provisional or hand.due_seat() != seat_no:
                         self._infer_unread(seat_no)
@@ -1411,6 +1492,14 @@ class HandTracker:
             _DEALT_UP if face is UP else _DEALT_DOWN, seat.seat, street, card, None, (),
             (), self._at, None, card in hand.manual)))
         return held
+
+    def _emit_dealt(self, seat_no: int, card: Card, face: ZoneKind, street: int) -> None:
+        """``card_dealt_up``/``card_dealt_down`` of a card a seat already holds (a late
+        hole card's judgement settled: :meth:`_settle_late_hole`). The same event as
+        :meth:`_hold_dealt` builds inline, there without this call for every card."""
+        self._out.append(_new_event(GameEvent, (
+            _DEALT_UP if face is UP else _DEALT_DOWN, seat_no, street, card, None, (), (),
+            self._at, None, card in self.hand.manual)))
 
     def _kill(self, seat_no: int, reason: str) -> None:
         hand = self.hand
@@ -1661,6 +1750,8 @@ class HandTracker:
 
     def _burn(self, card: Card) -> None:
         hand = self.hand
+        if hand.late_hole is not None:
+            self._settle_late_hole(None)
         if self.settings.unread_stacks and hand.rules.folds_from_cards and not hand.finished:
             pending = hand.round_unread
             if pending is not None and pending.picture is RoundPicture.DOOR_UP:
@@ -1690,6 +1781,8 @@ class HandTracker:
 
     def _board(self, card: Card) -> None:
         hand = self.hand
+        if hand.late_hole is not None:
+            self._settle_late_hole(None)
         live = hand.live_seats
         sixth_done = bool(live) and all(hand.seats[s].received >= 6 for s in live)
         if hand.community is not None or not sixth_done:

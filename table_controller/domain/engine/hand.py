@@ -284,6 +284,11 @@ class HandState:
     round_unread: RoundUnread | None = None
     """``unread_stacks``: a whole round taken as unread until the next cards decide
     (:class:`RoundUnread`); None nearly always."""
+    late_hole: tuple[int, HeldCard] | None = None
+    """``unread_stacks``: (seat, card) for a face-down card seen in its seat's turn at a
+    seat holding an unread hole card, taken provisionally as that hole card read at
+    last (its event held) until the next card dealt decides: the seat's own card
+    (``HandTracker._settle_late_hole``); None nearly always."""
     joined_unread: dict[int, int] = field(default_factory=dict)
     """``unread_stacks``, auto hands: seat -> the round (2) it joined in, its
     earlier cards unread (a dead tag, a stack), until its next card shows it plays."""
