@@ -60,6 +60,7 @@ __all__ = [
     "RFParams",
     "Read",
     "ZoneKind",
+    "leaves_cards_unread",
     "parse_override",
     "plan_peek",
     "profile",
@@ -262,6 +263,18 @@ def read_probability(params: RFParams, kind: ZoneKind, depth: int) -> float:
         return 0.0
     loss = params.stack_loss * params.stack_growth ** (depth - 2)
     return max(0.0, 1.0 - min(1.0, loss))
+
+
+def leaves_cards_unread(params: RFParams) -> bool:
+    """Whether these conditions leave some card dealt to a seat never read where it
+    lies: a stack or a row that loses tags, a stack deeper than the reader reads, a
+    dead tag. A table under them infers the unread cards (the engine's
+    ``unread_stacks``, docs/engine.md "Reads that fail"); with every seat card read
+    it need not, and a card missing is then a card not dealt."""
+    if params.dead_tag > 0:
+        return True
+    return any(read_probability(params, kind, depth) < 1.0
+               for kind in (ZoneKind.SEAT_DOWN, ZoneKind.SEAT_UP) for depth in range(2, 5))
 
 
 AntennaKey = tuple[int, int]

@@ -47,7 +47,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
-from firmware_bridge.rf_channel import RFParams
+from firmware_bridge.rf_channel import RFParams, leaves_cards_unread
 from table_controller.domain.events import (
     CardPlaced,
     CardRemoved,
@@ -380,7 +380,7 @@ def _play_timed(table: SimulatedTable, hand: SimHand, speed: float, rf: RFParams
             seen = partial(_journal_shows, journal, (action.zone.name, found.card.code))
             _wait(seen, CARD_SEEN_TIMEOUT, table.daemon_alive)
     peeks = sum(1 for a in actions if a.peek and a.place)
-    masked = hand.hidden(never_read, rounds_unread=rf.stack_loss > 0)
+    masked = hand.hidden(never_read, rounds_unread=leaves_cards_unread(rf))
     return HandRF(len(dead), masked, peeks, cross, tuple(sorted(unread.items())))
 
 

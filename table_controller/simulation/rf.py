@@ -467,11 +467,16 @@ def undetectable_kinds(params: RFParams) -> dict[str, str]:
     flag it once such reads fail; errors that put a card down are judged per hand
     instead (the injection is masked when its card was not read)."""
     out: dict[str, str] = {}
-    seventh = read_probability(params, ZoneKind.SEAT_DOWN, 3)
-    if seventh < 1.0:
+    stack = read_probability(params, ZoneKind.SEAT_DOWN, 3)
+    if stack < 1.0 or params.dead_tag > 0:
+        # Either leaves the table inferring the cards no reader read
+        # (rf_channel.leaves_cards_unread), a 7th card not dealt among them.
+        never = 1.0 - stack * (1.0 - params.dead_tag)
+        why = "the third of its down stack or a dead tag" if stack < 1.0 else "a dead tag"
         out["short_hand"] = (
-            f"a 7th-street card is the third of its down stack and is never read with"
-            f" chance {1.0 - seventh:.0%}: a card not dealt and a card not read look the same")
+            f"a 7th-street card is never read with chance {never:.1%} ({why}): a card"
+            " not dealt and a card not read look the same, and the table infers the"
+            " unread ones")
     burns = [read_probability(params, ZoneKind.BURN, depth) for depth in range(1, 7)]
     if min(burns) < 1.0:
         out["missing_burn"] = (

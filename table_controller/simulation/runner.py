@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Final, Literal
 
-from firmware_bridge.rf_channel import RFParams
+from firmware_bridge.rf_channel import RFParams, leaves_cards_unread
 from table_controller.domain.cards import Card
 from table_controller.domain.engine.alerts import Alert, Notice
 from table_controller.domain.engine.dealing import DealingEngine, HandState
@@ -143,9 +143,10 @@ def run_fast(
     settings = betting_settings(game) if betting else FAST_SETTINGS
     if settings.game is not game:
         settings = settings.model_copy(update={"game": game})
-    if rf is not None and rf.stack_loss > 0 and not betting:
-        # Readers that miss stacked cards: the engine infers them (docs/engine.md,
-        # "Reads that fail"), as a daemon configured with [table] unread_stacks does.
+    if rf is not None and leaves_cards_unread(rf) and not betting:
+        # Readers that miss stacked cards or dead tags: the engine infers the cards
+        # never read (docs/engine.md, "Reads that fail"), as a daemon configured with
+        # [table] unread_stacks does.
         settings = settings.model_copy(update={"unread_stacks": True})
     engine = DealingEngine(settings)
     planned: list[SimHand] = []
@@ -190,7 +191,7 @@ def run_fast(
             alerts += _renumbered(raised, started_in)
             if table is not None and facts is not None:
                 unread = {source: why for source, _zone, why in found.unread}
-                masked = hand.hidden(unread, rounds_unread=table.params.stack_loss > 0)
+                masked = hand.hidden(unread, rounds_unread=leaves_cards_unread(table.params))
                 if masked is None and hand.evidence is not None:
                     # The mistake's own card cross-read with reads not told apart.
                     masked = found.masked_at(hand.evidence)

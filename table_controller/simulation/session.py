@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final, Literal
 
-from firmware_bridge.rf_channel import RFParams
+from firmware_bridge.rf_channel import RFParams, leaves_cards_unread
 from table_controller.mqtt.local_broker import LocalBroker, stop_process
 from table_controller.simulation.emulated_table import EmulatedTable
 from table_controller.table.deck import DeckRegistry, load_decks
@@ -137,7 +137,7 @@ class DemoTable:
             reconnect_max_delay=2,
             fsync=self.fsync,
             log_level=self.log_level,
-            unread_stacks=self.rf is not None and self.rf.stack_loss > 0,
+            unread_stacks=self.rf is not None and leaves_cards_unread(self.rf),
         )
 
     @property

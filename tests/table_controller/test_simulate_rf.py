@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from firmware_bridge.emulator import FirmwareModel
 from firmware_bridge.messages import TagArrived
-from firmware_bridge.rf_channel import PROFILES, RFParams, profile
+from firmware_bridge.rf_channel import PROFILES, RFParams, leaves_cards_unread, profile
 from table_controller.domain.cards import DECK
 from table_controller.domain.engine.dealing import SeatStatus, replay_events
 from table_controller.domain.engine.settings import TableSettings
@@ -157,8 +157,39 @@ def test_kinds_the_conditions_make_undetectable_are_named_with_the_reason() -> N
     assert undetectable_kinds(RFParams()) == {}
     named = undetectable_kinds(PROFILES["no-muck"])
     assert set(named) == {"short_hand"}
-    assert "15%" in named["short_hand"]
+    assert "15.4%" in named["short_hand"]
     assert "missing_burn" in undetectable_kinds(RFParams(burn_depth=3))
+    # Dead tags alone: the table infers unread cards, a 7th card not dealt among them.
+    dead = undetectable_kinds(RFParams(dead_tag=0.005))
+    assert set(dead) == {"short_hand"}
+    assert "0.5% (a dead tag)" in dead["short_hand"]
+
+
+def test_the_table_infers_unread_cards_when_a_stack_or_a_dead_tag_can_hide_one() -> None:
+    assert not leaves_cards_unread(RFParams())
+    assert not leaves_cards_unread(PROFILES["good"])
+    assert leaves_cards_unread(PROFILES["no-muck"])
+    assert leaves_cards_unread(RFParams(dead_tag=0.005))
+    assert leaves_cards_unread(RFParams(stack_loss=0.05))
+    assert leaves_cards_unread(RFParams(max_stack=1))
+    # Piles read to a depth hide no seat card: no inference.
+    assert not leaves_cards_unread(RFParams(muck_depth=0, burn_depth=2, pile_loss=0.5))
+
+
+def test_dead_tags_on_a_table_that_reads_every_stack_are_inferred_not_alerted() -> None:
+    # With stack loss 0 the engine used to trust every read, and a dead seat card
+    # raised out_of_order, short_hand, card_to_inactive_seat... (this run: 1,780
+    # alerts in 133 hands with a dead tag; docs/simulation.md "Dead tags infer too").
+    # Now the cards never read are inferred; what is left is a dead burn card's one
+    # documented alert, missing_burn.
+    rf = profile("no-muck", ["stack_loss=0", "cross_read=0", "dead_tag=0.02"])
+    report = simulate(300, 23, {}, rf=rf, rf_name="no-muck")
+    data = report.as_json()
+    assert data["rf"]["dead_tag_hands"] > 100
+    alerts = data["rf"]["dead_tag_alerts"]
+    assert set(alerts) <= {"missing_burn"}, alerts
+    assert sum(alerts.values()) <= data["rf"]["dead_tag_hands"] // 5, alerts
+    assert data["totals"]["false_alerts"] == 0, data["false_alert_list"]
 
 
 def test_the_emulated_readers_read_through_the_channel(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ import random
 import pytest
 from test_wsop_hands import HANDS, load
 
-from firmware_bridge.rf_channel import PROFILES, profile
+from firmware_bridge.rf_channel import PROFILES, leaves_cards_unread, profile
 from table_controller.domain.engine.dealing import replay_events
 from table_controller.domain.engine.settings import RuleProfile, TableSettings
 from table_controller.domain.events import HandStarted, TableEvent
@@ -62,7 +62,7 @@ def _deal_all(rf_name: str, overrides: list[str], check_winners: bool) -> tuple[
             # fail"), as a daemon configured with [table] unread_stacks does.
             states = replay_events(inputs, TableSettings(
                 auto_hands=True, rules=RuleProfile(),
-                unread_stacks=table.params.stack_loss > 0))
+                unread_stacks=leaves_cards_unread(table.params)))
             where = f"{rf_name} {overrides} seed {seed} hand {name}"
             assert len(states) == 1, where
             [state] = states
