@@ -61,7 +61,7 @@ from table_controller.records.journal import decode_line
 from table_controller.simulation.kinds import ReaderSettings
 from table_controller.simulation.plan import SimHand, plan_hands
 from table_controller.simulation.report import HandRF, ObservedAlert, SimulationInterrupted
-from table_controller.simulation.rf import timeline
+from table_controller.simulation.rf import CROSS_READ_UNTOLD, cross_read_untold, timeline
 from table_controller.simulation.session import BLUE_DECK_FILE, DECK_FILE, DemoError, DemoTable
 
 TABLE_ID: Final = "sim"
@@ -353,6 +353,7 @@ def _play_timed(table: SimulatedTable, hand: SimHand, speed: float, rf: RFParams
     dead: set[str] = set()
     unread: Counter[str] = Counter()
     never_read: dict[int, str] = {}  # hand event index -> why (the masking rule's input)
+    untold: set[int] = set()  # hand event indexes cross-read with reads not told apart
     cross = 0
     for action in actions:
         time.sleep(max(0.0, action.at - previous) / speed)
@@ -372,6 +373,8 @@ def _play_timed(table: SimulatedTable, hand: SimHand, speed: float, rf: RFParams
         if placement is None:
             continue
         cross += placement.cross is not None
+        if cross_read_untold(rf, placement) and action.source >= 0:
+            untold.add(action.source)
         if placement.why_unread is not None and action.source >= 0:
             unread[placement.why_unread] += 1
             dead.update([action.uid] if placement.why_unread == "dead" else [])
@@ -381,6 +384,10 @@ def _play_timed(table: SimulatedTable, hand: SimHand, speed: float, rf: RFParams
             _wait(seen, CARD_SEEN_TIMEOUT, table.daemon_alive)
     peeks = sum(1 for a in actions if a.peek and a.place)
     masked = hand.hidden(never_read, rounds_unread=leaves_cards_unread(rf))
+    if masked is None and hand.evidence in untold:
+        # The mistake's own card cross-read, reads not told apart: as fast mode
+        # (RFFacts.masked_at) and docs/simulation.md "Masked".
+        masked = CROSS_READ_UNTOLD
     return HandRF(len(dead), masked, peeks, cross, tuple(sorted(unread.items())))
 
 

@@ -129,6 +129,15 @@ class RFFacts:
         return why
 
 
+def cross_read_untold(params: RFParams, placement: Placement) -> bool:
+    """Whether ``placement`` was cross-read with reads presence cannot tell apart: the
+    readers report no strength, or the neighbour's read is as strong as the own
+    antenna's (a tie). Its card may then be taken for the neighbour zone's."""
+    if placement.cross is None:
+        return False
+    return not params.strength_reported or placement.cross[1] == placement.strength
+
+
 def zone_kind(zone: Zone) -> ZoneKind:
     """The channel's zone kind of a table zone."""
     if zone.seat is not None:
@@ -386,9 +395,7 @@ class RFTable:
                     facts.unread.append((action.source, action.zone.name, placement.why_unread))
                 if placement.cross is not None:
                     facts.cross_reads += 1
-                    untold = (not channel.params.strength_reported
-                              or placement.cross[1] == placement.strength)
-                    if untold and action.source >= 0:
+                    if cross_read_untold(channel.params, placement) and action.source >= 0:
                         facts.untold.add(action.source)
                 if action.uid in open_:
                     old, since = open_.pop(action.uid)
