@@ -1,7 +1,7 @@
 """Benchmark: hands per second through the rules engine, against PokerKit in the same run.
 
     .venv/bin/python bench/bench_engine.py [--hands 10000] [--seed 1] [--fold-chance 0.05]
-                                           [--game stud|razz|stud8|all]
+                                           [--game stud|razz|stud8|all ...]
                                            [--instructions [--instruction-hands 200]]
 
 The hands (random size 2-8 on random seats, random cards, a few folds, the rest to
