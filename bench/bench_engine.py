@@ -264,6 +264,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--warm-up", type=int, default=WARM_UP, help=argparse.SUPPRESS)
     parser.add_argument("--callgrind-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.instruction_hands < 1 or args.hands < 1:
+        parser.error("--hands and --instruction-hands must be at least 1")
     names = [args.game] if isinstance(args.game, str) else args.game
     games = list(Game) if "all" in names else [Game(name) for name in names]
     if args.callgrind_child:
