@@ -9,6 +9,7 @@ bench must be added to :data:`TINY`, so none can rot unnoticed again.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -58,9 +59,39 @@ def test_every_bench_has_a_tiny_run() -> None:
 def test_the_bench_runs_at_tiny_sizes(name: str) -> None:
     args = TINY[name]
     assert args is not None
-    env = dict(os.environ)
-    env["PATH"] = f"{Path(sys.executable).parent}:/usr/sbin:{env.get('PATH', '/usr/bin')}"
-    run = subprocess.run([sys.executable, str(BENCH / name), *args], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=900, check=False)
+    run = run_bench(name, *args)
     assert run.returncode == 0, f"{name}: exit {run.returncode}\n{run.stderr[-3000:]}"
     assert run.stdout.strip(), f"{name} printed nothing\n{run.stderr[-2000:]}"
+
+
+def run_bench(name: str, *args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``python bench/NAME ARGS`` as a person would start it (``path``: its PATH)."""
+    env = dict(os.environ)
+    env["PATH"] = path or f"{Path(sys.executable).parent}:/usr/sbin:{env.get('PATH', '/usr/bin')}"
+    return subprocess.run([sys.executable, str(BENCH / name), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=900, check=False)
+
+
+ENGINE_INSTRUCTIONS = ("--hands", "2", "--game", "stud", "--instructions",
+                       "--instruction-hands", "1", "--warm-up", "1")
+"""The engine bench's callgrind mode at its smallest (valgrind runs ~50x slower)."""
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None,
+                    reason="valgrind not installed (scripts/setup)")
+def test_the_engine_bench_counts_instructions_at_tiny_sizes() -> None:
+    run = run_bench("bench_engine.py", *ENGINE_INSTRUCTIONS)
+    assert run.returncode == 0, f"exit {run.returncode}\n{run.stderr[-3000:]}"
+    lines = [line for line in run.stdout.splitlines() if line.startswith("stud ")]
+    assert len(lines) == 1, run.stdout
+    assert "on instructions" in lines[0]
+
+
+def test_the_engine_bench_says_valgrind_is_missing_and_exits_2() -> None:
+    # Only the interpreter's own directory on the PATH: no valgrind there.
+    run = run_bench("bench_engine.py", *ENGINE_INSTRUCTIONS, path=str(Path(sys.executable).parent))
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.strip().splitlines() == [
+        "bench_engine: --instructions needs valgrind (callgrind), which is not installed:"
+        " scripts/setup installs it (apt-get install valgrind)"]
+    assert not run.stdout  # said before any clock run

@@ -25,7 +25,7 @@ def test_the_demo_set_up_is_mosquitto_and_the_venv() -> None:
 
 def test_the_test_set_up_is_everything() -> None:
     assert would_install() == ["mosquitto", "mosquitto-clients", "python3-venv", "chromium",
-                               "systemd", "udev", "openssl", "postgresql"]
+                               "systemd", "udev", "openssl", "valgrind", "postgresql"]
 
 
 def test_scripts_use_the_set_up_they_need() -> None:
