@@ -21,7 +21,9 @@ wrappers that only read the clock:
 At exit (SIGTERM from the benchmark) it prints median and p99 of each to stderr,
 which the benchmark finds in the daemon's log. With ``BREAKDOWN_PROFILE=FILE`` in
 the environment the engine thread's handling of each TAG_ARRIVED also runs under
-cProfile, its stats written to FILE at exit (``python -m pstats FILE``). Not part
+cProfile, its stats written to FILE at exit (``python -m pstats FILE``); with
+``BREAKDOWN_PROFILE_CPU=1`` too the profiler's clock is the thread's CPU time
+(``time.thread_time``), so the shares leave out the waits for the GIL. Not part
 of the product.
 
     python bench/daemon_breakdown.py --config table.toml
@@ -60,7 +62,10 @@ stamped): frames the link threads put on the queue in another order than they re
 _last_at = [0.0]
 _cores: list[core.TableCore] = []
 _profile_path = os.environ.get("BREAKDOWN_PROFILE")
-_profiler = cProfile.Profile() if _profile_path else None
+# The CPU clock leaves out the GIL handoffs to paho's thread, which dominate a wall
+# profile without being the engine thread's own work.
+_profile_timer = time.thread_time if os.environ.get("BREAKDOWN_PROFILE_CPU") else time.perf_counter
+_profiler = cProfile.Profile(_profile_timer) if _profile_path else None
 
 _original_handle = core.TableCore.handle
 _original_tick = core.TableCore.tick
