@@ -212,9 +212,12 @@ def run_end_to_end(hands: int, speed: float, fsync: str, seed: int,
     }
 
 
-def run_in_process(hands: int, seed: int) -> tuple[list[float], list[float]]:
+def run_in_process(hands: int, seed: int, *, pause: float = 0.0,
+                   limit: int | None = None) -> tuple[list[float], list[float]]:
     """Engine + projection + JSON per zone event, for 8-player hands: (wall clock, this
-    thread's CPU time), seconds each."""
+    thread's CPU time), seconds each. ``pause``: seconds slept before each measured
+    event, as cards come to the daemon (a dealer's pace); ``limit``: at most so many
+    events measured."""
     settings = TableSettings(seats=8, ante=1, bring_in=2, small_bet=5, big_bet=10,
                              auto_hands=True)
     engine = DealingEngine(settings)
@@ -233,6 +236,10 @@ def run_in_process(hands: int, seed: int) -> tuple[list[float], list[float]]:
     for _ in range(hands):
         for motion in plan_hand(rng, players=8).all_motions:
             for event in motion.events:
+                if limit is not None and len(costs) >= limit:
+                    return costs, cpu
+                if pause:
+                    time.sleep(pause)
                 start, start_cpu = clock(), cpu_clock()
                 outputs = []
                 if engine.starts_hand(event):
@@ -309,6 +316,16 @@ def main() -> int:
     print(f"  median {rig.ms(pure_median)}   p99 {rig.ms(pure_p99)}   mean"
           f" {rig.ms(statistics.fmean(pure))}, CPU time mean {rig.ms(statistics.fmean(pure_cpu))}"
           " (compare the daemon's per card applied, a mean too)")
+    # The same work one event at a time, idle between them as the daemon's engine
+    # thread is between cards: a processor's caches go cold meanwhile, and the same
+    # instructions cost more CPU time (issue 20, h20d: about 3.5x at 20 ms pauses).
+    # The same 200 events back to back first, so the two differ only by the pauses.
+    paced_pause = 0.45 / args.speed
+    _hot, hot_cpu = run_in_process(3, args.seed, limit=200)
+    _paced, paced_cpu = run_in_process(3, args.seed, pause=paced_pause, limit=200)
+    print(f"  the same {len(paced_cpu)} events back to back, then with {paced_pause * 1000:.0f} ms"
+          f" idle before each (the dealer's pace): CPU time mean"
+          f" {rig.ms(statistics.fmean(hot_cpu))}, {rig.ms(statistics.fmean(paced_cpu))}")
     print(f"serial wire time of a TAG_ARRIVED frame: {frame_bytes} bytes x 10 bits"
           f" / {BAUDRATE} baud = {rig.ms(wire)}"
           " (a pty has no baud limit: not in the figures below)")

@@ -21,7 +21,9 @@ wrappers that only read the clock:
 At exit (SIGTERM from the benchmark) it prints median and p99 of each to stderr,
 which the benchmark finds in the daemon's log. With ``BREAKDOWN_PROFILE=FILE`` in
 the environment the engine thread's handling of each TAG_ARRIVED also runs under
-cProfile, its stats written to FILE at exit (``python -m pstats FILE``). Not part
+cProfile, its stats written to FILE at exit (``python -m pstats FILE``); with
+``BREAKDOWN_PROFILE_CPU=1`` too the profiler's clock is the thread's CPU time
+(``time.thread_time``), so the shares leave out the waits for the GIL. Not part
 of the product.
 
     python bench/daemon_breakdown.py --config table.toml
@@ -34,6 +36,7 @@ import cProfile
 import os
 import statistics
 import sys
+import threading
 import time
 from typing import Any
 
@@ -59,8 +62,13 @@ _late: list[float] = []
 stamped): frames the link threads put on the queue in another order than they read them."""
 _last_at = [0.0]
 _cores: list[core.TableCore] = []
+_engine_tid: list[int] = []
+_ticks_at_start: list[tuple[int, int]] = []
 _profile_path = os.environ.get("BREAKDOWN_PROFILE")
-_profiler = cProfile.Profile() if _profile_path else None
+# The CPU clock leaves out the GIL handoffs to paho's thread, which dominate a wall
+# profile without being the engine thread's own work.
+_profile_timer = time.thread_time if os.environ.get("BREAKDOWN_PROFILE_CPU") else time.perf_counter
+_profiler = cProfile.Profile(_profile_timer) if _profile_path else None
 
 _original_handle = core.TableCore.handle
 _original_tick = core.TableCore.tick
@@ -73,6 +81,8 @@ def _timed_handle(self: core.TableCore, item: core.DaemonInput) -> bool:
     if not _cores:
         _cores.append(self)
         _applied_at_start.append(self.events_applied)
+        _engine_tid.append(threading.get_native_id())
+        _ticks_at_start.append(_user_system_ticks(_engine_tid[0]))
     start, start_cpu = time.monotonic(), time.thread_time()
     _queue.append(start - item.at)
     if item.at < _last_at[0]:
@@ -117,6 +127,18 @@ def _timed_publish(self: mqtt.Client, *args: Any, **kwargs: Any) -> mqtt.MQTTMes
         _publish.append(time.perf_counter() - start)
 
 
+def _user_system_ticks(tid: int) -> tuple[int, int]:
+    """The kernel's (utime, stime) of thread ``tid`` in clock ticks (Linux; (0, 0)
+    elsewhere): how much of its CPU went to system calls (wake-ups, writes, stats,
+    the GIL's futex), which ``time.thread_time`` does not separate."""
+    try:
+        with open(f"/proc/self/task/{tid}/stat", encoding="ascii") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return (0, 0)
+    return int(fields[11]), int(fields[12])
+
+
 def _report() -> None:
     if _profiler is not None and _profile_path:
         _profiler.dump_stats(_profile_path)
@@ -124,6 +146,14 @@ def _report() -> None:
         print(f"{BREAKDOWN_MARK} arrival order: {table.arrivals.reordered} cards put back in"
               f" the dealer's order, {table.arrivals.expired} held past the window",
               file=sys.stderr, flush=True)
+    if _engine_tid:
+        user, system = _user_system_ticks(_engine_tid[0])
+        user -= _ticks_at_start[0][0]
+        system -= _ticks_at_start[0][1]
+        hz = os.sysconf("SC_CLK_TCK")
+        print(f"{BREAKDOWN_MARK} engine thread since the first TAG_ARRIVED, all its work"
+              f" (kernel's ticks of 1/{hz} s): user {user / hz:.2f} s, system"
+              f" {system / hz:.2f} s", file=sys.stderr, flush=True)
     print(f"{BREAKDOWN_MARK} TAG_ARRIVED handled after a later-stamped one: {len(_late)}"
           f" (by at most {max(_late, default=0.0) * 1000:.1f} ms)", file=sys.stderr, flush=True)
     for table in _cores:

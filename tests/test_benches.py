@@ -30,6 +30,7 @@ TINY: dict[str, tuple[str, ...] | None] = {
     "bench_daemon_latency.py": ("--hands", "1", "--speed", "50", "--fsync", "never",
                                 "--breakdown"),
     "bench_daemon_skeleton.py": ("--cards", "20", "--pace", "0.01"),
+    "bench_daemon_work.py": ("--hands", "1"),
     "bench_decoder.py": ("--frames", "200", "--repeats", "2"),
     "bench_engine.py": ("--hands", "20", "--game", "all"),
     "bench_equity.py": ("--spots", "1"),

@@ -109,7 +109,7 @@ from table_controller.daemon.start_phase import StartMachine, StartMove
 from table_controller.domain.cards import Card
 from table_controller.domain.engine.alerts import Alert, AlertCode, Notice, alert_severity
 from table_controller.domain.engine.dealing import DealingEngine, HandState
-from table_controller.domain.engine.due import due_zones, returning_cards
+from table_controller.domain.engine.due import DealExpectation
 from table_controller.domain.engine.outputs import (
     ConsoleResult,
     EngineOutput,
@@ -348,6 +348,13 @@ class _CoreWiring:
     mono: Callable[[], float]
     more_waiting: Callable[[], bool]
     """True while more table input waits (the daemon's inbox): a burst goes on."""
+    deal: DealExpectation
+    """Where the dealer is due next, per engine change (:meth:`TableCore._expect_deal`)."""
+
+
+def _deal_expectation(settings: TableSettings, layout: TableLayout) -> DealExpectation:
+    return DealExpectation(range(1, layout.seats + 1),
+                           burn_before_third=settings.rules.burn_before_third)
 
 
 @dataclass(slots=True)
@@ -400,10 +407,10 @@ class TableCore:
         publisher). ``more_waiting``: more table input waits (:meth:`_state_changed`)."""
         self._wire = _CoreWiring(
             table_id=table_id, layout=layout, engine=DealingEngine(settings),
-            game=table_game(settings), registry=registry, publisher=publisher,
+            deal=_deal_expectation(settings, layout), game=table_game(settings),
+            registry=registry, publisher=publisher,
             floor=publisher if isinstance(publisher, FloorPublisher) else None,
-            open_journal=open_journal, hand_floor=hand_floor,
-            wall=wall_clock, mono=mono_clock,
+            open_journal=open_journal, hand_floor=hand_floor, wall=wall_clock, mono=mono_clock,
             more_waiting=more_waiting if more_waiting is not None else _nothing_waits)
         self._hands = _HandBookkeeping(
             last_hand=hand_floor.peek() - 1 if hand_floor is not None else 0)
@@ -1407,11 +1414,8 @@ class TableCore:
         the arrival order holds cards the engine has not had yet: presence's own
         expectation, moved on by its placements, is the newer one then."""
         if not self.arrivals.holding:
-            hand = self.engine.hand
-            self.presence.expect(
-                due_zones(hand, range(1, self.layout.seats + 1),
-                          burn_before_third=self.engine.settings.rules.burn_before_third),
-                returning_cards(hand))
+            engine = self.engine
+            self.presence.expect(*self._wire.deal.of(engine.hand, engine.changes))
 
     def _reader_report(self, item: ReaderReport) -> None:
         message, reader, at = item.message, item.reader_id, item.at

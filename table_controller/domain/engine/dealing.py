@@ -150,6 +150,10 @@ class DealingEngine:
         self._at = 0.0
         """The time of the last input: ``finish_hand`` (no event of its own) uses it."""
         self.hands_played = 0
+        self.changes = 0
+        """Counts the calls that may change the hand (:meth:`apply`, :meth:`finish_hand`):
+        a reader of the hand caches what it derives from it per value (issue 20: the
+        daemon's deal expectation is asked for at every report and tick)."""
         self.names: dict[int, tuple[str, str | None]] = {}
         """seat -> (player name, country code) from the console (issue 12); kept across
         hands until changed or cleared. Public: shown on ``state`` and every page."""
@@ -176,6 +180,7 @@ class DealingEngine:
     def apply(self, event: TableEvent) -> list[EngineOutput]:
         """Apply one event; return the alerts, notices, game events and console
         result it caused."""
+        self.changes += 1
         self._at = event.at
         if type(event) is CardPlaced and (not self.settings.auto_hands
                                           or not self.starts_hand(event)):
@@ -310,6 +315,7 @@ class DealingEngine:
 
     def finish_hand(self) -> list[EngineOutput]:
         """Close the current hand: showdown checks (rule 18) and the winners."""
+        self.changes += 1
         tracker = self._tracker
         return [] if tracker is None else tracker.finish(at=self._at)
 

@@ -15,13 +15,13 @@ lets them decide (docs/presence.md, the decision table). Pure: a hand in, zones 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from table_controller.domain.cards import Card
 from table_controller.domain.engine.hand import CARDS_PER_HAND, HandState, street_of_card
 from table_controller.domain.zones import BURN, Zone, ZoneKind
 
-__all__ = ["due_zones", "returning_cards"]
+__all__ = ["DealExpectation", "due_zones", "returning_cards"]
 
 
 def due_zones(hand: HandState | None, seats: Iterable[int], *,
@@ -78,3 +78,34 @@ def returning_cards(hand: HandState | None) -> dict[Card, Zone]:
             if not held.present and (zone := hand.last_zone.get(held.card)) is not None:
                 out[held.card] = zone
     return out
+
+
+class DealExpectation:
+    """:func:`due_zones` and :func:`returning_cards` of a table's hand, computed again
+    only when the hand may have changed (issue 20: the daemon asks at every reader
+    report and every tick, and most of those come between two cards).
+
+    ``seats`` and ``burn_before_third`` are the table's, fixed. :meth:`of` takes the
+    engine's hand and its change count (``DealingEngine.changes``, raised by every call
+    that may change the hand): the same hand object at the same count is the same
+    state, so the last answer stands."""
+
+    __slots__ = ("_burn_before_third", "_changes", "_hand", "_seats", "_value")
+
+    def __init__(self, seats: Iterable[int], *, burn_before_third: bool = False) -> None:
+        self._seats = tuple(sorted(seats))
+        self._burn_before_third = burn_before_third
+        self._hand: HandState | None = None
+        self._changes = -1
+        self._value: tuple[tuple[Zone, ...], Mapping[Card, Zone]] = ((), {})
+
+    def of(self, hand: HandState | None,
+           changes: int) -> tuple[tuple[Zone, ...], Mapping[Card, Zone]]:
+        """(due zones, returning cards) of ``hand`` at the engine's ``changes``; the
+        mapping is shared between calls: read it, do not change it."""
+        if changes != self._changes or hand is not self._hand:
+            self._value = (due_zones(hand, self._seats,
+                                     burn_before_third=self._burn_before_third),
+                           returning_cards(hand))
+            self._hand, self._changes = hand, changes
+        return self._value
