@@ -109,7 +109,7 @@ from table_controller.daemon.start_phase import StartMachine, StartMove
 from table_controller.domain.cards import Card
 from table_controller.domain.engine.alerts import Alert, AlertCode, Notice, alert_severity
 from table_controller.domain.engine.dealing import DealingEngine, HandState
-from table_controller.domain.engine.due import due_zones, returning_cards
+from table_controller.domain.engine.due import due_zones, face_up_holes, returning_cards
 from table_controller.domain.engine.outputs import (
     ConsoleResult,
     EngineOutput,
@@ -1411,7 +1411,7 @@ class TableCore:
             self.presence.expect(
                 due_zones(hand, range(1, self.layout.seats + 1),
                           burn_before_third=self.engine.settings.rules.burn_before_third),
-                returning_cards(hand))
+                returning_cards(hand), face_up_holes(hand))
 
     def _reader_report(self, item: ReaderReport) -> None:
         message, reader, at = item.message, item.reader_id, item.at

@@ -9,8 +9,10 @@ card a street), burns one card before 4th, 5th, 6th and 7th street (rule 13; bef
 3rd card lands face down after an exposed hole card (rule 5) and its 7th face up
 under rule 17(b). :func:`due_zones` turns the hand's state into the zones the next
 cards are due in, soonest first, and :func:`returning_cards` the cards a live seat
-owns that are away from its zones (lifted to peek: put back, not dealt); presence
-lets them decide (docs/presence.md, the decision table). Pure: a hand in, zones out.
+owns that are away from its zones (lifted to peek: put back, not dealt), and
+:func:`face_up_holes` the face-down hole cards the deal since says were dealt face up
+(a dead hand the dealer stopped dealing to); presence lets them decide
+(docs/presence.md, the decision table). Pure: a hand in, zones out.
 """
 
 from __future__ import annotations
@@ -21,7 +23,16 @@ from table_controller.domain.cards import Card
 from table_controller.domain.engine.hand import CARDS_PER_HAND, HandState, street_of_card
 from table_controller.domain.zones import BURN, Zone, ZoneKind
 
-__all__ = ["due_zones", "returning_cards"]
+__all__ = ["PASSED_OVER_ROUNDS", "due_zones", "face_up_holes", "returning_cards"]
+
+PASSED_OVER_ROUNDS = 2
+"""Rounds a seat with one exposed hole card must be passed over (no card of its read
+since its hole cards, each taken as unread) before its face-down hole card is taken
+for face up (:func:`face_up_holes`). One is not enough: the 3rd card dealt face down
+onto the other hole card is the second card of a stack, unread with ``stack_loss``
+(5% in the ``diy`` profile); the 4th, the second card of the up row, with
+``stack_loss * up_stack_factor`` (2.5%) on top of that: about 0.15% of such seats,
+and then only where the up antenna also reads the hole card (a 2% cross-read)."""
 
 
 def due_zones(hand: HandState | None, seats: Iterable[int], *,
@@ -77,4 +88,34 @@ def returning_cards(hand: HandState | None) -> dict[Card, Zone]:
         for held in hand.seats[seat_no].cards:
             if not held.present and (zone := hand.last_zone.get(held.card)) is not None:
                 out[held.card] = zone
+    return out
+
+
+def face_up_holes(hand: HandState | None) -> dict[Card, Zone]:
+    """The face-down hole cards the deal says lie face up, each with its seat's up zone
+    (issue 19): what presence moves there when that zone's antenna reads the card too
+    and no strength tells the two reads apart (docs/presence.md rule 1).
+
+    A seat whose one hole card was dealt face up and whose other one was read by both
+    of its antennas alike (a reader without strengths: the deal order put it face
+    down, where it was due) looks like rule 5's picture of one exposed hole card. If
+    the dealer then passes the seat over for :data:`PASSED_OVER_ROUNDS` rounds, no
+    card of it read since its hole cards, he is dealing it nothing: both hole cards
+    were dealt face up and he took the hand for dead. A seat that has folded, or
+    that has any later card read, is not named."""
+    if hand is None or hand.finished or hand.cleared:
+        return {}
+    out: dict[Card, Zone] = {}
+    for seat_no in hand.live_seats:
+        seat = hand.seats[seat_no]
+        if seat.exposed_holes != 1 or seat.unread < PASSED_OVER_ROUNDS:
+            continue
+        passed = range(3, 3 + PASSED_OVER_ROUNDS)
+        if any(held.number > 2 for held in seat.cards) or not all(
+                number in seat.unread_numbers for number in passed):
+            continue  # a card of its read after the hole cards: it is dealt to
+        down = [held for held in seat.cards if held.number in (1, 2) and held.present
+                and held.face is ZoneKind.DOWN and not held.exposed_hole]
+        if len(down) == 1:
+            out[down[0].card] = Zone.up(seat_no)
     return out
