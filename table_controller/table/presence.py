@@ -808,15 +808,6 @@ class PresenceTracker:
         for zone in self._due:
             if zone in tied:
                 return zone
-        if all(zone.seat is not None for zone in tied):
-            # No tied zone is due with its face: the seat due soonest still wins (a card
-            # dealt with the wrong face lies at the seat it was dealt to; the engine
-            # judges the face). Two up rows side by side, a hole card dealt face up:
-            # it is that seat's, not its neighbour's.
-            for zone in self._due:
-                for candidate in tied:
-                    if candidate.seat == zone.seat:
-                        return candidate
         if MUCK in tied and all(zone.seat is None for zone in tied):
             # Among the dealer's piles with no burn or board card due: the muck, the
             # pile cards reach out of the deal order (a folded card no seat antenna

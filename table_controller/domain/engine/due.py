@@ -49,15 +49,14 @@ def due_zones(hand: HandState | None, seats: Iterable[int], *,
         opening = (BURN,) if burn_before_third else ()
         return (*opening, *(Zone.down(seat) for seat in sorted(seats)))
     if hand.forming:
-        # Auto hand, rounds 1 and 2: every card face down, to any seat; in position
-        # order, round 1 going on past the last seat dealt in, then round 2 from the
-        # first one (a seat in the hand is due before one that never got a card), then
-        # a seat passed over in round 1 (its first card unread).
+        # Auto hand, rounds 1 and 2: every card face down, to any seat. Round 2 can only
+        # have begun at the first seat dealt in (position order): its up zone comes
+        # last, for its 2nd hole card dealt face up and read by a neighbour's up row
+        # too (the seat it was dealt to, issue 19). Not with one seat dealt in: a hand
+        # needs two, so round 1 is still going on.
+        downs = tuple(Zone.down(seat) for seat in sorted(seats))
         players = hand.players
-        last = max(players, default=0)
-        order = sorted(seats, key=lambda seat: (
-            0 if seat > last else 1 if seat in players else 2, seat))
-        return tuple(Zone.down(seat) for seat in order)
+        return (*downs, Zone.up(players[0])) if len(players) >= 2 else downs
     live = hand.live_seats
     if len(live) < 2:
         return ()
