@@ -30,9 +30,10 @@ PASSED_OVER_ROUNDS = 2
 since its hole cards, each taken as unread) before its face-down hole card is taken
 for face up (:func:`face_up_holes`). One is not enough: the 3rd card dealt face down
 onto the other hole card is the second card of a stack, unread with ``stack_loss``
-(5% in the ``diy`` profile); the 4th, the second card of the up row, with
-``stack_loss * up_stack_factor`` (2.5%) on top of that: about 0.15% of such seats,
-and then only where the up antenna also reads the hole card (a 2% cross-read)."""
+(5% in the ``diy`` and ``no-muck`` profiles); the 4th, the second card of the up
+row, with ``stack_loss * up_stack_factor`` (2.5%), each with 0.5% dead tags: about
+0.17% of such seats, and then only where the up antenna also reads the hole card (a
+2% cross-read)."""
 
 
 def due_zones(hand: HandState | None, seats: Iterable[int], *,
