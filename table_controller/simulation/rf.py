@@ -325,14 +325,15 @@ class RFTable:
 
     def deal(self, hand: SimHand, params: RFParams | None = None, *,
              apply: Callable[[Sequence[TableEvent]],
-                             tuple[Iterable[Zone], Mapping[Card, Zone]]] | None = None,
+                             tuple[Iterable[Zone], Mapping[Card, Zone], Mapping[Card, Zone]]]
+             | None = None,
              ) -> tuple[list[TableEvent], RFFacts]:
         """The engine's inputs for ``hand`` as the readers and presence give them, and
         what the channel did. ``params``: this hand's channel, if not the table's.
         ``apply``: the engine, fed each batch of inputs as presence gives it and
-        answering where the dealer is due next and which cards are away from a live
-        seat (presence's deal order, rule 1), as the daemon does; without it presence
-        decides with no deal order."""
+        answering where the dealer is due next, which cards are away from a live
+        seat and which hole cards the deal says lie face up (presence's deal order,
+        rule 1), as the daemon does; without it presence decides with no deal order."""
         params = params or self.params
         rng = random.Random(f"{self.seed}:{hand.number}:dealer")
         start = self._clock

@@ -25,7 +25,7 @@ from firmware_bridge.rf_channel import RFParams, leaves_cards_unread
 from table_controller.domain.cards import Card
 from table_controller.domain.engine.alerts import Alert, Notice
 from table_controller.domain.engine.dealing import DealingEngine, HandState
-from table_controller.domain.engine.due import due_zones, returning_cards
+from table_controller.domain.engine.due import due_zones, face_up_holes, returning_cards
 from table_controller.domain.engine.outputs import EngineOutput, GameEvent, GameEventKind
 from table_controller.domain.engine.settings import TableSettings
 from table_controller.domain.engine.variants import Game
@@ -165,9 +165,11 @@ def run_fast(
             number = hand.number
 
             def apply(inputs: Iterable[TableEvent], raised: list[ObservedAlert] = raised,
-                      number: int = number) -> tuple[tuple[Zone, ...], dict[Card, Zone]]:
-                """Feed ``inputs`` to the engine; where the dealer is due next, and the
-                cards away from a live seat (presence's deal order)."""
+                      number: int = number,
+                      ) -> tuple[tuple[Zone, ...], dict[Card, Zone], dict[Card, Zone]]:
+                """Feed ``inputs`` to the engine; where the dealer is due next, the
+                cards away from a live seat and the hole cards the deal says lie face
+                up (presence's deal order)."""
                 for event in inputs:
                     before = engine.hand
                     _observe(before, engine, engine.apply(event), raised)
@@ -176,7 +178,7 @@ def run_fast(
                         started_in[current.number] = number
                 hand_now = engine.hand
                 return (due_zones(hand_now, seats, burn_before_third=burn_before_third),
-                        returning_cards(hand_now))
+                        returning_cards(hand_now), face_up_holes(hand_now))
 
             if table is None:
                 apply((*hand.events, *hand.clear))

@@ -234,6 +234,10 @@ class PresenceStats:
     deal order told apart (rule 1): the first zone kept them, the tie named."""
     stronger_moves: int = 0
     """Placed tags moved at once by a stronger read next door (rule 3)."""
+    turned_by_deal: int = 0
+    """Hole cards the deal order had put face down that the deal since showed were
+    dealt face up, moved to the seat's up zone that read them too (rule 1,
+    :meth:`PresenceTracker.expect`'s ``face_up``)."""
 
 
 @dataclass(slots=True)
@@ -296,6 +300,7 @@ class PresenceTracker:
         # The zones the dealer is due to deal to next, soonest first (expect()).
         self._due: tuple[Zone, ...] = ()
         self._returning: dict[Card, Zone] = {}  # cards away from a live seat (expect())
+        self._face_up: dict[Card, Zone] = {}  # hole cards the deal turns up (expect())
         self._layout = layout
         self._registry = registry
         self._hold_time = float(hold_time)
@@ -424,7 +429,8 @@ class PresenceTracker:
         return []
 
     def expect(self, zones: Iterable[Zone],
-               returning: Mapping[Card, Zone] | None = None) -> None:
+               returning: Mapping[Card, Zone] | None = None,
+               face_up: Mapping[Card, Zone] | None = None) -> None:
         """The zones the dealer is due to deal his next cards to, soonest first (the
         engine's deal order, :func:`~table_controller.domain.engine.due.due_zones`),
         and the cards a live seat owns that left its zones, with the zone each lay in
@@ -433,9 +439,18 @@ class PresenceTracker:
         cannot tell apart (rule 1). An input like any report: the caller passes the
         engine's view after applying the events; each first placement committed
         meanwhile moves the expectation past its zone, so two cards settling in one
-        call are decided in turn."""
+        call are decided in turn.
+
+        ``face_up``: face-down hole cards the deal since says were dealt face up, with
+        the seat's up zone (:func:`~table_controller.domain.engine.due.face_up_holes`:
+        the seat passed over since, its other hole card exposed). Each one the deal
+        order put face down while that up zone read it too, with no strength to tell
+        the reads apart, moves there at the next report or :meth:`tick` (rule 1: the
+        deal decides, later). A card its down antenna alone reads, or one a strength
+        placed, stays."""
         self._due = tuple(zones)
         self._returning = dict(returning) if returning else {}
+        self._face_up = dict(face_up) if face_up else {}
 
     # -------------------------------------------------------------------- clock
 
@@ -443,7 +458,7 @@ class PresenceTracker:
         """Commit the tags whose settle window ended by ``now`` (rule 1), then expire
         the holds whose deadline is ``<= now``; returns the placements, removals and
         moves."""
-        events: list[ZoneEvent] = []
+        events: list[ZoneEvent] = self._turn_face_up(now) if self._face_up else []
         if self._pending:
             settled = sorted((p.deadline, uid) for uid, p in self._pending.items()
                              if p.deadline <= now)
@@ -596,7 +611,7 @@ class PresenceTracker:
         """Bookkeeping common to every report; returns the holds expired by ``now``."""
         self._stats.reports += 1
         self._mark_online(reader_id, now)
-        if self._heap and self._heap[0][0] <= now:
+        if self._face_up or (self._heap and self._heap[0][0] <= now):
             return self.tick(now)
         if self._pending and (settle := self._next_settle()) is not None and settle <= now:
             return self.tick(now)
@@ -799,6 +814,34 @@ class PresenceTracker:
             # read; a burn or board card not due would itself be a dealing error).
             return MUCK
         return None
+
+    def _turn_face_up(self, now: float) -> list[ZoneEvent]:
+        """Rule 1, decided late: move each hole card :meth:`expect` names as dealt face
+        up to its seat's up zone, where the card lies in that seat's down zone, an
+        antenna of the up zone sees it now, and no strength tells the two reads
+        apart (a strength that did would have placed it already). Dated ``now``:
+        the moment the deal decided, not a read."""
+        requests, self._face_up = self._face_up, {}
+        events: list[ZoneEvent] = []
+        for card, up in requests.items():
+            if up.seat is None:
+                continue
+            down = Zone.down(up.seat)
+            for uid in sorted(self._copies.get(card, ())):
+                tag = self._tags.get(uid)
+                if (tag is None or tag.zone != down or uid in self._holds
+                        or self._frozen(down) or self._frozen(up)
+                        or not any(uid in self._seen[a] for a in self._antennas_of.get(up, ()))):
+                    continue
+                strength = self._zone_strength(uid, up)
+                own = self._zone_strength(uid, down)
+                if (strength is not None and own is not None
+                        and abs(strength - own) > self._tie_margin):
+                    continue  # the strengths told them apart: it lies where they said
+                self._stats.turned_by_deal += 1
+                self._stats.moves += 1
+                events += self._move(uid, tag, up, now, now, strength=strength)
+        return events
 
     def _dealt(self, zone: Zone) -> None:
         """A card first seen was placed in ``zone``: the expectation moves past it."""

@@ -1,11 +1,11 @@
 """The daemon's cached deal expectation (issue 20, the per-card cost).
 
-:class:`DealExpectation` answers :func:`due_zones` and :func:`returning_cards` of the
-engine's hand, computed again only when ``DealingEngine.changes`` moved or the hand is
-another object. The daemon asks at every reader report and every tick, so a stale
-answer would decide cards by an old deal order: these tests hold the cache to the
-uncached functions after every input of whole hands, and show it does not recompute
-between two inputs.
+:class:`DealExpectation` answers :func:`due_zones`, :func:`returning_cards` and
+:func:`face_up_holes` of the engine's hand, computed again only when
+``DealingEngine.changes`` moved or the hand is another object. The daemon asks at
+every reader report and every tick, so a stale answer would decide cards by an old
+deal order: these tests hold the cache to the uncached functions after every input
+of whole hands, and show it does not recompute between two inputs.
 """
 
 from __future__ import annotations
@@ -20,7 +20,12 @@ from table_controller.demo.dealer import plan_hand
 from table_controller.domain.cards import Card
 from table_controller.domain.engine import due
 from table_controller.domain.engine.dealing import DealingEngine
-from table_controller.domain.engine.due import DealExpectation, due_zones, returning_cards
+from table_controller.domain.engine.due import (
+    DealExpectation,
+    due_zones,
+    face_up_holes,
+    returning_cards,
+)
 from table_controller.domain.engine.settings import TableSettings
 from table_controller.domain.events import CardPlaced, CardRemoved, HandStarted
 from table_controller.domain.zones import Zone
@@ -29,9 +34,10 @@ SEATS = range(1, 9)
 
 
 def _check(cache: DealExpectation, engine: DealingEngine, burn_before_third: bool) -> None:
-    zones, returning = cache.of(engine.hand, engine.changes)
+    zones, returning, face_up = cache.of(engine.hand, engine.changes)
     assert zones == due_zones(engine.hand, SEATS, burn_before_third=burn_before_third)
     assert dict(returning) == returning_cards(engine.hand)
+    assert dict(face_up) == face_up_holes(engine.hand)
 
 
 @settings(max_examples=25, deadline=None)

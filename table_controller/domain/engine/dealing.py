@@ -34,6 +34,7 @@ from table_controller.domain._hand_tables import CATEGORY_SHIFT
 from table_controller.domain.cards import DECK, Card
 from table_controller.domain.engine.alerts import NOTICE_CODES, RULE_OF, Alert, AlertCode, Notice
 from table_controller.domain.engine.console import TableConsole
+from table_controller.domain.engine.due import face_up_holes
 from table_controller.domain.engine.hand import (
     CARDS_PER_HAND,
     DOWN,
@@ -1220,14 +1221,33 @@ class HandTracker:
             return
         if zone.kind is UP and hand.showdown_due:
             hand.shown.add(zone.seat)  # turned face up at the showdown
+        late = (zone.kind is UP and 3 in hand.completed_streets
+                and self._dealt_face_up(seat, held))  # (asked while still face down)
         held.face = zone.kind
         if (
             zone.kind is UP
             and held.number in (1, 2)
-            and 3 not in hand.completed_streets
             and not held.exposed_hole
+            and (3 not in hand.completed_streets or late)
         ):
             self._expose_hole(seat, held)
+
+    def _dealt_face_up(self, seat: SeatState, held: HeldCard) -> bool:
+        """A face-down hole card of ``seat`` turning face up after 3rd street: is it
+        the card presence placed face down by the deal order that the deal since says
+        was dealt face up (:func:`~.due.face_up_holes`: the seat passed over since,
+        its other hole card exposed)? Then the dealer dealt the seat nothing because
+        its hand was dead (rule 5), so the cards taken as unread were never dealt:
+        the seat is back to its two hole cards (exposing this one kills it)."""
+        hand = self.hand
+        if held.card not in face_up_holes(hand):
+            return False  # (a hole card shown later is no deal error)
+        never = [n for n in seat.unread_numbers if n > 2]
+        seat.unread_numbers = [n for n in seat.unread_numbers if n <= 2]
+        seat.unread -= len(never)
+        seat.received -= len(never)
+        hand.provisional.pop(seat.seat, None)
+        return True
 
     # ----------------------------------------------------------------- deal
 

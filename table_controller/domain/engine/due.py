@@ -9,8 +9,10 @@ card a street), burns one card before 4th, 5th, 6th and 7th street (rule 13; bef
 3rd card lands face down after an exposed hole card (rule 5) and its 7th face up
 under rule 17(b). :func:`due_zones` turns the hand's state into the zones the next
 cards are due in, soonest first, and :func:`returning_cards` the cards a live seat
-owns that are away from its zones (lifted to peek: put back, not dealt); presence
-lets them decide (docs/presence.md, the decision table). Pure: a hand in, zones out.
+owns that are away from its zones (lifted to peek: put back, not dealt), and
+:func:`face_up_holes` the face-down hole cards the deal since says were dealt face up
+(a dead hand the dealer stopped dealing to); presence lets them decide
+(docs/presence.md, the decision table). Pure: a hand in, zones out.
 """
 
 from __future__ import annotations
@@ -21,7 +23,21 @@ from table_controller.domain.cards import Card
 from table_controller.domain.engine.hand import CARDS_PER_HAND, HandState, street_of_card
 from table_controller.domain.zones import BURN, Zone, ZoneKind
 
-__all__ = ["DealExpectation", "due_zones", "returning_cards"]
+__all__ = ["PASSED_OVER_ROUNDS", "DealExpectation", "due_zones", "face_up_holes",
+           "returning_cards"]
+
+PASSED_OVER_ROUNDS = 3
+"""Rounds a seat with one exposed hole card must be passed over (no card of its read
+since its hole cards, each taken as unread) before its face-down hole card is taken
+for face up (:func:`face_up_holes`). The seat's own cards may lie unread: the 3rd,
+dealt face down onto the other hole card, is the second card of a stack, unread with
+``stack_loss`` (5% in the ``diy`` and ``no-muck`` profiles); the 4th and 5th, the
+second and third of the up row, each with ``stack_loss * up_stack_factor`` (2.5%),
+all with 0.5% dead tags. Two rounds (about 0.17% of such seats, 1.2% at 15% stack
+loss) took a live hand for dead once in the 20,000 hands at 15% stack loss and 5%
+cross-reads (docs/simulation.md); three (about 0.005%, 0.1%) did not, and missed 2
+more of the 913 dead hands in the target cell. Only where the up antenna also reads
+the hole card (a 2% cross-read) does it matter at all."""
 
 
 def due_zones(hand: HandState | None, seats: Iterable[int], *,
@@ -38,8 +54,14 @@ def due_zones(hand: HandState | None, seats: Iterable[int], *,
         opening = (BURN,) if burn_before_third else ()
         return (*opening, *(Zone.down(seat) for seat in sorted(seats)))
     if hand.forming:
-        # Auto hand, rounds 1 and 2: every card face down, to any seat.
-        return tuple(Zone.down(seat) for seat in sorted(seats))
+        # Auto hand, rounds 1 and 2: every card face down, to any seat. Round 2 can only
+        # have begun at the first seat dealt in (position order): its up zone comes
+        # last, for its 2nd hole card dealt face up and read by a neighbour's up row
+        # too (the seat it was dealt to, issue 19). Not with one seat dealt in: a hand
+        # needs two, so round 1 is still going on.
+        downs = tuple(Zone.down(seat) for seat in sorted(seats))
+        players = hand.players
+        return (*downs, Zone.up(players[0])) if len(players) >= 2 else downs
     live = hand.live_seats
     if len(live) < 2:
         return ()
@@ -80,10 +102,41 @@ def returning_cards(hand: HandState | None) -> dict[Card, Zone]:
     return out
 
 
+def face_up_holes(hand: HandState | None) -> dict[Card, Zone]:
+    """The face-down hole cards the deal says lie face up, each with its seat's up zone
+    (issue 19): what presence moves there when that zone's antenna reads the card too
+    and no strength tells the two reads apart (docs/presence.md rule 1).
+
+    A seat whose one hole card was dealt face up and whose other one was read by both
+    of its antennas alike (a reader without strengths: the deal order put it face
+    down, where it was due) looks like rule 5's picture of one exposed hole card. If
+    the dealer then passes the seat over for :data:`PASSED_OVER_ROUNDS` rounds, no
+    card of it read since its hole cards, he is dealing it nothing: both hole cards
+    were dealt face up and he took the hand for dead. A seat that has folded, or
+    that has any later card read, is not named."""
+    if hand is None or hand.finished or hand.cleared:
+        return {}
+    out: dict[Card, Zone] = {}
+    for seat_no in hand.live_seats:
+        seat = hand.seats[seat_no]
+        if seat.exposed_holes != 1 or seat.unread < PASSED_OVER_ROUNDS:
+            continue
+        passed = range(3, 3 + PASSED_OVER_ROUNDS)
+        if any(held.number > 2 for held in seat.cards) or not all(
+                number in seat.unread_numbers for number in passed):
+            continue  # a card of its read after the hole cards: it is dealt to
+        down = [held for held in seat.cards if held.number in (1, 2) and held.present
+                and held.face is ZoneKind.DOWN and not held.exposed_hole]
+        if len(down) == 1:
+            out[down[0].card] = Zone.up(seat_no)
+    return out
+
+
 class DealExpectation:
-    """:func:`due_zones` and :func:`returning_cards` of a table's hand, computed again
-    only when the hand may have changed (issue 20: the daemon asks at every reader
-    report and every tick, and most of those come between two cards).
+    """:func:`due_zones`, :func:`returning_cards` and :func:`face_up_holes` of a
+    table's hand, computed again only when the hand may have changed (issue 20: the
+    daemon asks at every reader report and every tick, and most of those come between
+    two cards).
 
     ``seats`` and ``burn_before_third`` are the table's, fixed. :meth:`of` takes the
     engine's hand and its change count (``DealingEngine.changes``, raised by every call
@@ -97,15 +150,17 @@ class DealExpectation:
         self._burn_before_third = burn_before_third
         self._hand: HandState | None = None
         self._changes = -1
-        self._value: tuple[tuple[Zone, ...], Mapping[Card, Zone]] = ((), {})
+        self._value: tuple[tuple[Zone, ...], Mapping[Card, Zone], Mapping[Card, Zone]] = (
+            (), {}, {})
 
-    def of(self, hand: HandState | None,
-           changes: int) -> tuple[tuple[Zone, ...], Mapping[Card, Zone]]:
-        """(due zones, returning cards) of ``hand`` at the engine's ``changes``; the
-        mapping is shared between calls: read it, do not change it."""
+    def of(self, hand: HandState | None, changes: int
+           ) -> tuple[tuple[Zone, ...], Mapping[Card, Zone], Mapping[Card, Zone]]:
+        """(due zones, returning cards, face-up hole cards) of ``hand`` at the engine's
+        ``changes``; the mappings are shared between calls: read them, do not change
+        them."""
         if changes != self._changes or hand is not self._hand:
             self._value = (due_zones(hand, self._seats,
                                      burn_before_third=self._burn_before_third),
-                           returning_cards(hand))
+                           returning_cards(hand), face_up_holes(hand))
             self._hand, self._changes = hand, changes
         return self._value
