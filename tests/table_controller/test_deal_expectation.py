@@ -40,7 +40,7 @@ def _check(cache: DealExpectation, engine: DealingEngine, burn_before_third: boo
     assert dict(face_up) == face_up_holes(engine.hand)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(seed=st.integers(0, 10_000), burn_before_third=st.booleans(),
        players=st.integers(2, 8))
 def test_the_cache_equals_the_functions_after_every_input(
