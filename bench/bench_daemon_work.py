@@ -61,9 +61,8 @@ def run_core(hands: int) -> tuple[int, float]:
                 stamped[0] += 1
                 to_json(publisher._stamp(payload, stamped[0], 1.0))  # type: ignore[type-var]
 
-    core_rig.RecordingPublisher = Stamping  # type: ignore[misc]
     with tempfile.TemporaryDirectory(prefix="bench-work-") as tmp:
-        table = core_rig.CoreTable(Path(tmp), keep=False, settle_time=0.3)
+        table = core_rig.CoreTable(Path(tmp), keep=False, settle_time=0.3, publisher=Stamping)
         try:
             rng = random.Random(SEED)
             table.hand(rng)  # warm-up: the first showdown loads the evaluator's tables

@@ -160,14 +160,16 @@ class CoreTable:
     """A :class:`TableCore` for the 8-seat demo layout fed reader reports on a fake clock."""
 
     def __init__(self, workdir: Path, presence_hold: float = 0.5, *, keep: bool = True,
-                 settle_time: float = 0.0) -> None:
+                 settle_time: float = 0.0,
+                 publisher: type[RecordingPublisher] | None = None) -> None:
         """Open a journal in ``workdir``, every reader online; ``keep`` as the publisher's;
-        ``settle_time``: presence's settle window (the daemon's is 0.3 s: rule 1)."""
+        ``settle_time``: presence's settle window (the daemon's is 0.3 s: rule 1);
+        ``publisher``: a :class:`RecordingPublisher` subclass to record with instead."""
         warm_up()  # as the daemon does before its first input
         self.layout = load_layout(LAYOUT_FILE)
         self.registry = load_decks([DECK_FILE])
         self.now = 1000.0
-        self.publisher = RecordingPublisher(keep=keep)
+        self.publisher = (publisher or RecordingPublisher)(keep=keep)
         self.journal = Journal.open(workdir / "core.journal.jsonl", fsync="never")
         self.core = TableCore(
             table_id="soak", settings=TableSettings(seats=self.layout.seats, auto_hands=True),
