@@ -15,6 +15,10 @@ wrappers that only read the clock:
   the thread's CPU time (``time.thread_time``: what the engine thread itself
   spent, not the time it waited for the GIL or a core; the figure to compare
   with the in-process reference on a loaded machine);
+* *tick late*: for those ticks, how long after presence's deadline (the settle
+  window's end) the tick started; *tick -> event*: from the tick's start to the
+  first event's hand-over to the publisher (``MqttPublisher.publish_event``
+  returned: paho's thread woken for it);
 * ``paho.mqtt.client.Client.publish``: the cost of one publish call on the
   engine thread (serialisation, queueing, waking paho's network thread).
 
@@ -44,6 +48,7 @@ import paho.mqtt.client as mqtt
 
 from firmware_bridge.messages import TagArrived
 from table_controller.daemon import core
+from table_controller.mqtt.publisher import MqttPublisher
 from table_controller.tools.cli import main
 
 BREAKDOWN_MARK = "breakdown:"
@@ -60,6 +65,10 @@ _publish: list[float] = []
 _late: list[float] = []
 """Reader reports handled after one stamped later (by how much earlier they were
 stamped): frames the link threads put on the queue in another order than they read them."""
+_tick_late: list[float] = []
+_tick_to_event: list[float] = []
+_tick_started: list[float] = []
+"""The running card tick's start (empty outside one): publish_event's wrapper reads it."""
 _last_at = [0.0]
 _cores: list[core.TableCore] = []
 _engine_tid: list[int] = []
@@ -73,6 +82,7 @@ _profiler = cProfile.Profile(_profile_timer) if _profile_path else None
 _original_handle = core.TableCore.handle
 _original_tick = core.TableCore.tick
 _original_publish = mqtt.Client.publish
+_original_publish_event = MqttPublisher.publish_event
 
 
 def _timed_handle(self: core.TableCore, item: core.DaemonInput) -> bool:
@@ -105,16 +115,21 @@ def _timed_tick(self: core.TableCore) -> None:
         _original_tick(self)
         return
     before = self.events_applied
+    due = self.presence.next_deadline()
     start, start_cpu = time.monotonic(), time.thread_time()
+    _tick_started[:] = [start]
     try:
         if _profiler is not None:
             _profiler.runcall(_original_tick, self)
         else:
             _original_tick(self)
     finally:
+        _tick_started.clear()
         if self.events_applied > before:
             wall = time.monotonic() - start
             _card_ticks.append(wall)
+            if due is not None and due <= start:
+                _tick_late.append(start - due)
             _card_wall[0] += wall
             _card_cpu[0] += time.thread_time() - start_cpu
 
@@ -125,6 +140,12 @@ def _timed_publish(self: mqtt.Client, *args: Any, **kwargs: Any) -> mqtt.MQTTMes
         return _original_publish(self, *args, **kwargs)
     finally:
         _publish.append(time.perf_counter() - start)
+
+
+def _timed_publish_event(self: MqttPublisher, *args: Any, **kwargs: Any) -> None:
+    _original_publish_event(self, *args, **kwargs)
+    if _tick_started:
+        _tick_to_event.append(time.monotonic() - _tick_started.pop())
 
 
 def _user_system_ticks(tid: int) -> tuple[int, int]:
@@ -169,6 +190,8 @@ def _report() -> None:
                          ("engine thread, one TAG_ARRIVED", _handle),
                          ("engine thread cpu, one TAG_ARRIVED", _handle_cpu),
                          ("engine thread, one tick that applied cards", _card_ticks),
+                         ("tick late after presence's deadline", _tick_late),
+                         ("tick start -> first event handed to paho", _tick_to_event),
                          ("one paho publish() call", _publish)):
         if values:
             ordered = sorted(values)
@@ -182,5 +205,6 @@ if __name__ == "__main__":
     core.TableCore.handle = _timed_handle  # type: ignore[method-assign]
     core.TableCore.tick = _timed_tick  # type: ignore[method-assign]
     mqtt.Client.publish = _timed_publish  # type: ignore[method-assign]
+    MqttPublisher.publish_event = _timed_publish_event  # type: ignore[method-assign]
     atexit.register(_report)
     sys.exit(main(["run", *sys.argv[1:]]))
