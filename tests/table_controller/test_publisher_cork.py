@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
+from unittest.mock import patch
 
 import mqtt_samples as sample
 
+from table_controller.mqtt import publisher
 from table_controller.mqtt.broker_config import BrokerConfig
 from table_controller.mqtt.publisher import MqttPublisher, _Wake
 from table_controller.mqtt.sequence import SequenceCounter
@@ -37,13 +39,24 @@ def test_corked_wake_ups_are_owed_and_sent_once() -> None:
         for _ in range(4):
             wake.send(b"0")
         assert _pending(reader) == b""
-        wake.flush()  # a card's event: its wake-up now
+        assert wake.flush()  # a card's event: its wake-up now
         assert _pending(reader) == b"0"
+        assert not wake.flush()  # nothing owed since: nothing sent, no hand-over
         wake.send(b"0")
         wake.uncork()  # the end of the input: the one owed
         assert _pending(reader) == b"0"
         wake.uncork()
         assert _pending(reader) == b""  # nothing owed, nothing sent
+
+
+def test_a_flush_on_a_closed_socket_reports_no_wake_up() -> None:
+    reader, writer = socket.socketpair()
+    reader.close()
+    writer.close()  # paho closed its pair (a reconnect) while the batch was corked
+    wake = _Wake(writer)
+    wake.corked = True
+    wake.send(b"0")
+    assert not wake.flush()
 
 
 def test_corked_messages_all_reach_the_broker(mosquitto: MosquittoBroker, tmp_path: Path) -> None:
@@ -55,8 +68,10 @@ def test_corked_messages_all_reach_the_broker(mosquitto: MosquittoBroker, tmp_pa
         sub.wait_subscribed()
         pub.start()
         assert pub.wait_online(WAIT)
-        with pub.corked():
+        handoffs: list[float] = []
+        with pub.corked(), patch.object(publisher, "_handoff_sleep", handoffs.append):
             pub.publish_event(*sample.down_event())
+            assert handoffs == [publisher.EVENT_HANDOFF_S]  # paho's thread takes it now
             pub.publish_state(*sample.states())
             pub.publish_alert(sample.alert(1))
         sub.wait_topic(topics.alerts)
