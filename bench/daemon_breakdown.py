@@ -20,7 +20,10 @@ wrappers that only read the clock:
   first event's hand-over to the publisher (``MqttPublisher.publish_event``
   returned: paho's thread woken for it);
 * ``paho.mqtt.client.Client.publish``: the cost of one publish call on the
-  engine thread (serialisation, queueing, waking paho's network thread).
+  engine thread (serialisation, queueing, waking paho's network thread);
+* *event -> PUBACK*: from a ``secure/events`` message's ``publish()`` to the broker's
+  acknowledgement of it (paho's ``on_publish``): the daemon's socket and the broker's
+  intake, beside what the subscriber sees after it.
 
 At exit (SIGTERM from the benchmark) it prints median and p99 of each to stderr,
 which the benchmark finds in the daemon's log. With ``BREAKDOWN_PROFILE=FILE`` in
@@ -69,6 +72,10 @@ _tick_late: list[float] = []
 _tick_to_event: list[float] = []
 _tick_started: list[float] = []
 """The running card tick's start (empty outside one): publish_event's wrapper reads it."""
+_event_sent: dict[int, float] = {}
+"""paho message id -> when ``publish()`` was called, for the secure event topic."""
+_event_acked: list[float] = []
+"""From an event's ``publish()`` to the broker's PUBACK for it (paho's on_publish)."""
 _last_at = [0.0]
 _cores: list[core.TableCore] = []
 _engine_tid: list[int] = []
@@ -83,6 +90,7 @@ _original_handle = core.TableCore.handle
 _original_tick = core.TableCore.tick
 _original_publish = mqtt.Client.publish
 _original_publish_event = MqttPublisher.publish_event
+_original_handle_publish = MqttPublisher._handle_publish
 
 
 def _timed_handle(self: core.TableCore, item: core.DaemonInput) -> bool:
@@ -136,10 +144,20 @@ def _timed_tick(self: core.TableCore) -> None:
 
 def _timed_publish(self: mqtt.Client, *args: Any, **kwargs: Any) -> mqtt.MQTTMessageInfo:
     start = time.perf_counter()
-    try:
-        return _original_publish(self, *args, **kwargs)
-    finally:
-        _publish.append(time.perf_counter() - start)
+    info = _original_publish(self, *args, **kwargs)
+    _publish.append(time.perf_counter() - start)
+    topic = args[0] if args else kwargs.get("topic", "")
+    if isinstance(topic, str) and topic.endswith("/secure/events"):
+        _event_sent[info.mid] = start
+    return info
+
+
+def _timed_handle_publish(self: MqttPublisher, client: mqtt.Client, userdata: object,
+                          mid: int, *args: Any) -> None:
+    sent = _event_sent.pop(mid, None)
+    if sent is not None:
+        _event_acked.append(time.perf_counter() - sent)
+    _original_handle_publish(self, client, userdata, mid, *args)
 
 
 def _timed_publish_event(self: MqttPublisher, *args: Any, **kwargs: Any) -> None:
@@ -192,7 +210,8 @@ def _report() -> None:
                          ("engine thread, one tick that applied cards", _card_ticks),
                          ("tick late after presence's deadline", _tick_late),
                          ("tick start -> first event handed to paho", _tick_to_event),
-                         ("one paho publish() call", _publish)):
+                         ("one paho publish() call", _publish),
+                         ("event publish() -> the broker's PUBACK", _event_acked)):
         if values:
             ordered = sorted(values)
             p99 = ordered[min(len(ordered) - 1, round(0.99 * len(ordered)) - 1)]
@@ -206,5 +225,6 @@ if __name__ == "__main__":
     core.TableCore.tick = _timed_tick  # type: ignore[method-assign]
     mqtt.Client.publish = _timed_publish  # type: ignore[method-assign]
     MqttPublisher.publish_event = _timed_publish_event  # type: ignore[method-assign]
+    MqttPublisher._handle_publish = _timed_handle_publish  # type: ignore[method-assign]
     atexit.register(_report)
     sys.exit(main(["run", *sys.argv[1:]]))
