@@ -68,7 +68,8 @@ class DeployLikeBroker(LocalBroker):
 
     def config(self) -> str:
         """The demo config plus the deploy config's limits and notices."""
-        return config_text(self.port) + "max_queued_messages 10000\nlog_type notice\n"
+        return (config_text(self.port)
+                + "max_queued_messages 10000\nmax_inflight_messages 1000\nlog_type notice\n")
 
 
 def flooder_main(port: int, count: int, out: Path) -> int:

@@ -168,6 +168,17 @@ the reply lane instead of going to paho: a card event or an alert never waits
 behind more than this many replies (paho sends its messages in order). The
 lane is emptied as the broker acknowledges (``on_publish``)."""
 
+OUT_WINDOW: Final = 1000
+"""The most of our QoS 1 messages in flight (sent, not yet acknowledged) that we ask
+for; the broker's MQTT 5 Receive Maximum in its CONNACK lowers it (Mosquitto announces
+its ``max_inflight_messages``, 20 unless set; deploy/mosquitto.conf sets 1000). paho's
+own default, 20, made card events wait in paho behind unacknowledged messages while a
+console flood delayed the broker's acknowledgements (issue 20: p99 2.7-8.5 s from a
+card's frame to the subscriber; with the window 1000, 0.5 s)."""
+RECEIVE_MAXIMUM: Final = 20
+"""The most unacknowledged QoS 1 messages (console commands) the broker may send us at
+once (our MQTT 5 Receive Maximum): the rest of a flood waits, or is dropped, at the
+broker, not in our socket."""
 BACKLOG_HIGH: Final = 2000
 """Unacknowledged outgoing messages at which the publisher reports a backlog."""
 
@@ -615,11 +626,14 @@ class MqttPublisher:
                 raise RuntimeError("publisher already started")
             self._link.life = PublisherState.CONNECTING
             self._set_will()
+        connect = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+        connect.ReceiveMaximum = RECEIVE_MAXIMUM
         self._client.connect_async(
             self._wire.broker.host,
             self._wire.broker.port,
             keepalive=self._wire.broker.keepalive,
             clean_start=True,
+            properties=connect,
         )
         self._client.loop_start()
         log.info("mqtt_connecting", host=self._wire.broker.host, port=self._wire.broker.port)
@@ -660,6 +674,12 @@ class MqttPublisher:
     def wait_online(self, timeout: float) -> bool:
         """Block until online (connected, subscribed, retained set republished) or timeout."""
         return self._link.online_event.wait(timeout)
+
+    @property
+    def in_flight_window(self) -> int:
+        """Our QoS 1 messages in flight at most on this connection (:func:`out_window`
+        of the broker's Receive Maximum; paho's default, 20, before the first CONNACK)."""
+        return self._client.max_inflight_messages
 
     @property
     def online(self) -> bool:
@@ -1254,7 +1274,7 @@ class MqttPublisher:
         _userdata: object,
         _flags: mqtt.ConnectFlags,
         reason: ReasonCode,
-        _props: Properties | None,
+        props: Properties | None,
     ) -> None:
         if reason.is_failure:
             if reason.value in _NOT_AUTHORISED:
@@ -1274,6 +1294,11 @@ class MqttPublisher:
         if line is not None:
             getattr(log, line.level)(line.event, host=self._wire.broker.host,
                                      port=self._wire.broker.port, **line.fields)
+        # paho keeps its default window (20) and ignores the broker's Receive Maximum;
+        # its setter refuses an open connection, but paho sends nothing of this
+        # connection before on_connect returns (its resend of what was in flight comes
+        # after), and the window is never 0 (the case paho's setter guards).
+        client._max_inflight_messages = out_window(getattr(props, "ReceiveMaximum", None))
         sock = client.socket()
         if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):
             # Small messages must not wait for Nagle + delayed ACK (about 40 ms each).
@@ -1565,6 +1590,14 @@ class MqttPublisher:
             " send it again", hand=self._retained.hand, to_act=None, pot=None,
         )
         self.reply(request, to_json(reply), limit=BULK_LIMIT)
+
+
+def out_window(broker_receive_maximum: int | None) -> int:
+    """Our QoS 1 messages in flight at most: :data:`OUT_WINDOW`, or fewer if the broker's
+    CONNACK says it takes fewer (its Receive Maximum; ``None``: it did not say, 65,535)."""
+    if broker_receive_maximum is None:
+        return OUT_WINDOW
+    return max(1, min(OUT_WINDOW, broker_receive_maximum))
 
 
 def _fresh_client_id(table: str) -> str:

@@ -22,7 +22,11 @@ MAX_QUEUED = 10_000
 """deploy/mosquitto.conf's ``max_queued_messages``: past that many messages
 waiting for one client (the daemon too), Mosquitto drops them."""
 
-BROKER_LIMITS = f"max_packet_size {MAX_PACKET}\nmax_queued_messages {MAX_QUEUED}"
+MAX_INFLIGHT = 1000
+"""deploy/mosquitto.conf's ``max_inflight_messages`` (the broker's Receive Maximum)."""
+
+BROKER_LIMITS = (f"max_packet_size {MAX_PACKET}\nmax_queued_messages {MAX_QUEUED}\n"
+                 f"max_inflight_messages {MAX_INFLIGHT}")
 """Extra broker config of these tests: the deploy config's limits."""
 
 
