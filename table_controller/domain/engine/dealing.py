@@ -1221,8 +1221,10 @@ class HandTracker:
             return
         if zone.kind is UP and hand.showdown_due:
             hand.shown.add(zone.seat)  # turned face up at the showdown
-        late = (zone.kind is UP and 3 in hand.completed_streets
-                and self._dealt_face_up(seat, held))  # (asked while still face down)
+        # (asked while the card is still face down)
+        late = zone.kind is UP and 3 in hand.completed_streets and self._dealt_face_up(held)
+        if late:
+            self._never_dealt(seat)
         held.face = zone.kind
         if (
             zone.kind is UP
@@ -1232,22 +1234,23 @@ class HandTracker:
         ):
             self._expose_hole(seat, held)
 
-    def _dealt_face_up(self, seat: SeatState, held: HeldCard) -> bool:
-        """A face-down hole card of ``seat`` turning face up after 3rd street: is it
-        the card presence placed face down by the deal order that the deal since says
-        was dealt face up (:func:`~.due.face_up_holes`: the seat passed over since,
-        its other hole card exposed)? Then the dealer dealt the seat nothing because
-        its hand was dead (rule 5), so the cards taken as unread were never dealt:
-        the seat is back to its two hole cards (exposing this one kills it)."""
+    def _dealt_face_up(self, held: HeldCard) -> bool:
+        """A face-down hole card turning face up after 3rd street: is it the card
+        presence placed face down by the deal order that the deal since says was dealt
+        face up (:func:`~.due.face_up_holes`: the seat passed over since, its other
+        hole card exposed)? (A hole card shown later is no deal error.)"""
+        return held.card in face_up_holes(self.hand)
+
+    def _never_dealt(self, seat: SeatState) -> None:
+        """The dealer dealt ``seat`` nothing since 3rd street because its hand was dead
+        (rule 5), so the cards taken as unread were never dealt: the seat is back to its
+        two hole cards (exposing the one dealt face up kills it)."""
         hand = self.hand
-        if held.card not in face_up_holes(hand):
-            return False  # (a hole card shown later is no deal error)
         never = [n for n in seat.unread_numbers if n > 2]
         seat.unread_numbers = [n for n in seat.unread_numbers if n <= 2]
         seat.unread -= len(never)
         seat.received -= len(never)
         hand.provisional.pop(seat.seat, None)
-        return True
 
     # ----------------------------------------------------------------- deal
 
