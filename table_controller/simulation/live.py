@@ -61,7 +61,7 @@ from table_controller.records.journal import decode_line
 from table_controller.simulation.kinds import ReaderSettings
 from table_controller.simulation.plan import SimHand, plan_hands
 from table_controller.simulation.report import HandRF, ObservedAlert, SimulationInterrupted
-from table_controller.simulation.rf import CROSS_READ_UNTOLD, cross_read_untold, timeline
+from table_controller.simulation.rf import cross_read_untold, masked, timeline
 from table_controller.simulation.session import BLUE_DECK_FILE, DECK_FILE, DemoError, DemoTable
 
 TABLE_ID: Final = "sim"
@@ -383,12 +383,8 @@ def _play_timed(table: SimulatedTable, hand: SimHand, speed: float, rf: RFParams
             seen = partial(_journal_shows, journal, (action.zone.name, found.card.code))
             _wait(seen, CARD_SEEN_TIMEOUT, table.daemon_alive)
     peeks = sum(1 for a in actions if a.peek and a.place)
-    masked = hand.hidden(never_read, rounds_unread=leaves_cards_unread(rf))
-    if masked is None and hand.evidence in untold:
-        # The mistake's own card cross-read, reads not told apart: as fast mode
-        # (RFFacts.masked_at) and docs/simulation.md "Masked".
-        masked = CROSS_READ_UNTOLD
-    return HandRF(len(dead), masked, peeks, cross, tuple(sorted(unread.items())))
+    hidden = masked(hand, never_read, untold, rounds_unread=leaves_cards_unread(rf))
+    return HandRF(len(dead), hidden, peeks, cross, tuple(sorted(unread.items())))
 
 
 def _moves_on(removed: CardRemoved, following: TableEvent | None) -> bool:

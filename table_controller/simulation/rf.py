@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -112,21 +113,19 @@ class RFFacts:
     order decides where such a card lies, so a mistake whose card it is looks like
     the correct deal (docs/presence.md, the decision table)."""
 
-    def unread_at(self, index: int) -> str | None:
-        """Why the placement of hand event ``index`` was never read (None: it was)."""
-        for source, _zone, why in self.unread:
-            if source == index:
-                return why
-        return None
 
-    def masked_at(self, index: int) -> str | None:
-        """Why the channel hid the placement of hand event ``index`` from the table:
-        never read (:meth:`unread_at`), or cross-read with reads not told apart;
-        None if the table could see it."""
-        why = self.unread_at(index)
-        if why is None and index in self.untold:
-            return CROSS_READ_UNTOLD
-        return why
+def masked(hand: SimHand, unread: Mapping[int, str], untold: AbstractSet[int], *,
+           rounds_unread: bool) -> str | None:
+    """Why the table cannot see ``hand``'s injected mistake, or None; the one rule of
+    fast and daemon mode (docs/simulation.md "Masked"). ``unread``: hand event index
+    -> why its placement was never read; ``untold``: the placements cross-read with
+    reads not told apart (:func:`cross_read_untold`); ``rounds_unread``: the table
+    infers unread cards. Hidden as :meth:`SimHand.hidden` says, or the mistake's own
+    card cross-read with reads not told apart (it then looks like the correct deal)."""
+    why = hand.hidden(unread, rounds_unread=rounds_unread)
+    if why is None and hand.evidence is not None and hand.evidence in untold:
+        return CROSS_READ_UNTOLD
+    return why
 
 
 def cross_read_untold(params: RFParams, placement: Placement) -> bool:

@@ -46,7 +46,7 @@ from table_controller.simulation.report import (
     ObservedAlert,
     SimulationInterrupted,
 )
-from table_controller.simulation.rf import RFTable
+from table_controller.simulation.rf import RFTable, masked
 from table_controller.simulation.session import BLUE_DECK_FILE, DECK_FILE, LAYOUT_FILE
 from table_controller.table.deck import load_decks
 from table_controller.table.layout import load_layout
@@ -193,12 +193,10 @@ def run_fast(
             alerts += _renumbered(raised, started_in)
             if table is not None and facts is not None:
                 unread = {source: why for source, _zone, why in found.unread}
-                masked = hand.hidden(unread, rounds_unread=leaves_cards_unread(table.params))
-                if masked is None and hand.evidence is not None:
-                    # The mistake's own card cross-read with reads not told apart.
-                    masked = found.masked_at(hand.evidence)
+                hidden = masked(hand, unread, found.untold,
+                                rounds_unread=leaves_cards_unread(table.params))
                 why = Counter(reason for _i, _z, reason in found.unread)
-                facts[hand.number] = HandRF(found.dead, masked, found.peeks,
+                facts[hand.number] = HandRF(found.dead, hidden, found.peeks,
                                             found.cross_reads, tuple(sorted(why.items())))
             if progress is not None:
                 progress(hand.number)

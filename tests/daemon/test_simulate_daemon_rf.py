@@ -47,7 +47,7 @@ def test_a_mistake_whose_card_is_cross_read_untold_is_masked_in_daemon_mode_as_i
     # the session's channel has seat 5's down antenna read it too, and readers that
     # report no strength cannot tell the two reads apart: presence takes the deal
     # order's face, down, and the table sees a correct deal. Fast mode masks that
-    # (RFFacts.masked_at); daemon mode counted it a miss (the 20-hand sample of
+    # (simulation.rf.masked); daemon mode counted it a miss (the 20-hand sample of
     # 2026-12-03). docs/simulation.md "Masked".
     rates = parse_rates(["0.05"], (*DEAL_KINDS, READER_FLICKER))
     hand = next(plan_hands(1, 19, rates))
