@@ -46,9 +46,11 @@ LIVE_GROUP = "live"
 """The pytest-xdist group of the tests that run real processes against the clock."""
 
 PURE_DIRS = ("table_controller",)
-"""Test folders (under tests/) whose tests are pure computation, unless they use a broker."""
+"""Test folders (under tests/, with their layers' subfolders) whose tests are pure
+computation, unless they use a broker."""
 
-LIVE_MODULES = frozenset({"test_publisher", "test_acl", "test_deck_several"})
+LIVE_MODULES = frozenset({"test_publisher", "test_publisher_window", "test_acl",
+                          "test_deck_several"})
 """Modules of those folders that start brokers or daemons all the same."""
 
 

@@ -30,12 +30,12 @@ OUTSIDE = re.compile("|".join((
 """Ways a file could point at the old reference folder beside the checkout."""
 
 DATA_TESTS = (
-    "tests/table_controller/test_wsop_hands.py",
-    "tests/table_controller/test_betting_wsop.py",
-    "tests/table_controller/test_console_wsop.py",
-    "tests/table_controller/test_phh.py",
-    "tests/table_controller/test_variants_wsop.py",
-    "tests/table_controller/test_alert_vocabulary.py",
+    "tests/table_controller/domain/test_wsop_hands.py",
+    "tests/table_controller/domain/test_betting_wsop.py",
+    "tests/table_controller/records/test_console_wsop.py",
+    "tests/table_controller/records/test_phh.py",
+    "tests/table_controller/records/test_variants_wsop.py",
+    "tests/table_controller/records/test_alert_vocabulary.py",
 )
 """The test files that read tests/data/ or docs/conformance.md."""
 

@@ -1,6 +1,6 @@
 """PokerKit as an independent reference: play a physical deal through its stud state.
 
-Used by the differential test (tests/table_controller/test_engine_vs_pokerkit.py)
+Used by the differential test (tests/table_controller/domain/test_engine_vs_pokerkit.py)
 and the benchmark (bench/bench_engine.py). PokerKit is a test-only dependency.
 
 The deal is replayed card for card: the same cards to the same players in the

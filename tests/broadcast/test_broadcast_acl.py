@@ -21,6 +21,7 @@ from table_controller.testing.broadcast_rig import PASSWORD, Service, SseReader,
 from table_controller.testing.broker import WAIT, MosquittoBroker, wait_until
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "table_controller"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "table_controller" / "mqtt"))
 # The ACL tests' deploy broker (deploy/mosquitto.conf + deploy/acl, three users).
 from test_acl import USERS, _deploy_config
 
@@ -29,7 +30,8 @@ ROOT = "stud/v1/t1"
 
 @pytest.fixture
 def broker(tmp_path: Path) -> Iterator[MosquittoBroker]:
-    """Mosquitto running the deploy config and ACL (users of tests/table_controller/test_acl)."""
+    """Mosquitto running the deploy config and ACL (the users of
+    tests/table_controller/mqtt/test_acl)."""
     directory = tmp_path / "broker"
     directory.mkdir()
     with MosquittoBroker(directory, users=USERS, config_text=_deploy_config) as running:

@@ -2,7 +2,7 @@
 (issue 14, "Roles on the broker"; docs/mqtt.md "Access control").
 
 The broker runs deploy/mosquitto.conf and deploy/acl as shipped (paths and port
-rewritten, as tests/table_controller/test_acl.py does; that file keeps its own
+rewritten, as tests/table_controller/mqtt/test_acl.py does; that file keeps its own
 checks of the daemon, replies and retained commands). Here the whole matrix:
 
 * reads: one client per role subscribed to ``#``; the daemon publishes on every
@@ -30,6 +30,7 @@ import pytest
 from table_controller.testing.broker import BrokerUser, MosquittoBroker, RecordingSubscriber
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "table_controller"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "table_controller" / "mqtt"))
 import mqtt_samples as sample  # the MQTT tests' sample hand (down cards in DOWN)
 from test_acl import _deploy_config  # deploy/mosquitto.conf, paths rewritten
 

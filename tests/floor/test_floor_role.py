@@ -1,5 +1,5 @@
 """The dashboard under its real broker role: deploy/mosquitto.conf and deploy/acl as
-shipped (paths and port rewritten as tests/table_controller/test_acl.py does), the
+shipped (paths and port rewritten as tests/table_controller/mqtt/test_acl.py does), the
 dashboard logged in as ``stud-floor``, the table side as ``stud-daemon``.
 
 The floor role reads what the dashboard needs (status, state, alerts, alerts/open,
@@ -30,6 +30,7 @@ from floor_rig import (
 from table_controller.testing.broker import BrokerUser, MosquittoBroker
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "table_controller"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "table_controller" / "mqtt"))
 from test_acl import _deploy_config  # deploy/mosquitto.conf, paths rewritten
 
 USERS = [BrokerUser("stud-daemon", "pw-daemon"), BrokerUser("stud-floor", "pw-floor")]
