@@ -148,7 +148,11 @@ def test_venue_is_public_only_and_producer_is_locked(service: Service, table: Ta
     table.state({1: ["Ah", "2c"]})
     table.state({1: ["Ah", "2c"]}, secure=False)
     wait_until(lambda: bool(venue.msgs()), WAIT, "a venue message")
-    time.sleep(0.5)  # let anything wrongly routed arrive too
+    # A sentinel, not a sleep: one connection follows both topics, so a secure state
+    # wrongly routed to the venue would have come before this later public one.
+    sentinel = table.state({1: ["Ah", "2c"]}, secure=False, hand=2)
+    wait_until(lambda: any(m.data["p"].get("ts") == sentinel["ts"] for m in venue.msgs()),
+               WAIT, "the sentinel state on the venue")
     for msg in venue.msgs():
         assert "Ah" not in json.dumps(msg.data)
     assert SseReader(service.port, "/sse/producer/t1").start().status == 401
@@ -237,7 +241,10 @@ def test_kill9_loses_nothing_releases_nothing_early_repeats_nothing(
     svc.start()
     again = SseReader(svc.port, "/sse/overlay/t1", last_id=last).start()
     wait_until(lambda: len(seen) + len(again.msgs()) >= len(sent), WAIT, "the rest")
-    time.sleep(0.5)
+    # A sentinel, not a sleep: a repeat of any of the 30 would come before it.
+    sent.append(table.state({1: ["Ah", "2c"]}, hand=len(sent)))
+    wait_until(lambda: any(m.data["p"]["ts"] == sent[-1]["ts"] for m in again.msgs()), WAIT,
+               "the sentinel")
     got = [m.data["p"]["ts"] for m in seen + again.msgs()]
     assert got == [b["ts"] for b in sent], "lost, repeated or reordered"
     assert [m.id for m in seen + again.msgs()] == list(range(1, len(sent) + 1)), "ids dense"
