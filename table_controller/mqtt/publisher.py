@@ -173,7 +173,7 @@ OUT_WINDOW: Final = 1000
 for; the broker's MQTT 5 Receive Maximum in its CONNACK lowers it (Mosquitto announces
 its ``max_inflight_messages``, 20 unless set; deploy/mosquitto.conf sets 1000). paho's
 own default, 20, made card events wait in paho behind unacknowledged messages while a
-console flood delayed the broker's acknowledgements (issue 20: p99 2.7-8.5 s from a
+console flood delayed the broker's acknowledgements (issue 20: p99 1.9-5.9 s from a
 card's frame to the subscriber; with the window 1000, 0.5 s)."""
 RECEIVE_MAXIMUM: Final = 20
 """The most unacknowledged QoS 1 messages (console commands) the broker may send us at
