@@ -135,7 +135,7 @@ def test_the_producer_page_lists_the_unread_cards_and_picks_the_place(
     seat4 = state["seats"][3]
     seat4["down"] = seat4["down"][:2]  # down_count stays 3
     publish(table, state)
-    page = _producer(tmp_path, svc.port)
+    page = _producer(Browser(tmp_path / "producer-profile"), svc.port)
     try:
         for width, height, name in ((1920, 1080, "1920"), (1280, 720, "1280"),
                                     (390, 844, "phone")):
@@ -189,42 +189,48 @@ def test_the_producer_fills_the_unread_slot_by_hand_end_to_end(
     rig.config_path.write_text(rig.config_path.read_text().replace(
         "[stakes]", "unread_stacks = true\n[stakes]", 1))
     sub = subscribe(mosquitto.port)
-    rig.start_thread()
-    service = Service(write_config(tmp_path, mosquitto.port, delay_s=0.0, reveal="all")).start()
-    page = _producer(tmp_path, service.port)
+    # The Chromiums first: one starting beside the table starves its emulated readers
+    # (see test_producer_manual_card's ``browsers``).
+    producer = Browser(tmp_path / "producer-profile")
     overlay = Browser(tmp_path / "overlay-profile")
     try:
-        wait_state(sub, lambda s: s["hand"] is None)
-        overlay.open(f"http://127.0.0.1:{service.port}/overlay/{TABLE}")
-        cards: list[TableEvent] = [
-            CardPlaced(Zone.parse(f"seat{seat}.{'up' if n == 2 else 'down'}"),
-                       Card.parse(THIRD[seat][n]))
-            for n in range(3) for seat in PLAYERS]
-        cards.append(CardPlaced(BURN, Card.parse("7c")))
-        cards += [CardPlaced(Zone.up(seat), Card.parse(FOURTH[seat]))
-                  for seat in PLAYERS if seat != 2]
-        rig.deal(cards, pace=0.05)
-        wait_state(sub, lambda s: s["seats"][1]["up_row"] == ["3c", UNREAD])
-        seat2 = ("'#seats .seat[data-seat=\"2\"] .card[data-face=\"up\"],"
-                 " #seats .seat[data-seat=\"2\"] .card[data-face=\"unread\"]'")
-        for browser in (page, overlay):
-            browser.wait_js(f"Array.from(document.querySelectorAll({seat2}))"
-                            ".map(c => c.dataset.card).join(' ') === '3c unread'",
-                            what="seat 2's row with its unread up card")
-        page.wait_js("!document.getElementById('m-unread').hidden", what="the unread list")
-        page.js("document.querySelector('#m-unread button').click(); 1")
-        assert page.js("document.getElementById('m-zone').value") == "seat2.up"
-        out = _enter(page, "seat2.up", "Ah")
-        assert out["accepted"] == "1", out
-        wait_state(sub, lambda s: s["seats"][1]["up_row"] == ["3c", "Ah"])
-        for browser in (page, overlay):
-            browser.wait_js(f"Array.from(document.querySelectorAll({seat2}))"
-                            ".map(c => c.dataset.card).join(' ') === '3c Ah'",
-                            what="seat 2's slot filled")
-        page.wait_js("document.getElementById('m-unread').hidden", what="the list emptied")
-        assert [m for m in sub.snapshot() if m.topic.endswith("/alerts")] == []
+        rig.start_thread()
+        service = Service(write_config(tmp_path, mosquitto.port, delay_s=0.0,
+                                       reveal="all")).start()
+        try:
+            page = _producer(producer, service.port)
+            wait_state(sub, lambda s: s["hand"] is None)
+            overlay.open(f"http://127.0.0.1:{service.port}/overlay/{TABLE}")
+            cards: list[TableEvent] = [
+                CardPlaced(Zone.parse(f"seat{seat}.{'up' if n == 2 else 'down'}"),
+                           Card.parse(THIRD[seat][n]))
+                for n in range(3) for seat in PLAYERS]
+            cards.append(CardPlaced(BURN, Card.parse("7c")))
+            cards += [CardPlaced(Zone.up(seat), Card.parse(FOURTH[seat]))
+                      for seat in PLAYERS if seat != 2]
+            rig.deal(cards, pace=0.05)
+            wait_state(sub, lambda s: s["seats"][1]["up_row"] == ["3c", UNREAD])
+            seat2 = ("'#seats .seat[data-seat=\"2\"] .card[data-face=\"up\"],"
+                     " #seats .seat[data-seat=\"2\"] .card[data-face=\"unread\"]'")
+            for browser in (page, overlay):
+                browser.wait_js(f"Array.from(document.querySelectorAll({seat2}))"
+                                ".map(c => c.dataset.card).join(' ') === '3c unread'",
+                                what="seat 2's row with its unread up card")
+            page.wait_js("!document.getElementById('m-unread').hidden", what="the unread list")
+            page.js("document.querySelector('#m-unread button').click(); 1")
+            assert page.js("document.getElementById('m-zone').value") == "seat2.up"
+            out = _enter(page, "seat2.up", "Ah")
+            assert out["accepted"] == "1", out
+            wait_state(sub, lambda s: s["seats"][1]["up_row"] == ["3c", "Ah"])
+            for browser in (page, overlay):
+                browser.wait_js(f"Array.from(document.querySelectorAll({seat2}))"
+                                ".map(c => c.dataset.card).join(' ') === '3c Ah'",
+                                what="seat 2's slot filled")
+            page.wait_js("document.getElementById('m-unread').hidden", what="the list emptied")
+            assert [m for m in sub.snapshot() if m.topic.endswith("/alerts")] == []
+        finally:
+            service.stop()
+            rig.stop()
     finally:
-        page.close()
+        producer.close()
         overlay.close()
-        service.stop()
-        rig.stop()
