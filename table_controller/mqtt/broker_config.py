@@ -8,6 +8,8 @@ into the daemon's configuration.
 from __future__ import annotations
 
 import paho.mqtt.client as mqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 from pydantic import Field, model_validator
 
 from table_controller.table.config_file import ConfigSection, ResolvedPath
@@ -49,6 +51,21 @@ class BrokerConfig(ConfigSection):
         if self.reconnect_max_delay < self.reconnect_min_delay:
             raise ValueError("reconnect_max_delay must be at least reconnect_min_delay")
         return self
+
+
+def connect_properties(*, session_expiry_s: int | None = None,
+                       receive_maximum: int | None = None) -> Properties | None:
+    """MQTT 5 CONNECT properties (None when neither is given): ``session_expiry_s``, how
+    long the broker keeps our session while we are away; ``receive_maximum``, the most
+    unacknowledged messages the broker may send us at once."""
+    if session_expiry_s is None and receive_maximum is None:
+        return None
+    props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+    if session_expiry_s is not None:
+        props.SessionExpiryInterval = session_expiry_s
+    if receive_maximum is not None:
+        props.ReceiveMaximum = receive_maximum
+    return props
 
 
 def configure_client(client: mqtt.Client, broker: BrokerConfig) -> None:

@@ -19,11 +19,9 @@ from typing import Any
 import paho.mqtt.client as mqtt
 import structlog
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
-from table_controller.mqtt.broker_config import BrokerConfig, configure_client
+from table_controller.mqtt.broker_config import BrokerConfig, configure_client, connect_properties
 from table_controller.mqtt.unreachable import BrokerOutage
 
 log = structlog.get_logger(__name__)
@@ -81,13 +79,8 @@ def connect_follower(client: mqtt.Client, broker: BrokerConfig, *,
     (the retained messages rebuild the view). ``receive_maximum``: the most
     unacknowledged messages the broker may send us (MQTT 5).
     """
-    props = None
-    if session_expiry_s is not None or receive_maximum is not None:
-        props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
-        if session_expiry_s is not None:
-            props.SessionExpiryInterval = session_expiry_s
-        if receive_maximum is not None:
-            props.ReceiveMaximum = receive_maximum
+    props = connect_properties(session_expiry_s=session_expiry_s,
+                               receive_maximum=receive_maximum)
     client.connect_async(broker.host, broker.port, keepalive=broker.keepalive,
                          clean_start=session_expiry_s is None, properties=props)
     client.loop_start()

@@ -99,7 +99,7 @@ from pydantic import BaseModel
 
 from table_controller.domain.engine.alerts import AlertCode, alert_severity
 from table_controller.domain.engine.outputs import ReplyCode
-from table_controller.mqtt.broker_config import BrokerConfig, configure_client
+from table_controller.mqtt.broker_config import BrokerConfig, configure_client, connect_properties
 from table_controller.mqtt.log_quota import LogQuota, log_limited
 from table_controller.mqtt.payloads import (
     AlertChangePayload,
@@ -626,14 +626,12 @@ class MqttPublisher:
                 raise RuntimeError("publisher already started")
             self._link.life = PublisherState.CONNECTING
             self._set_will()
-        connect = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
-        connect.ReceiveMaximum = RECEIVE_MAXIMUM
         self._client.connect_async(
             self._wire.broker.host,
             self._wire.broker.port,
             keepalive=self._wire.broker.keepalive,
             clean_start=True,
-            properties=connect,
+            properties=connect_properties(receive_maximum=RECEIVE_MAXIMUM),
         )
         self._client.loop_start()
         log.info("mqtt_connecting", host=self._wire.broker.host, port=self._wire.broker.port)
